@@ -1,0 +1,1 @@
+//! CBLAS Level 2.

@@ -1,0 +1,1 @@
+//! Fortran Level 3 BLAS.

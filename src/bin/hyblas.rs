@@ -1,0 +1,3 @@
+fn main() {
+    println!("hyblas {}", env!("CARGO_PKG_VERSION"));
+}

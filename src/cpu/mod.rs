@@ -1,0 +1,12 @@
+//! The CPU engine: generic bodies over `Scalar`, working on raw strided views that the ABI
+//! layer has validated. It never declines a call.
+//!
+//! - `threads.rs`: the pool (sized once, fork-safe) and the parallel-for used by Level 1/2.
+//! - `simd.rs`: run-time dispatch of hot loops to AVX-512 / AVX2+FMA builds of the same body.
+//! - `level1.rs`, `level2.rs`, `level3/`: the routines.
+
+pub mod level1;
+pub mod level2;
+pub mod level3;
+pub mod simd;
+pub mod threads;
