@@ -9,14 +9,9 @@ fn main() {
     println!("cargo:rerun-if-changed=cbindgen.toml");
 
     let crate_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
-        .expect("cbindgen.toml is readable");
+    let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml")).expect("cbindgen.toml is readable");
     let out = crate_dir.join("include").join("hyblas.h");
-    match cbindgen::Builder::new()
-        .with_config(config)
-        .with_src(crate_dir.join("src/abi/native.rs"))
-        .generate()
-    {
+    match cbindgen::Builder::new().with_config(config).with_src(crate_dir.join("src/abi/native.rs")).generate() {
         // write_to_file only rewrites the file when its contents change, so a clean tree
         // stays clean; CI checks `git diff --exit-code include/`.
         Ok(bindings) => {

@@ -118,7 +118,12 @@ pub unsafe extern "C" fn xerbla_64_(srname: *const c_char, info: *const i64, len
 /// # Safety
 /// `srname_array` must point to `srname_len` readable bytes.
 #[no_mangle]
-pub unsafe extern "C" fn xerbla_array_(srname_array: *const c_char, srname_len: *const i32, info: *const i32, _len: usize) {
+pub unsafe extern "C" fn xerbla_array_(
+    srname_array: *const c_char,
+    srname_len: *const i32,
+    info: *const i32,
+    _len: usize,
+) {
     let n = if srname_len.is_null() { 0 } else { (*srname_len).clamp(0, 32) as usize };
     let mut buf = [b' '; 32];
     for (i, b) in buf.iter_mut().enumerate().take(n) {
@@ -134,7 +139,12 @@ pub unsafe extern "C" fn xerbla_array_(srname_array: *const c_char, srname_len: 
 /// # Safety
 /// `srname_array` must point to `srname_len` readable bytes.
 #[no_mangle]
-pub unsafe extern "C" fn xerbla_array_64_(srname_array: *const c_char, srname_len: *const i64, info: *const i64, _len: usize) {
+pub unsafe extern "C" fn xerbla_array_64_(
+    srname_array: *const c_char,
+    srname_len: *const i64,
+    info: *const i64,
+    _len: usize,
+) {
     let n = if srname_len.is_null() { 0 } else { (*srname_len).clamp(0, 32) as usize };
     let mut buf = [b' '; 32];
     for (i, b) in buf.iter_mut().enumerate().take(n) {

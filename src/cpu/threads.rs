@@ -24,11 +24,7 @@ static POOL: Lazy<Option<rayon::ThreadPool>> = Lazy::new(|| {
     if n <= 1 {
         return None;
     }
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(n)
-        .thread_name(|i| format!("hyblas-{i}"))
-        .build()
-        .ok()
+    rayon::ThreadPoolBuilder::new().num_threads(n).thread_name(|i| format!("hyblas-{i}")).build().ok()
 });
 
 /// Threads the pool is built with: the configured count, at least the cores (so that a later

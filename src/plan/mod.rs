@@ -31,7 +31,12 @@ pub fn run<T: Scalar, R>(base: &'static str, shape: impl FnOnce() -> String, cpu
 
 /// As [`run`] with an explicit prefix, for mixed-precision names (`dz` + `nrm2`, `sds` + `dot`).
 #[inline]
-pub fn run_named<R>(prefix: impl std::fmt::Display, base: &'static str, shape: impl FnOnce() -> String, cpu: impl FnOnce() -> R) -> R {
+pub fn run_named<R>(
+    prefix: impl std::fmt::Display,
+    base: &'static str,
+    shape: impl FnOnce() -> String,
+    cpu: impl FnOnce() -> R,
+) -> R {
     if !trace::enabled() {
         return cpu();
     }

@@ -15,15 +15,13 @@ enum Sink {
 static SINK: Lazy<Sink> = Lazy::new(|| match &config::get().trace {
     None => Sink::Off,
     Some(TraceTarget::Stderr) => Sink::Stderr,
-    Some(TraceTarget::File(path)) => {
-        match std::fs::OpenOptions::new().create(true).append(true).open(path) {
-            Ok(f) => Sink::File(Mutex::new(f)),
-            Err(e) => {
-                eprintln!("hyblas: cannot open HYBLAS_TRACE={path}: {e}; tracing to stderr");
-                Sink::Stderr
-            }
+    Some(TraceTarget::File(path)) => match std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        Ok(f) => Sink::File(Mutex::new(f)),
+        Err(e) => {
+            eprintln!("hyblas: cannot open HYBLAS_TRACE={path}: {e}; tracing to stderr");
+            Sink::Stderr
         }
-    }
+    },
 });
 
 /// Is tracing on? (One atomic load after the first call.)

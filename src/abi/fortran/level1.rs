@@ -8,7 +8,14 @@ use crate::types::{FInt, Scalar, VecMut, VecRef};
 ///
 /// # Safety
 /// Pointers as in reference BLAS.
-pub unsafe fn axpy<T: Scalar, I: FInt>(n: *const I, alpha: *const T, x: *const T, incx: *const I, y: *mut T, incy: *const I) {
+pub unsafe fn axpy<T: Scalar, I: FInt>(
+    n: *const I,
+    alpha: *const T,
+    x: *const T,
+    incx: *const I,
+    y: *mut T,
+    incy: *const I,
+) {
     let (n, incx, incy) = (I::read(n), I::read(incx), I::read(incy));
     if n <= 0 {
         return;
