@@ -367,6 +367,9 @@ impl<T> VecRef<T> {
         *self.ptr.offset(i as isize * self.inc)
     }
     /// Sub-vector `[start, start+len)`.
+    ///
+    /// # Safety
+    /// `start + len <= n`.
     #[inline(always)]
     pub unsafe fn sub(&self, start: usize, len: usize) -> Self {
         VecRef { ptr: self.ptr.offset(start as isize * self.inc), n: len, inc: self.inc }
@@ -395,10 +398,13 @@ impl<T> VecMut<T> {
     /// # Safety
     /// `i < n` and the view is valid.
     #[inline(always)]
-    pub unsafe fn at(&self, i: usize) -> &mut T {
+    pub unsafe fn at<'a>(self, i: usize) -> &'a mut T {
         &mut *self.ptr.offset(i as isize * self.inc)
     }
     /// Sub-vector `[start, start+len)`.
+    ///
+    /// # Safety
+    /// `start + len <= n`.
     #[inline(always)]
     pub unsafe fn sub(&self, start: usize, len: usize) -> Self {
         VecMut { ptr: self.ptr.offset(start as isize * self.inc), n: len, inc: self.inc }
@@ -456,6 +462,9 @@ impl<T> MatRef<T> {
         *self.ptr_at(i, j)
     }
     /// The block starting at (i, j) of size rows x cols.
+    ///
+    /// # Safety
+    /// The block lies inside the view.
     #[inline(always)]
     pub unsafe fn sub(&self, i: usize, j: usize, rows: usize, cols: usize) -> Self {
         MatRef { ptr: self.ptr_at(i, j), rows, cols, rs: self.rs, cs: self.cs }
@@ -484,7 +493,7 @@ impl<T> MatMut<T> {
     /// # Safety
     /// (i, j) inside the view.
     #[inline(always)]
-    pub unsafe fn at(&self, i: usize, j: usize) -> &mut T {
+    pub unsafe fn at<'a>(self, i: usize, j: usize) -> &'a mut T {
         &mut *self.ptr_at(i, j)
     }
     /// # Safety
@@ -497,6 +506,9 @@ impl<T> MatMut<T> {
         *self.ptr_at(i, j)
     }
     /// The block starting at (i, j) of size rows x cols.
+    ///
+    /// # Safety
+    /// The block lies inside the view.
     #[inline(always)]
     pub unsafe fn sub(&self, i: usize, j: usize, rows: usize, cols: usize) -> Self {
         MatMut { ptr: self.ptr_at(i, j), rows, cols, rs: self.rs, cs: self.cs }
