@@ -30,7 +30,7 @@
 # Usage: scripts/netlib-tests.sh LIBDIR [PROGRAM...]
 #   PROGRAM: names like xblat3d or xzcblat2 to run a subset (default: all 24).
 # Environment: NETLIB_DIR (programs and inputs, default /usr/lib/x86_64-linux-gnu/blas),
-#   NETLIB_TIMEOUT (seconds per program, default 600), NETLIB_LOGDIR (keep the logs there;
+#   NETLIB_TIMEOUT (seconds per program, default 300), NETLIB_LOGDIR (keep the logs there;
 #   default: a temporary directory, kept when something fails), NETLIB_JOBS (programs run
 #   at once, default 2), NETLIB_PRELOAD (LD_PRELOAD for the programs: e.g. a libhyblas.so
 #   in front of the reference libblas.so.3 in LIBDIR, to test a library that does not yet
@@ -46,7 +46,7 @@ fi
 LIBDIR="$(cd "$1" && pwd)"
 shift
 NETLIB_DIR="${NETLIB_DIR:-/usr/lib/x86_64-linux-gnu/blas}"
-TIMEOUT="${NETLIB_TIMEOUT:-600}"
+TIMEOUT="${NETLIB_TIMEOUT:-300}"
 JOBS="${NETLIB_JOBS:-2}"
 
 [[ -e "$LIBDIR/libblas.so.3" ]] || { echo "netlib-tests: $LIBDIR/libblas.so.3 does not exist" >&2; exit 2; }
