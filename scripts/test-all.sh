@@ -128,7 +128,7 @@ netlib_judge() {
     dir="$ROOT/build/netlib-reference"
     mkdir -p "$dir"
     ln -sfn "$ref" "$dir/libblas.so.3"
-    scripts/netlib-tests.sh "$dir"
+    NETLIB_LOGDIR="$LOGS/netlib-judge" scripts/netlib-tests.sh "$dir"
 }
 
 have_cargo_sub() { cargo "$1" --version >/dev/null 2>&1; }
@@ -161,7 +161,7 @@ if [[ $build_ok -eq 1 ]]; then
     stage exports scripts/check-exports.sh "$ROOT/target/release/libhyblas.so"
     if [[ $install_ok -eq 1 ]]; then
         stage ctest ctest_stage
-        stage netlib scripts/netlib-tests.sh "$STAGE/lib/hyblas"
+        stage netlib env NETLIB_LOGDIR="$LOGS/netlib" scripts/netlib-tests.sh "$STAGE/lib/hyblas"
     else
         for s in ctest netlib; do
             if [[ -z "$only" || "$only" == *",$s,"* ]]; then record "$s" "not run (install failed)" 0; fi
