@@ -350,22 +350,31 @@ impl TraceTap {
         lines
     }
 
+    /// "engine, N threads" of the call just made, from its trace line; when the lines can't be
+    /// read back (tracing off, or going to stderr), what the pool says, marked as such.
+    fn path(&mut self, routine: &str) -> String {
+        let lines = self.drain();
+        let field = |l: &str, key: &str| l.split_whitespace().find_map(|w| w.strip_prefix(key)).map(String::from);
+        let traced = lines
+            .iter()
+            .rev()
+            .find(|l| l.split_whitespace().nth(1) == Some(routine))
+            .and_then(|l| Some(format!("{}, {} threads", field(l, "engine=")?, field(l, "threads=")?)));
+        traced.unwrap_or_else(|| {
+            let why = match &self.file {
+                Some(_) => "no trace line",
+                None if config::get().trace.is_some() => "see trace",
+                None => "untraced",
+            };
+            format!("cpu, {} threads ({why})", threads::nthreads())
+        })
+    }
+
     fn finish(self) {
         if let Some((path, true)) = self.file {
             let _ = std::fs::remove_file(path);
         }
     }
-}
-
-/// "engine, N threads" from the trace line of `routine`, else what the pool says.
-fn path_of(lines: &[String], routine: &str) -> String {
-    let field = |l: &str, key: &str| l.split_whitespace().find_map(|w| w.strip_prefix(key)).map(String::from);
-    lines
-        .iter()
-        .rev()
-        .find(|l| l.split_whitespace().nth(1) == Some(routine))
-        .and_then(|l| Some(format!("{}, {} threads", field(l, "engine=")?, field(l, "threads=")?)))
-        .unwrap_or_else(|| format!("cpu, {} threads (untraced)", threads::nthreads()))
 }
 
 struct Step {
@@ -420,7 +429,7 @@ fn demo_dgemm(n: usize, rng: &mut Rng, tap: &mut TraceTap) -> Step {
             dgemm_(&no, &no, &ni, &ni, &ni, &one, a.as_ptr(), &ni, b.as_ptr(), &ni, &zero, c.as_mut_ptr(), &ni, 1, 1)
         }
     });
-    let path = path_of(&tap.drain(), "dgemm");
+    let path = tap.path("dgemm");
     let (mut y1, mut t, mut y2) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     dgemv(b'N', n, &c, &x, &mut y1);
     dgemv(b'N', n, &b, &x, &mut t);
@@ -467,7 +476,7 @@ fn demo_zgemm(n: usize, rng: &mut Rng, tap: &mut TraceTap) -> Step {
             )
         }
     });
-    let path = path_of(&tap.drain(), "zgemm");
+    let path = tap.path("zgemm");
     let (mut y1, mut t, mut y2) = (vec![Z::default(); n], vec![Z::default(); n], vec![Z::default(); n]);
     zgemv(b'N', n, &c, &x, &mut y1);
     zgemv(b'C', n, &b, &x, &mut t);
@@ -497,7 +506,7 @@ fn demo_dgemv(n: usize, rng: &mut Rng, tap: &mut TraceTap) -> Step {
     let mut y = vec![f64::NAN; n];
     eprintln!("demo: dgemv {n}x{n} N");
     let secs = timed(|| dgemv(b'N', n, &a, &x, &mut y));
-    let path = path_of(&tap.drain(), "dgemv");
+    let path = tap.path("dgemv");
     let (mut want, mut bound) = (vec![0.0; n], vec![0.0; n]);
     for (j, &xj) in x.iter().enumerate() {
         let col = &a[j * n..(j + 1) * n];
@@ -526,7 +535,7 @@ fn demo_daxpy(n: usize, rng: &mut Rng, tap: &mut TraceTap) -> Step {
     // Each of the two calls adds alpha*x once.
     // SAFETY: vectors of n, unit strides.
     let secs = timed(|| unsafe { daxpy_(&ni, &alpha, x.as_ptr(), &inc, y.as_mut_ptr(), &inc) });
-    let path = path_of(&tap.drain(), "daxpy");
+    let path = tap.path("daxpy");
     let want: Vec<f64> = y0.iter().zip(&x).map(|(y, x)| y + 2.0 * alpha * x).collect();
     let bound: Vec<f64> = y0.iter().zip(&x).map(|(y, x)| y.abs() + 2.0 * (alpha * x).abs()).collect();
     Step {
@@ -548,7 +557,7 @@ fn demo_ddot(n: usize, rng: &mut Rng, tap: &mut TraceTap) -> Step {
     eprintln!("demo: ddot n={n}");
     // SAFETY: vectors of n, unit strides.
     let secs = timed(|| got = unsafe { ddot_(&ni, x.as_ptr(), &inc, y.as_ptr(), &inc) });
-    let path = path_of(&tap.drain(), "ddot");
+    let path = tap.path("ddot");
     let want: f64 = x.iter().zip(&y).map(|(a, b)| a * b).sum();
     let bound: f64 = x.iter().zip(&y).map(|(a, b)| (a * b).abs()).sum();
     Step {
