@@ -1,3 +1,614 @@
-fn main() {
+//! The `hyblas` command: `info` (what the library sees and would do on this machine) and
+//! `demo` (a real workload through the exported C ABI, traced and checked).
+//!
+//! This binary links the hyblas rlib, so the `extern "C"` declarations below resolve to the
+//! very symbols the shared library exports: the demo goes through the same argument checks,
+//! planner and engine as any C or Fortran caller.
+
+use hyblas::config::{self, DeviceChoice, TraceTarget};
+use hyblas::cpu::{simd, threads};
+use std::ffi::{c_char, c_int, c_void};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+const HELP: &str = "\
+hyblas: a drop-in BLAS (Fortran BLAS + CBLAS, LP64 and ILP64) with a fast CPU engine
+
+usage: hyblas <command>
+
+commands:
+  info          version, CPU and SIMD level, threads and where the count came from, the
+                configuration in effect, GPU driver presence
+  demo [--quick]
+                run DGEMM (n=2048), ZGEMM (n=1024, via CBLAS), DGEMV (n=4096), DAXPY and DDOT
+                through the C ABI with tracing on, check every result, print a table
+                (--quick: sizes divided by 4). Exits non-zero if a check fails.
+  help, --help  this text
+  --version     the version
+
+environment (also accepted as KEY=value lines in the file named by HYBLAS_CONFIG):
+  HYBLAS_NUM_THREADS   threads of the CPU engine (else OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, cores)
+  HYBLAS_TRACE         stderr or a file path: one line per BLAS call (engine, threads, time)
+  HYBLAS_DEVICE        auto | cpu | gpu
+  HYBLAS_<NAME>        size thresholds, e.g. HYBLAS_GEMM_PAR_MIN, HYBLAS_L1_PAR_MIN
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("info") => {
+            info();
+            ExitCode::SUCCESS
+        }
+        Some("demo") => {
+            let quick = match args.get(1).map(String::as_str) {
+                None => false,
+                Some("--quick") => true,
+                Some(other) => {
+                    eprintln!("hyblas demo: unknown option `{other}` (see hyblas --help)");
+                    return ExitCode::from(2);
+                }
+            };
+            demo(quick)
+        }
+        Some("help" | "--help" | "-h") | None => {
+            print!("{HELP}");
+            ExitCode::SUCCESS
+        }
+        Some("--version" | "-V" | "version") => {
+            println!("hyblas {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Some(other) => {
+            eprintln!("hyblas: unknown command `{other}` (see hyblas --help)");
+            ExitCode::from(2)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// info
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().into())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+/// Is an NVIDIA driver installed, and how many devices does it see?
+fn gpu_status() -> String {
+    type CuInit = unsafe extern "C" fn(u32) -> c_int;
+    type CuCount = unsafe extern "C" fn(*mut c_int) -> c_int;
+    // SAFETY: dlopen/dlsym of the driver library; the two entry points have these C types.
+    unsafe {
+        let h = libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL);
+        if h.is_null() {
+            return "no NVIDIA driver (libcuda.so.1 not found); CPU engine only".into();
+        }
+        let init = libc::dlsym(h, c"cuInit".as_ptr());
+        let count = libc::dlsym(h, c"cuDeviceGetCount".as_ptr());
+        let devices = if init.is_null() || count.is_null() {
+            None
+        } else {
+            let init: CuInit = std::mem::transmute::<*mut c_void, CuInit>(init);
+            let count: CuCount = std::mem::transmute::<*mut c_void, CuCount>(count);
+            let mut n: c_int = 0;
+            (init(0) == 0 && count(&mut n) == 0).then_some(n)
+        };
+        libc::dlclose(h);
+        match devices {
+            Some(n) => format!("NVIDIA driver found ({n} device(s)), but no GPU runtime yet (CPU engine only)"),
+            None => "NVIDIA driver found (no usable device), no GPU runtime yet (CPU engine only)".into(),
+        }
+    }
+}
+
+/// `HYBLAS_*` keys set in the environment or the config file, with where each came from.
+fn settings() -> Vec<(String, String, &'static str)> {
+    let mut out: Vec<(String, String, &'static str)> = std::env::vars()
+        .filter(|(k, v)| k.starts_with("HYBLAS_") && !v.is_empty())
+        .map(|(k, v)| (k, v, "environment"))
+        .collect();
+    if let Ok(path) = std::env::var("HYBLAS_CONFIG") {
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+                if let Some((k, v)) = line.split_once('=') {
+                    let k = k.trim().to_string();
+                    if !out.iter().any(|(key, _, _)| *key == k) {
+                        out.push((k, v.trim().to_string(), "config file"));
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn info() {
+    let cfg = config::get();
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let level = match *simd::LEVEL {
+        simd::Level::Avx512 => "AVX-512",
+        simd::Level::Avx2 => "AVX2+FMA",
+        simd::Level::Baseline => "baseline x86-64",
+    };
     println!("hyblas {}", env!("CARGO_PKG_VERSION"));
+    println!("cpu           {} ({cores} cores available to this process)", cpu_model());
+    println!("simd          {} -> {level} kernels", simd::describe());
+    println!(
+        "threads       {} in use (configured {}, from {})",
+        threads::nthreads(),
+        cfg.num_threads,
+        cfg.num_threads_source
+    );
+    println!("pool          {} threads", threads::pool_size());
+    let device = match cfg.device {
+        DeviceChoice::Auto => "auto",
+        DeviceChoice::Cpu => "cpu",
+        DeviceChoice::Gpu => "gpu",
+    };
+    println!("device        {device} (HYBLAS_DEVICE)");
+    let trace = match &cfg.trace {
+        None => "off".to_string(),
+        Some(TraceTarget::Stderr) => "stderr".to_string(),
+        Some(TraceTarget::File(p)) => format!("file {p}"),
+    };
+    println!("trace         {trace} (HYBLAS_TRACE)");
+    match std::env::var("HYBLAS_CONFIG") {
+        Ok(p) if std::path::Path::new(&p).is_file() => println!("config file   {p}"),
+        Ok(p) => println!("config file   {p} (not readable: defaults and environment only)"),
+        Err(_) => println!("config file   none (HYBLAS_CONFIG unset)"),
+    }
+    println!(
+        "thresholds    HYBLAS_GEMM_PAR_MIN={} (m*n*k below which GEMM is serial)",
+        *hyblas::cpu::level3::gemm::GEMM_PAR_MIN
+    );
+    println!(
+        "              HYBLAS_L1_PAR_MIN={} (Level 1 elements below which one thread is used)",
+        *hyblas::cpu::level1::L1_PAR_MIN
+    );
+    let set = settings();
+    if set.is_empty() {
+        println!("settings      none set (all defaults)");
+    }
+    for (i, (k, v, from)) in set.iter().enumerate() {
+        println!("{:<14}{k}={v} ({from})", if i == 0 { "settings" } else { "" });
+    }
+    println!("gpu           {}", gpu_status());
+}
+
+// ---------------------------------------------------------------------------------------------
+// demo: the exported C ABI
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+struct Z {
+    re: f64,
+    im: f64,
+}
+
+type Ch = *const c_char;
+type I = *const c_int;
+
+extern "C" {
+    fn dgemm_(
+        ta: Ch,
+        tb: Ch,
+        m: I,
+        n: I,
+        k: I,
+        al: *const f64,
+        a: *const f64,
+        lda: I,
+        b: *const f64,
+        ldb: I,
+        be: *const f64,
+        c: *mut f64,
+        ldc: I,
+        lta: usize,
+        ltb: usize,
+    );
+    fn dgemv_(
+        t: Ch,
+        m: I,
+        n: I,
+        al: *const f64,
+        a: *const f64,
+        lda: I,
+        x: *const f64,
+        incx: I,
+        be: *const f64,
+        y: *mut f64,
+        incy: I,
+        lt: usize,
+    );
+    fn zgemv_(
+        t: Ch,
+        m: I,
+        n: I,
+        al: *const Z,
+        a: *const Z,
+        lda: I,
+        x: *const Z,
+        incx: I,
+        be: *const Z,
+        y: *mut Z,
+        incy: I,
+        lt: usize,
+    );
+    fn daxpy_(n: I, al: *const f64, x: *const f64, incx: I, y: *mut f64, incy: I);
+    fn ddot_(n: I, x: *const f64, incx: I, y: *const f64, incy: I) -> f64;
+    fn cblas_zgemm(
+        layout: c_int,
+        ta: c_int,
+        tb: c_int,
+        m: c_int,
+        n: c_int,
+        k: c_int,
+        al: *const c_void,
+        a: *const c_void,
+        lda: c_int,
+        b: *const c_void,
+        ldb: c_int,
+        be: *const c_void,
+        c: *mut c_void,
+        ldc: c_int,
+    );
+}
+
+const CBLAS_COL_MAJOR: c_int = 102;
+const CBLAS_NO_TRANS: c_int = 111;
+const CBLAS_CONJ_TRANS: c_int = 113;
+
+/// Safe wrappers over the column-major calls the demo needs (square/contiguous operands).
+fn dgemv(trans: u8, n: usize, a: &[f64], x: &[f64], y: &mut [f64]) {
+    assert!(a.len() >= n * n && x.len() >= n && y.len() >= n);
+    let (ni, one, zero, inc) = (n as c_int, 1.0f64, 0.0f64, 1 as c_int);
+    // SAFETY: sizes asserted above; lda = n.
+    unsafe {
+        dgemv_(&(trans as c_char), &ni, &ni, &one, a.as_ptr(), &ni, x.as_ptr(), &inc, &zero, y.as_mut_ptr(), &inc, 1)
+    }
+}
+
+fn zgemv(trans: u8, n: usize, a: &[Z], x: &[Z], y: &mut [Z]) {
+    assert!(a.len() >= n * n && x.len() >= n && y.len() >= n);
+    let (ni, one, zero, inc) = (n as c_int, Z { re: 1.0, im: 0.0 }, Z::default(), 1 as c_int);
+    // SAFETY: sizes asserted above; lda = n.
+    unsafe {
+        zgemv_(&(trans as c_char), &ni, &ni, &one, a.as_ptr(), &ni, x.as_ptr(), &inc, &zero, y.as_mut_ptr(), &inc, 1)
+    }
+}
+
+struct Rng(u64);
+impl Rng {
+    fn unit(&mut self) -> f64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+    fn vec(&mut self, n: usize) -> Vec<f64> {
+        (0..n).map(|_| self.unit()).collect()
+    }
+    fn zvec(&mut self, n: usize) -> Vec<Z> {
+        (0..n).map(|_| Z { re: self.unit(), im: self.unit() }).collect()
+    }
+}
+
+/// Reads the trace lines the library writes while the demo runs, so they can be shown on
+/// stderr and the engine/threads each call took can go into the table.
+struct TraceTap {
+    file: Option<(PathBuf, bool)>,
+    pos: u64,
+}
+
+impl TraceTap {
+    /// Must run before the first BLAS call (the library reads HYBLAS_TRACE once).
+    fn start() -> TraceTap {
+        match std::env::var("HYBLAS_TRACE") {
+            // The user chose where traces go: leave it, and read it back only if it is a file.
+            Ok(v) if !v.is_empty() => {
+                let file = (!matches!(v.as_str(), "stderr" | "1" | "0" | "off")).then(|| (PathBuf::from(v), false));
+                let pos = file.as_ref().and_then(|(p, _)| std::fs::metadata(p).ok()).map_or(0, |m| m.len());
+                TraceTap { file, pos }
+            }
+            _ => {
+                let path = std::env::temp_dir().join(format!("hyblas-demo-{}.trace", std::process::id()));
+                let _ = std::fs::remove_file(&path);
+                std::env::set_var("HYBLAS_TRACE", &path);
+                TraceTap { file: Some((path, true)), pos: 0 }
+            }
+        }
+    }
+
+    /// New trace lines since the last call; echoed to stderr when the demo set up the trace.
+    fn drain(&mut self) -> Vec<String> {
+        let Some((path, ours)) = &self.file else { return Vec::new() };
+        let mut text = String::new();
+        if let Ok(mut f) = std::fs::File::open(path) {
+            if f.seek(SeekFrom::Start(self.pos)).is_ok() && f.read_to_string(&mut text).is_ok() {
+                self.pos += text.len() as u64;
+            }
+        }
+        let lines: Vec<String> = text.lines().map(String::from).collect();
+        if *ours {
+            for l in &lines {
+                eprintln!("  {l}");
+            }
+        }
+        lines
+    }
+
+    /// "engine, N threads" of the call just made, from its trace line; when the lines can't be
+    /// read back (tracing off, or going to stderr), what the pool says, marked as such.
+    fn path(&mut self, routine: &str) -> String {
+        let lines = self.drain();
+        let field = |l: &str, key: &str| l.split_whitespace().find_map(|w| w.strip_prefix(key)).map(String::from);
+        let traced = lines
+            .iter()
+            .rev()
+            .find(|l| l.split_whitespace().nth(1) == Some(routine))
+            .and_then(|l| Some(format!("{}, {} threads", field(l, "engine=")?, field(l, "threads=")?)));
+        traced.unwrap_or_else(|| {
+            let why = match &self.file {
+                Some(_) => "no trace line",
+                None if config::get().trace.is_some() => "see trace",
+                None => "untraced",
+            };
+            format!("cpu, {} threads ({why})", threads::nthreads())
+        })
+    }
+
+    fn finish(self) {
+        if let Some((path, true)) = self.file {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+struct Step {
+    routine: &'static str,
+    shape: String,
+    path: String,
+    secs: f64,
+    flops: f64,
+    resid: f64,
+    tol: f64,
+}
+
+impl Step {
+    fn ok(&self) -> bool {
+        self.resid <= self.tol
+    }
+}
+
+/// Time `f` twice (first call warms the pool and caches); returns the second time.
+fn timed(mut f: impl FnMut()) -> f64 {
+    f();
+    let t = Instant::now();
+    f();
+    t.elapsed().as_secs_f64()
+}
+
+/// max |a - b| / max bound.
+fn resid(a: &[f64], b: &[f64], bound: &[f64]) -> f64 {
+    let num =
+        a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, |m: f64, d| if d.is_nan() { f64::NAN } else { m.max(d) });
+    let den = bound.iter().fold(0.0f64, |m, v| m.max(*v));
+    if num == 0.0 {
+        0.0
+    } else {
+        num / den.max(f64::MIN_POSITIVE)
+    }
+}
+
+fn abs_vec(v: &[f64]) -> Vec<f64> {
+    v.iter().map(|x| x.abs()).collect()
+}
+
+/// C = A*B (DGEMM); checked as C*x against A*(B*x), relative to |A|*(|B|*|x|).
+fn demo_dgemm(n: usize, rng: &mut Rng, tap: &mut TraceTap) -> Step {
+    let (a, b, x) = (rng.vec(n * n), rng.vec(n * n), rng.vec(n));
+    let mut c = vec![f64::NAN; n * n];
+    let (ni, one, zero, no) = (n as c_int, 1.0f64, 0.0f64, b'N' as c_char);
+    eprintln!("demo: dgemm {n}x{n}x{n}");
+    let secs = timed(|| {
+        // SAFETY: n x n column-major operands, ld = n.
+        unsafe {
+            dgemm_(&no, &no, &ni, &ni, &ni, &one, a.as_ptr(), &ni, b.as_ptr(), &ni, &zero, c.as_mut_ptr(), &ni, 1, 1)
+        }
+    });
+    let path = tap.path("dgemm");
+    let (mut y1, mut t, mut y2) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    dgemv(b'N', n, &c, &x, &mut y1);
+    dgemv(b'N', n, &b, &x, &mut t);
+    dgemv(b'N', n, &a, &t, &mut y2);
+    let (mut tb, mut bound) = (vec![0.0; n], vec![0.0; n]);
+    dgemv(b'N', n, &abs_vec(&b), &abs_vec(&x), &mut tb);
+    dgemv(b'N', n, &abs_vec(&a), &tb, &mut bound);
+    tap.drain();
+    Step {
+        routine: "dgemm",
+        shape: format!("{n}x{n}x{n} NN"),
+        path,
+        secs,
+        flops: 2.0 * (n as f64).powi(3),
+        resid: resid(&y1, &y2, &bound),
+        tol: 4.0 * n as f64 * f64::EPSILON,
+    }
+}
+
+/// C = A*B^H (CBLAS ZGEMM, column-major); checked as C*x against A*(B^H*x).
+fn demo_zgemm(n: usize, rng: &mut Rng, tap: &mut TraceTap) -> Step {
+    let (a, b, x) = (rng.zvec(n * n), rng.zvec(n * n), rng.zvec(n));
+    let mut c = vec![Z { re: f64::NAN, im: f64::NAN }; n * n];
+    let (ni, one, zero) = (n as c_int, Z { re: 1.0, im: 0.0 }, Z::default());
+    eprintln!("demo: cblas_zgemm {n}x{n}x{n} NoTrans, ConjTrans");
+    let secs = timed(|| {
+        // SAFETY: n x n column-major operands, ld = n; complex scalars passed by pointer.
+        unsafe {
+            cblas_zgemm(
+                CBLAS_COL_MAJOR,
+                CBLAS_NO_TRANS,
+                CBLAS_CONJ_TRANS,
+                ni,
+                ni,
+                ni,
+                &one as *const Z as *const c_void,
+                a.as_ptr() as *const c_void,
+                ni,
+                b.as_ptr() as *const c_void,
+                ni,
+                &zero as *const Z as *const c_void,
+                c.as_mut_ptr() as *mut c_void,
+                ni,
+            )
+        }
+    });
+    let path = tap.path("zgemm");
+    let (mut y1, mut t, mut y2) = (vec![Z::default(); n], vec![Z::default(); n], vec![Z::default(); n]);
+    zgemv(b'N', n, &c, &x, &mut y1);
+    zgemv(b'C', n, &b, &x, &mut t);
+    zgemv(b'N', n, &a, &t, &mut y2);
+    // Bound with |re| + |im| (>= the modulus): |A| * (|B|^T * |x|).
+    let abs1 = |v: &[Z]| v.iter().map(|z| z.re.abs() + z.im.abs()).collect::<Vec<f64>>();
+    let (mut tb, mut bound) = (vec![0.0; n], vec![0.0; n]);
+    dgemv(b'T', n, &abs1(&b), &abs1(&x), &mut tb);
+    dgemv(b'N', n, &abs1(&a), &tb, &mut bound);
+    tap.drain();
+    let flat = |v: &[Z]| v.iter().flat_map(|z| [z.re, z.im]).collect::<Vec<f64>>();
+    let bound2: Vec<f64> = bound.iter().flat_map(|b| [*b, *b]).collect();
+    Step {
+        routine: "zgemm",
+        shape: format!("{n}x{n}x{n} NC (cblas)"),
+        path,
+        secs,
+        flops: 8.0 * (n as f64).powi(3),
+        resid: resid(&flat(&y1), &flat(&y2), &bound2),
+        tol: 8.0 * n as f64 * f64::EPSILON,
+    }
+}
+
+/// y = A*x (DGEMV); checked against a plain loop.
+fn demo_dgemv(n: usize, rng: &mut Rng, tap: &mut TraceTap) -> Step {
+    let (a, x) = (rng.vec(n * n), rng.vec(n));
+    let mut y = vec![f64::NAN; n];
+    eprintln!("demo: dgemv {n}x{n} N");
+    let secs = timed(|| dgemv(b'N', n, &a, &x, &mut y));
+    let path = tap.path("dgemv");
+    let (mut want, mut bound) = (vec![0.0; n], vec![0.0; n]);
+    for (j, &xj) in x.iter().enumerate() {
+        let col = &a[j * n..(j + 1) * n];
+        for i in 0..n {
+            want[i] += col[i] * xj;
+            bound[i] += (col[i] * xj).abs();
+        }
+    }
+    Step {
+        routine: "dgemv",
+        shape: format!("{n}x{n} N"),
+        path,
+        secs,
+        flops: 2.0 * (n as f64).powi(2),
+        resid: resid(&y, &want, &bound),
+        tol: 2.0 * n as f64 * f64::EPSILON,
+    }
+}
+
+/// y = alpha*x + y (DAXPY); checked element by element.
+fn demo_daxpy(n: usize, rng: &mut Rng, tap: &mut TraceTap) -> Step {
+    let (x, y0) = (rng.vec(n), rng.vec(n));
+    let mut y = y0.clone();
+    let (ni, alpha, inc) = (n as c_int, 0.75f64, 1 as c_int);
+    eprintln!("demo: daxpy n={n}");
+    // Each of the two calls adds alpha*x once.
+    // SAFETY: vectors of n, unit strides.
+    let secs = timed(|| unsafe { daxpy_(&ni, &alpha, x.as_ptr(), &inc, y.as_mut_ptr(), &inc) });
+    let path = tap.path("daxpy");
+    let want: Vec<f64> = y0.iter().zip(&x).map(|(y, x)| y + 2.0 * alpha * x).collect();
+    let bound: Vec<f64> = y0.iter().zip(&x).map(|(y, x)| y.abs() + 2.0 * (alpha * x).abs()).collect();
+    Step {
+        routine: "daxpy",
+        shape: format!("n={n}"),
+        path,
+        secs,
+        flops: 2.0 * n as f64,
+        resid: resid(&y, &want, &bound),
+        tol: 4.0 * f64::EPSILON,
+    }
+}
+
+/// x . y (DDOT); checked against a plain sum.
+fn demo_ddot(n: usize, rng: &mut Rng, tap: &mut TraceTap) -> Step {
+    let (x, y) = (rng.vec(n), rng.vec(n));
+    let (ni, inc) = (n as c_int, 1 as c_int);
+    let mut got = f64::NAN;
+    eprintln!("demo: ddot n={n}");
+    // SAFETY: vectors of n, unit strides.
+    let secs = timed(|| got = unsafe { ddot_(&ni, x.as_ptr(), &inc, y.as_ptr(), &inc) });
+    let path = tap.path("ddot");
+    let want: f64 = x.iter().zip(&y).map(|(a, b)| a * b).sum();
+    let bound: f64 = x.iter().zip(&y).map(|(a, b)| (a * b).abs()).sum();
+    Step {
+        routine: "ddot",
+        shape: format!("n={n}"),
+        path,
+        secs,
+        flops: 2.0 * n as f64,
+        resid: resid(&[got], &[want], &[bound]),
+        tol: 2.0 * n as f64 * f64::EPSILON,
+    }
+}
+
+fn demo(quick: bool) -> ExitCode {
+    let mut tap = TraceTap::start();
+    let div = if quick { 4 } else { 1 };
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    eprintln!(
+        "hyblas {} demo: {} threads, {} kernels",
+        env!("CARGO_PKG_VERSION"),
+        threads::nthreads(),
+        simd::describe()
+    );
+    let steps = [
+        demo_dgemm(2048 / div, &mut rng, &mut tap),
+        demo_zgemm(1024 / div, &mut rng, &mut tap),
+        demo_dgemv(4096 / div, &mut rng, &mut tap),
+        demo_daxpy((1 << 22) / div, &mut rng, &mut tap),
+        demo_ddot((1 << 22) / div, &mut rng, &mut tap),
+    ];
+    tap.finish();
+    println!("{:<7} {:<22} {:<26} {:>10} {:>9}  check", "routine", "shape", "path", "time", "GFLOP/s");
+    for s in &steps {
+        println!(
+            "{:<7} {:<22} {:<26} {:>8.3}ms {:>9.2}  {} (residual {:.1e}, tolerance {:.1e})",
+            s.routine,
+            s.shape,
+            s.path,
+            s.secs * 1e3,
+            s.flops / s.secs / 1e9,
+            if s.ok() { "ok" } else { "FAILED" },
+            s.resid,
+            s.tol
+        );
+    }
+    let failed: Vec<&str> = steps.iter().filter(|s| !s.ok()).map(|s| s.routine).collect();
+    if failed.is_empty() {
+        println!("all checks passed");
+        ExitCode::SUCCESS
+    } else {
+        println!("checks FAILED: {}", failed.join(", "));
+        ExitCode::FAILURE
+    }
 }
