@@ -145,12 +145,12 @@ pub unsafe fn scal_real<T: Scalar>(alpha: T::Real, x: VecMut<T>) {
 
 #[inline(always)]
 unsafe fn rot_body<T: Scalar>(c: T::Real, s: T::Real, x: VecMut<T>, y: VecMut<T>) {
+    // The reference multiplies a complex element by c and s converted to (c, +0) and (s, +0):
+    // full complex products, so Inf/NaN and zero signs spread between the parts as there.
+    let (c, s) = (T::from_real(c), T::from_real(s));
     if x.inc == 1 && y.inc == 1 {
-        // Real c and s act on each part of a complex element on its own (csrot, zdrot), so
-        // the unit-stride loop runs over the underlying reals.
-        let (xp, m) = as_reals_mut(x.ptr, x.n);
-        let (yp, _) = as_reals_mut(y.ptr, y.n);
-        for i in 0..m {
+        let (xp, yp) = (x.ptr, y.ptr);
+        for i in 0..x.n {
             let (xi, yi) = (*xp.add(i), *yp.add(i));
             *xp.add(i) = c * xi + s * yi;
             *yp.add(i) = c * yi - s * xi;
@@ -158,13 +158,14 @@ unsafe fn rot_body<T: Scalar>(c: T::Real, s: T::Real, x: VecMut<T>, y: VecMut<T>
     } else {
         for i in 0..x.n {
             let (xi, yi) = (x.get(i), y.get(i));
-            *x.at(i) = xi.mul_real(c) + yi.mul_real(s);
-            *y.at(i) = yi.mul_real(c) - xi.mul_real(s);
+            *x.at(i) = c * xi + s * yi;
+            *y.at(i) = c * yi - s * xi;
         }
     }
 }
 
-/// Plane rotation with real c, s: (x, y) := (c*x + s*y, c*y - s*x) (`?rot`, `csrot`, `zdrot`).
+/// Plane rotation with real c, s: (x, y) := (c*x + s*y, c*y - s*x) (`?rot`, `csrot`, `zdrot`;
+/// for complex vectors c and s act as the complex numbers (c, 0), (s, 0)).
 ///
 /// # Safety
 /// `x` and `y` are valid views of the same length.

@@ -32,15 +32,6 @@ fn safe_bounds<R: Real>() -> (R, R) {
     }
 }
 
-/// The complex rotg's range for unscaled arithmetic: inputs whose larger part lies in
-/// (rtmin, rtmax) can be squared and summed without overflow or harmful underflow.
-#[inline]
-fn crotg_bounds<R: Real>() -> (R, R) {
-    let (safmin, safmax) = safe_bounds::<R>();
-    let eps = R::epsilon();
-    ((safmin / eps).sqrt(), (safmax * eps).sqrt())
-}
-
 #[inline(always)]
 fn max3<R: Real>(a: R, b: R, c: R) -> R {
     fmax(fmax(a, b), c)
@@ -103,78 +94,113 @@ fn abssq<R: Real>(t: Complex<R>) -> R {
     t.re * t.re + t.im * t.im
 }
 
+/// `t / u` for a real `u` as the reference (gfortran, signed zeros honoured) evaluates it: `u`
+/// becomes (u, +0) and the quotient is a complex division with Smith's range reduction, whose
+/// |re| >= |im| branch gives these expressions. Equal to (t.re/u, t.im/u) except for the sign
+/// of zero parts and for Inf/NaN inputs.
 #[inline(always)]
-fn scale<R: Real>(t: Complex<R>, u: R) -> Complex<R> {
-    Complex::new(t.re * u, t.im * u)
+fn div_real<R: Real>(t: Complex<R>, u: R) -> Complex<R> {
+    let z = zero::<R>();
+    let ratio = z / u;
+    let div = z * ratio + u;
+    Complex::new((t.im * ratio + t.re) / div, (t.im - t.re * ratio) / div)
 }
 
-/// Complex Givens rotation (`crotg`, `zrotg`, reference 3.10+): given (a, b) returns real c
-/// and complex s with [c s; -conj(s) c] [a; b] = [r; 0], overwriting a with r. Unscaled
-/// arithmetic when both inputs are well inside the range, otherwise inputs scaled by u (and a
-/// tiny a next to a big b by its own v).
+/// `t * u` for a real `u`: the full complex product with (u, +0), as the reference forms it.
+#[inline(always)]
+fn mul_real<R: Real>(t: Complex<R>, u: R) -> Complex<R> {
+    t * Complex::new(u, zero())
+}
+
+/// Complex Givens rotation (`crotg`, `zrotg`, reference 3.11): given (a, b) returns real c
+/// and complex s with [c s; -conj(s) c] [a; b] = [r; 0], overwriting a with r.
+///
+/// Unscaled arithmetic when the larger parts of both inputs lie in (sqrt(safmin),
+/// sqrt(safmax/4)), otherwise the inputs are scaled by u (a tiny a next to a big b by its own
+/// v). c comes from sqrt(f2/h2) when that ratio is representable, else from f2/sqrt(f2*h2).
 pub fn rotg_complex<R: Real>(a: &mut Complex<R>, b: Complex<R>) -> (R, Complex<R>) {
     let (safmin, safmax) = safe_bounds::<R>();
-    let (rtmin, rtmax) = crotg_bounds::<R>();
+    let rtmin = safmin.sqrt();
+    let two = one::<R>() + one::<R>();
     let czero = Complex::new(zero::<R>(), zero::<R>());
     let (f, g) = (*a, b);
-    let (c, s, r);
+
     if g == czero {
-        c = one();
-        s = czero;
-        r = f;
-    } else if f == czero {
-        c = zero();
-        let g1 = fmax(g.re.abs(), g.im.abs());
-        if g1 > rtmin && g1 < rtmax {
-            let d = abssq(g).sqrt();
-            s = Complex::new(g.re / d, -g.im / d);
-            r = Complex::new(d, zero());
-        } else {
-            let u = fmin(safmax, fmax(safmin, g1));
-            let gs = scale(g, one::<R>() / u);
-            let d = abssq(gs).sqrt();
-            s = Complex::new(gs.re / d, -gs.im / d);
-            r = Complex::new(d * u, zero());
-        }
-    } else {
-        let f1 = fmax(f.re.abs(), f.im.abs());
-        let g1 = fmax(g.re.abs(), g.im.abs());
-        if f1 > rtmin && f1 < rtmax && g1 > rtmin && g1 < rtmax {
-            let f2 = abssq(f);
-            let g2 = abssq(g);
-            let h2 = f2 + g2;
-            let d = if f2 > rtmin && h2 < rtmax { (f2 * h2).sqrt() } else { f2.sqrt() * h2.sqrt() };
-            let p = one::<R>() / d;
-            c = f2 * p;
-            s = g.conj() * scale(f, p);
-            r = scale(f, h2 * p);
-        } else {
-            let u = fmin(safmax, max3(safmin, f1, g1));
-            let uu = one::<R>() / u;
-            let gs = scale(g, uu);
-            let g2 = abssq(gs);
-            let (w, fs, f2, h2);
-            if f1 * uu < rtmin {
-                // f is tiny next to g: scale it on its own.
-                let v = fmin(safmax, fmax(safmin, f1));
-                let vv = one::<R>() / v;
-                w = v * uu;
-                fs = scale(f, vv);
-                f2 = abssq(fs);
-                h2 = f2 * (w * w) + g2;
-            } else {
-                w = one();
-                fs = scale(f, uu);
-                f2 = abssq(fs);
-                h2 = f2 + g2;
-            }
-            let d = if f2 > rtmin && h2 < rtmax { (f2 * h2).sqrt() } else { f2.sqrt() * h2.sqrt() };
-            let p = one::<R>() / d;
-            c = (f2 * p) * w;
-            s = gs.conj() * scale(fs, p);
-            r = scale(scale(fs, h2 * p), u);
-        }
+        return (one(), czero);
     }
+    if f == czero {
+        let (r, s) = if g.re == zero() {
+            let r = g.im.abs();
+            (r, div_real(g.conj(), r))
+        } else if g.im == zero() {
+            let r = g.re.abs();
+            (r, div_real(g.conj(), r))
+        } else {
+            let g1 = fmax(g.re.abs(), g.im.abs());
+            let rtmax = (safmax / two).sqrt();
+            if g1 > rtmin && g1 < rtmax {
+                let d = abssq(g).sqrt();
+                (d, div_real(g.conj(), d))
+            } else {
+                let u = fmin(safmax, fmax(safmin, g1));
+                let gs = div_real(g, u);
+                let d = abssq(gs).sqrt();
+                (d * u, div_real(gs.conj(), d))
+            }
+        };
+        *a = Complex::new(r, zero());
+        return (zero(), s);
+    }
+
+    // c, r and s from f, g (possibly scaled) and their squared magnitudes f2, h2 = f2 + g2.
+    let solve = |f: Complex<R>, g: Complex<R>, f2: R, h2: R, rtmax: R| {
+        if f2 >= h2 * safmin {
+            // safmin <= f2/h2 <= 1: c from the ratio.
+            let c = (f2 / h2).sqrt();
+            let r = div_real(f, c);
+            let s = if f2 > rtmin && h2 < rtmax * two {
+                g.conj() * div_real(f, (f2 * h2).sqrt())
+            } else {
+                g.conj() * div_real(r, h2)
+            };
+            (c, r, s)
+        } else {
+            // f2/h2 may be subnormal: go through sqrt(f2*h2), which is safe here.
+            let d = (f2 * h2).sqrt();
+            let c = f2 / d;
+            let r = if c >= safmin { div_real(f, c) } else { mul_real(f, h2 / d) };
+            (c, r, g.conj() * div_real(f, d))
+        }
+    };
+
+    let f1 = fmax(f.re.abs(), f.im.abs());
+    let g1 = fmax(g.re.abs(), g.im.abs());
+    let rtmax = (safmax / (two + two)).sqrt();
+    let (c, r, s) = if f1 > rtmin && f1 < rtmax && g1 > rtmin && g1 < rtmax {
+        let f2 = abssq(f);
+        let h2 = f2 + abssq(g);
+        solve(f, g, f2, h2, rtmax)
+    } else {
+        let u = fmin(safmax, max3(safmin, f1, g1));
+        let gs = div_real(g, u);
+        let g2 = abssq(gs);
+        let (w, fs, f2, h2);
+        if f1 / u < rtmin {
+            // f is tiny next to g: scale it on its own.
+            let v = fmin(safmax, fmax(safmin, f1));
+            w = v / u;
+            fs = div_real(f, v);
+            f2 = abssq(fs);
+            h2 = f2 * (w * w) + g2;
+        } else {
+            w = one();
+            fs = div_real(f, u);
+            f2 = abssq(fs);
+            h2 = f2 + g2;
+        }
+        let (c, r, s) = solve(fs, gs, f2, h2, rtmax);
+        (c * w, mul_real(r, u), s)
+    };
     *a = r;
     (c, s)
 }

@@ -224,10 +224,15 @@ pub unsafe fn asum<T: Scalar>(x: VecRef<T>) -> T::Real {
         let mut acc = zero::<T::Real>();
         for i in 0..n {
             let v = x.get(i);
-            acc = acc + v.re().abs();
-            if T::IS_COMPLEX {
-                acc = acc + v.im().abs();
-            }
+            acc = if !T::IS_COMPLEX {
+                acc + v.re().abs()
+            } else if size_of::<T::Real>() == 8 {
+                // dzasum adds dcabs1(x) ...
+                acc + v.abs1()
+            } else {
+                // ... scasum adds |re| and then |im|.
+                acc + v.re().abs() + v.im().abs()
+            };
         }
         return acc;
     }
