@@ -8,13 +8,17 @@
 //!   per-thread parts, are combined in a fixed order, so a result depends only on the data
 //!   and the thread count. Strided sums run in the reference's order.
 //! - `givens.rs`: rotg and rotmg (scalar).
+//! - `vector.rs`: the AVX-512 / AVX2 / plain vector types the reduction kernels are written
+//!   with.
 //!
-//! Unit-stride loops go through `dispatch!` (AVX-512 / AVX2 / baseline builds of one body);
+//! Unit-stride loops are built for AVX-512, AVX2 and baseline CPUs and picked at run time
+//! (element-wise ones through `dispatch!`, reductions through `simd_fn!` in `reduce.rs`);
 //! vectors past `HYBLAS_L1_PAR_MIN` are split into one contiguous part per thread.
 
 mod elementwise;
 mod givens;
 mod reduce;
+mod vector;
 
 pub use elementwise::*;
 pub use givens::*;

@@ -1,12 +1,14 @@
 //! Level 1 reductions: dot products, asum, nrm2, i?amax.
 //!
-//! Unit-stride loops keep `L` independent partial sums (an array LLVM keeps in vector
-//! registers) and fold them pairwise at the end; strided loops, which cannot vectorise anyway,
-//! run in the reference's order and round exactly as it does.
+//! Unit-stride loops run vector kernels (`vector.rs`) with several independent accumulators
+//! and fold the lanes pairwise at the end; strided loops, which cannot vectorise anyway, run
+//! in the reference's order and round exactly as it does.
 
+use super::vector::{hmax, hmin, hsum, hsum_parity, Lanes, Vector, WidenF32};
 use super::{as_reals, par_reduce, threads_for};
 use crate::types::{Real, Scalar, VecRef};
 use num_traits::Float;
+use std::any::TypeId;
 use std::mem::size_of;
 
 #[inline(always)]
@@ -19,30 +21,54 @@ fn one<R: Real>() -> R {
     <R as Scalar>::one()
 }
 
-/// Sum of all lanes, folded pairwise (L a power of two).
+/// `a` as a `B`, where A and B are the same type (checked; the check folds away).
 #[inline(always)]
-fn sum_lanes<R: Real, const L: usize>(mut w: [R; L]) -> R {
-    let mut len = L;
-    while len > 1 {
-        len /= 2;
-        for j in 0..len {
-            w[j] = w[j] + w[j + len];
-        }
-    }
-    w[0]
+fn cast<A: 'static, B: 'static>(a: A) -> B {
+    assert!(TypeId::of::<A>() == TypeId::of::<B>());
+    // SAFETY: A and B are the same type.
+    unsafe { std::mem::transmute_copy(&std::mem::ManuallyDrop::new(a)) }
 }
 
-/// Sums of the even and of the odd lanes, folded pairwise (L a power of two, >= 2).
-#[inline(always)]
-fn sum_lanes_parity<R: Real, const L: usize>(mut w: [R; L]) -> (R, R) {
-    let mut len = L;
-    while len > 2 {
-        len /= 2;
-        for j in 0..len {
-            w[j] = w[j] + w[j + len];
+/// Evaluate `$e` with `$F` naming the concrete type (f32 or f64) of the generic real `$R`,
+/// and give the result back in terms of `$R` (the vector types hang off the concrete types).
+macro_rules! as_concrete {
+    ($R:ty, $F:ident => $e:expr) => {
+        if TypeId::of::<$R>() == TypeId::of::<f32>() {
+            type $F = f32;
+            cast($e)
+        } else {
+            type $F = f64;
+            cast($e)
         }
-    }
-    (w[0], w[1])
+    };
+}
+
+/// `unsafe fn $name<R: Lanes>(args) -> ret`: runs `$kernel::<V>(args)` with the widest vector
+/// type V the CPU supports, each instance compiled inside a `#[target_feature]` function so the
+/// intrinsics inline.
+macro_rules! simd_fn {
+    ($name:ident => $kernel:ident ($($a:ident: $t:ty),*) -> $ret:ty) => {
+        #[inline]
+        unsafe fn $name<R: Lanes>($($a: $t),*) -> $ret {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+                unsafe fn v512<R: Lanes>($($a: $t),*) -> $ret {
+                    $kernel::<R::V512>($($a),*)
+                }
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn v256<R: Lanes>($($a: $t),*) -> $ret {
+                    $kernel::<R::V256>($($a),*)
+                }
+                match *crate::cpu::simd::LEVEL {
+                    crate::cpu::simd::Level::Avx512 => return v512::<R>($($a),*),
+                    crate::cpu::simd::Level::Avx2 => return v256::<R>($($a),*),
+                    crate::cpu::simd::Level::Baseline => {}
+                }
+            }
+            $kernel::<R::Plain>($($a),*)
+        }
+    };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -50,39 +76,47 @@ fn sum_lanes_parity<R: Real, const L: usize>(mut w: [R; L]) -> (R, R) {
 
 /// Real dot product of `m` unit-stride reals.
 #[inline(always)]
-unsafe fn dot_lanes<R: Real, const L: usize>(x: *const R, y: *const R, m: usize) -> R {
-    let mut acc = [zero::<R>(); L];
-    let blocks = m / L;
-    for b in 0..blocks {
-        let (xb, yb) = (x.add(b * L), y.add(b * L));
-        for j in 0..L {
-            acc[j] += *xb.add(j) * *yb.add(j);
-        }
+unsafe fn dot_k<V: Vector>(x: *const V::R, y: *const V::R, m: usize) -> V::R {
+    let w = V::W;
+    let (mut a0, mut a1, mut a2, mut a3) = (V::zero(), V::zero(), V::zero(), V::zero());
+    let mut i = 0;
+    while i + 4 * w <= m {
+        a0 = a0.add(V::load(x.add(i)).mul(V::load(y.add(i))));
+        a1 = a1.add(V::load(x.add(i + w)).mul(V::load(y.add(i + w))));
+        a2 = a2.add(V::load(x.add(i + 2 * w)).mul(V::load(y.add(i + 2 * w))));
+        a3 = a3.add(V::load(x.add(i + 3 * w)).mul(V::load(y.add(i + 3 * w))));
+        i += 4 * w;
     }
-    let mut tail = zero::<R>();
-    for i in blocks * L..m {
+    while i + w <= m {
+        a0 = a0.add(V::load(x.add(i)).mul(V::load(y.add(i))));
+        i += w;
+    }
+    let mut tail = zero::<V::R>();
+    while i < m {
         tail += *x.add(i) * *y.add(i);
+        i += 1;
     }
-    sum_lanes(acc) + tail
+    hsum(a0.add(a1).add(a2.add(a3))) + tail
 }
 
 /// The four real sums a complex dot product is made of, over `m` interleaved reals (m even):
-/// [sum xr*yr, sum xi*yi, sum xr*yi, sum xi*yr].
+/// [sum xr*yr, sum xi*yi, sum xr*yi, sum xi*yr]. Lane pairs of `a` collect x*y, those of `b`
+/// x times y with its (re, im) pairs swapped.
 #[inline(always)]
-unsafe fn cdot_lanes<R: Real, const L: usize>(x: *const R, y: *const R, m: usize) -> [R; 4] {
-    let mut a = [zero::<R>(); L];
-    let mut b = [zero::<R>(); L];
-    let blocks = m / L;
-    for k in 0..blocks {
-        let (xb, yb) = (x.add(k * L), y.add(k * L));
-        for j in 0..L {
-            let xv = *xb.add(j);
-            a[j] += xv * *yb.add(j);
-            b[j] += xv * *yb.add(j ^ 1);
-        }
+unsafe fn cdot_k<V: Vector>(x: *const V::R, y: *const V::R, m: usize) -> [V::R; 4] {
+    let w = V::W;
+    let (mut a0, mut a1, mut b0, mut b1) = (V::zero(), V::zero(), V::zero(), V::zero());
+    let mut i = 0;
+    while i + 2 * w <= m {
+        let (x0, y0) = (V::load(x.add(i)), V::load(y.add(i)));
+        let (x1, y1) = (V::load(x.add(i + w)), V::load(y.add(i + w)));
+        a0 = a0.add(x0.mul(y0));
+        b0 = b0.add(x0.mul(y0.swap_pairs()));
+        a1 = a1.add(x1.mul(y1));
+        b1 = b1.add(x1.mul(y1.swap_pairs()));
+        i += 2 * w;
     }
-    let mut t = [zero::<R>(); 4];
-    let mut i = blocks * L;
+    let mut t = [zero::<V::R>(); 4];
     while i < m {
         let (xr, xi, yr, yi) = (*x.add(i), *x.add(i + 1), *y.add(i), *y.add(i + 1));
         t[0] += xr * yr;
@@ -91,21 +125,23 @@ unsafe fn cdot_lanes<R: Real, const L: usize>(x: *const R, y: *const R, m: usize
         t[3] += xi * yr;
         i += 2;
     }
-    let (ae, ao) = sum_lanes_parity(a);
-    let (be, bo) = sum_lanes_parity(b);
+    let (ae, ao) = hsum_parity(a0.add(a1));
+    let (be, bo) = hsum_parity(b0.add(b1));
     [ae + t[0], ao + t[1], be + t[2], bo + t[3]]
 }
 
-/// Dot-product sums of `m` unit-stride reals (see [`cdot_lanes`] for the complex layout; a
-/// real product only fills the first sum).
-#[inline(always)]
+simd_fn!(dot_simd => dot_k(x: *const R, y: *const R, m: usize) -> R);
+simd_fn!(cdot_simd => cdot_k(x: *const R, y: *const R, m: usize) -> [R; 4]);
+
+/// Dot-product sums of `m` unit-stride reals (see [`cdot_k`] for the complex layout; a real
+/// product only fills the first sum).
 unsafe fn dot_parts<R: Real>(complex: bool, x: *const R, y: *const R, m: usize) -> [R; 4] {
-    let z = zero::<R>();
-    match (complex, size_of::<R>() == 4) {
-        (false, true) => [dot_lanes::<R, 64>(x, y, m), z, z, z],
-        (false, false) => [dot_lanes::<R, 32>(x, y, m), z, z, z],
-        (true, true) => cdot_lanes::<R, 64>(x, y, m),
-        (true, false) => cdot_lanes::<R, 32>(x, y, m),
+    if complex {
+        as_concrete!(R, F => cdot_simd::<F>(x as *const F, y as *const F, m))
+    } else {
+        let z = zero::<R>();
+        let d: R = as_concrete!(R, F => dot_simd::<F>(x as *const F, y as *const F, m));
+        [d, z, z, z]
     }
 }
 
@@ -130,7 +166,7 @@ pub unsafe fn dot<T: Scalar>(conj: bool, x: VecRef<T>, y: VecRef<T>) -> T {
     let part = |s: usize, len: usize| {
         let (xr, m) = as_reals(x.sub(s, len).ptr, len);
         let (yr, _) = as_reals(y.sub(s, len).ptr, len);
-        crate::dispatch!(dot_parts::<T::Real>(T::IS_COMPLEX, xr, yr, m))
+        dot_parts::<T::Real>(T::IS_COMPLEX, xr, yr, m)
     };
     let t = threads_for::<T>(n);
     let p = if t <= 1 { part(0, n) } else { par_reduce(n, t, part, add4) };
@@ -143,26 +179,43 @@ pub unsafe fn dot<T: Scalar>(conj: bool, x: VecRef<T>, y: VecRef<T>) -> T {
     }
 }
 
+/// sum x*y in double over `n` unit-stride floats.
 #[inline(always)]
-unsafe fn dsdot_lanes<const L: usize>(x: *const f32, y: *const f32, n: usize) -> f64 {
-    let mut acc = [0.0f64; L];
-    let blocks = n / L;
-    for b in 0..blocks {
-        let (xb, yb) = (x.add(b * L), y.add(b * L));
-        for j in 0..L {
-            acc[j] += *xb.add(j) as f64 * *yb.add(j) as f64;
-        }
+unsafe fn dsdot_k<V: WidenF32>(x: *const f32, y: *const f32, n: usize) -> f64 {
+    let w = V::W;
+    let (mut a0, mut a1) = (V::zero(), V::zero());
+    let mut i = 0;
+    while i + 2 * w <= n {
+        a0 = a0.add(V::load_f32(x.add(i)).mul(V::load_f32(y.add(i))));
+        a1 = a1.add(V::load_f32(x.add(i + w)).mul(V::load_f32(y.add(i + w))));
+        i += 2 * w;
     }
     let mut tail = 0.0;
-    for i in blocks * L..n {
+    while i < n {
         tail += *x.add(i) as f64 * *y.add(i) as f64;
+        i += 1;
     }
-    sum_lanes(acc) + tail
+    hsum(a0.add(a1)) + tail
 }
 
-#[inline(always)]
 unsafe fn dsdot_unit(x: *const f32, y: *const f32, n: usize) -> f64 {
-    dsdot_lanes::<32>(x, y, n)
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        unsafe fn v512(x: *const f32, y: *const f32, n: usize) -> f64 {
+            dsdot_k::<<f64 as Lanes>::V512>(x, y, n)
+        }
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn v256(x: *const f32, y: *const f32, n: usize) -> f64 {
+            dsdot_k::<<f64 as Lanes>::V256>(x, y, n)
+        }
+        match *crate::cpu::simd::LEVEL {
+            crate::cpu::simd::Level::Avx512 => return v512(x, y, n),
+            crate::cpu::simd::Level::Avx2 => return v256(x, y, n),
+            crate::cpu::simd::Level::Baseline => {}
+        }
+    }
+    dsdot_k::<<f64 as Lanes>::Plain>(x, y, n)
 }
 
 /// init + sum x_i*y_i for single-precision vectors, accumulated in double (`dsdot`, and
@@ -179,7 +232,7 @@ pub unsafe fn dot_f32_in_f64(init: f64, x: VecRef<f32>, y: VecRef<f32>) -> f64 {
         }
         return acc;
     }
-    let part = |s: usize, len: usize| crate::dispatch!(dsdot_unit(x.sub(s, len).ptr, y.sub(s, len).ptr, len));
+    let part = |s: usize, len: usize| dsdot_unit(x.sub(s, len).ptr, y.sub(s, len).ptr, len);
     let t = threads_for::<f32>(n);
     let sum = if t <= 1 { part(0, n) } else { par_reduce(n, t, part, |a, b| a + b) };
     init + sum
@@ -188,30 +241,35 @@ pub unsafe fn dot_f32_in_f64(init: f64, x: VecRef<f32>, y: VecRef<f32>) -> f64 {
 // ---------------------------------------------------------------------------------------
 // asum
 
+/// sum |x| over `m` unit-stride reals.
 #[inline(always)]
-unsafe fn asum_lanes<R: Real, const L: usize>(x: *const R, m: usize) -> R {
-    let mut acc = [zero::<R>(); L];
-    let blocks = m / L;
-    for b in 0..blocks {
-        let xb = x.add(b * L);
-        for j in 0..L {
-            acc[j] += (*xb.add(j)).abs();
-        }
+unsafe fn asum_k<V: Vector>(x: *const V::R, m: usize) -> V::R {
+    let w = V::W;
+    let (mut a0, mut a1, mut a2, mut a3) = (V::zero(), V::zero(), V::zero(), V::zero());
+    let mut i = 0;
+    while i + 4 * w <= m {
+        a0 = a0.add(V::load(x.add(i)).abs());
+        a1 = a1.add(V::load(x.add(i + w)).abs());
+        a2 = a2.add(V::load(x.add(i + 2 * w)).abs());
+        a3 = a3.add(V::load(x.add(i + 3 * w)).abs());
+        i += 4 * w;
     }
-    let mut tail = zero::<R>();
-    for i in blocks * L..m {
+    while i + w <= m {
+        a0 = a0.add(V::load(x.add(i)).abs());
+        i += w;
+    }
+    let mut tail = zero::<V::R>();
+    while i < m {
         tail += (*x.add(i)).abs();
+        i += 1;
     }
-    sum_lanes(acc) + tail
+    hsum(a0.add(a1).add(a2.add(a3))) + tail
 }
 
-#[inline(always)]
+simd_fn!(asum_simd => asum_k(x: *const R, m: usize) -> R);
+
 unsafe fn asum_unit<R: Real>(x: *const R, m: usize) -> R {
-    if size_of::<R>() == 4 {
-        asum_lanes::<R, 64>(x, m)
-    } else {
-        asum_lanes::<R, 32>(x, m)
-    }
+    as_concrete!(R, F => asum_simd::<F>(x as *const F, m))
 }
 
 /// sum |re(x_i)| + |im(x_i)| (`?asum`, `scasum`, `dzasum`).
@@ -238,7 +296,7 @@ pub unsafe fn asum<T: Scalar>(x: VecRef<T>) -> T::Real {
     }
     let part = |s: usize, len: usize| {
         let (xr, m) = as_reals(x.sub(s, len).ptr, len);
-        crate::dispatch!(asum_unit::<T::Real>(xr, m))
+        asum_unit::<T::Real>(xr, m)
     };
     let t = threads_for::<T>(n);
     if t <= 1 {
@@ -337,36 +395,54 @@ impl<R: Real> Ssq<R> {
     }
 }
 
+/// The three sums over `m` unit-stride reals, by blocks of `BLOCK` values: a block whose
+/// nonzero magnitudes all lie in [tsml, tbig] (the common case) only needs plain sums of
+/// squares; any other block is summed again value by value with the reference's
+/// classification. NaN passes the range test (comparisons with it are false) and lands in
+/// the mid-range sum, as in the reference.
 #[inline(always)]
-unsafe fn ssq_lanes<R: Real, const L: usize>(x: *const R, m: usize, k: Blue<R>) -> Ssq<R> {
-    let z = zero::<R>();
-    let (mut big, mut med, mut small) = ([z; L], [z; L], [z; L]);
-    let blocks = m / L;
-    for b in 0..blocks {
-        let xb = x.add(b * L);
-        for j in 0..L {
-            let ax = (*xb.add(j)).abs();
-            let (hi, lo) = (ax > k.tbig, ax < k.tsml);
-            let (bs, ss) = (ax * k.sbig, ax * k.ssml);
-            big[j] += if hi { bs * bs } else { z };
-            small[j] += if lo { ss * ss } else { z };
-            med[j] += if hi || lo { z } else { ax * ax };
+unsafe fn ssq_k<V: Vector>(x: *const V::R, m: usize, k: Blue<V::R>) -> Ssq<V::R> {
+    const BLOCK: usize = 1024;
+    let w = V::W;
+    let (mut med0, mut med1) = (V::zero(), V::zero());
+    let mut slow = Ssq::default();
+    let full = m - m % (2 * w);
+    let mut i = 0;
+    while i < full {
+        let end = (i + BLOCK).min(full);
+        let (mut s0, mut s1) = (V::zero(), V::zero());
+        let (mut hi, mut lo) = (V::zero(), V::splat(V::R::infinity()));
+        let mut j = i;
+        while j < end {
+            let (v0, v1) = (V::load(x.add(j)).abs(), V::load(x.add(j + w)).abs());
+            s0 = s0.add(v0.mul(v0));
+            s1 = s1.add(v1.mul(v1));
+            hi = hi.max_keep(v0).max_keep(v1);
+            // Zeros add nothing to any sum, so they do not make a block "small".
+            lo = lo.min_keep(v0.zero_to_inf()).min_keep(v1.zero_to_inf());
+            j += 2 * w;
         }
+        if hmax(hi) <= k.tbig && hmin(lo) >= k.tsml {
+            med0 = med0.add(s0);
+            med1 = med1.add(s1);
+        } else {
+            for q in i..end {
+                slow.add(*x.add(q), &k);
+            }
+        }
+        i = end;
     }
-    let mut tail = Ssq::default();
-    for i in blocks * L..m {
-        tail.add(*x.add(i), &k);
+    while i < m {
+        slow.add(*x.add(i), &k);
+        i += 1;
     }
-    Ssq { big: sum_lanes(big), med: sum_lanes(med), small: sum_lanes(small) }.plus(tail)
+    Ssq { big: slow.big, med: hsum(med0.add(med1)) + slow.med, small: slow.small }
 }
 
-#[inline(always)]
+simd_fn!(ssq_simd => ssq_k(x: *const R, m: usize, k: Blue<R>) -> Ssq<R>);
+
 unsafe fn ssq_unit<R: Real>(x: *const R, m: usize, k: Blue<R>) -> Ssq<R> {
-    if size_of::<R>() == 4 {
-        ssq_lanes::<R, 32>(x, m, k)
-    } else {
-        ssq_lanes::<R, 16>(x, m, k)
-    }
+    as_concrete!(R, F => ssq_simd::<F>(x as *const F, m, cast::<Blue<R>, Blue<F>>(k)))
 }
 
 /// Euclidean norm with the reference 3.10+ algorithm (`?nrm2`, `scnrm2`, `dznrm2`): no
@@ -390,7 +466,7 @@ pub unsafe fn nrm2<T: Scalar>(x: VecRef<T>) -> T::Real {
     }
     let part = |s: usize, len: usize| {
         let (xr, m) = as_reals(x.sub(s, len).ptr, len);
-        crate::dispatch!(ssq_unit::<T::Real>(xr, m, k))
+        ssq_unit::<T::Real>(xr, m, k)
     };
     let t = threads_for::<T>(n);
     let acc = if t <= 1 { part(0, n) } else { par_reduce(n, t, part, Ssq::plus) };
@@ -400,42 +476,51 @@ pub unsafe fn nrm2<T: Scalar>(x: VecRef<T>) -> T::Real {
 // ---------------------------------------------------------------------------------------
 // i?amax
 
-/// Largest |re|+|im| of `len` unit-stride elements, NaN ignored; -1 if every one is NaN.
+/// Largest |x| (real) or |re|+|im| (complex, `m` interleaved reals) of `m` unit-stride reals,
+/// NaN ignored; -1 if every value is NaN. For complex data each lane pair holds the element's
+/// |re|+|im| twice (summed in either order, which rounds the same).
 #[inline(always)]
-unsafe fn amax_lanes<T: Scalar, const L: usize>(x: *const T, len: usize) -> T::Real {
-    let none = -one::<T::Real>();
-    let mut m = [none; L];
-    let blocks = len / L;
-    for b in 0..blocks {
-        let xb = x.add(b * L);
-        for j in 0..L {
-            let v = (*xb.add(j)).abs1();
-            // `v > m` is false for NaN, so NaN never replaces the running maximum.
-            m[j] = if v > m[j] { v } else { m[j] };
+unsafe fn amax_k<V: Vector>(x: *const V::R, m: usize, complex: bool) -> V::R {
+    let w = V::W;
+    let none = -one::<V::R>();
+    let (mut m0, mut m1) = (V::splat(none), V::splat(none));
+    let abs1 = |v: V| {
+        let a = v.abs();
+        if complex {
+            a.add(a.swap_pairs())
+        } else {
+            a
         }
+    };
+    let mut i = 0;
+    while i + 2 * w <= m {
+        m0 = m0.max_keep(abs1(V::load(x.add(i))));
+        m1 = m1.max_keep(abs1(V::load(x.add(i + w))));
+        i += 2 * w;
     }
-    let mut best = none;
-    for v in m {
+    let mut best = hmax(m0.max_keep(m1));
+    let step = if complex { 2 } else { 1 };
+    while i < m {
+        let v = if complex { (*x.add(i)).abs() + (*x.add(i + 1)).abs() } else { (*x.add(i)).abs() };
         best = if v > best { v } else { best };
-    }
-    for i in blocks * L..len {
-        let v = (*x.add(i)).abs1();
-        best = if v > best { v } else { best };
+        i += step;
     }
     best
 }
 
+simd_fn!(amax_simd => amax_k(x: *const R, m: usize, complex: bool) -> R);
+
 /// (largest value, first index holding it) over `len` unit-stride elements, by blocks: a
 /// block is searched for the index only when its maximum beats the best so far. Index
 /// `usize::MAX` when every element is NaN.
-#[inline(always)]
 unsafe fn iamax_unit<T: Scalar>(x: *const T, len: usize) -> (T::Real, usize) {
     const BLOCK: usize = 1024;
     let (mut best, mut idx) = (-one::<T::Real>(), usize::MAX);
     let mut s = 0;
     while s < len {
         let l = BLOCK.min(len - s);
-        let m = amax_lanes::<T, 16>(x.add(s), l);
+        let (xr, lr) = as_reals(x.add(s), l);
+        let m: T::Real = as_concrete!(T::Real, F => amax_simd::<F>(xr as *const F, lr, T::IS_COMPLEX));
         if m > best {
             best = m;
             idx = (s..s + l).find(|&i| (*x.add(i)).abs1() == m).unwrap_or(s);
@@ -472,7 +557,7 @@ pub unsafe fn iamax<T: Scalar>(x: VecRef<T>) -> usize {
         return idx;
     }
     let part = |s: usize, len: usize| {
-        let (best, i) = crate::dispatch!(iamax_unit::<T>(x.sub(s, len).ptr, len));
+        let (best, i) = iamax_unit::<T>(x.sub(s, len).ptr, len);
         (best, if i == usize::MAX { i } else { s + i })
     };
     let t = threads_for::<T>(n);
