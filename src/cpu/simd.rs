@@ -15,6 +15,16 @@ pub enum Level {
 }
 
 pub static LEVEL: Lazy<Level> = Lazy::new(|| {
+    // `HYBLAS_SIMD=avx2|baseline` caps the level (to test or compare the narrower builds).
+    let cap = match crate::config::value("HYBLAS_SIMD").as_deref().map(str::to_ascii_lowercase).as_deref() {
+        Some("baseline") | Some("none") => Level::Baseline,
+        Some("avx2") => Level::Avx2,
+        _ => Level::Avx512,
+    };
+    detected().min(cap)
+});
+
+fn detected() -> Level {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vl") {
@@ -25,7 +35,7 @@ pub static LEVEL: Lazy<Level> = Lazy::new(|| {
         }
     }
     Level::Baseline
-});
+}
 
 /// Names of the detected features, for `hyblas info`.
 pub fn describe() -> &'static str {

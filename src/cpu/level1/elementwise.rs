@@ -1,0 +1,272 @@
+//! Element-by-element Level 1 operations: axpy, copy, swap, scal, rot, rotm.
+//!
+//! Loops work on raw pointers rather than slices: callers may pass overlapping vectors (e.g.
+//! `daxpy(n, a, x, 1, x, 1)`), so nothing may be assumed `noalias`; LLVM vectorises with a
+//! run-time overlap check and keeps the sequential semantics when they do overlap.
+
+use super::{as_reals_mut, par_parts, threads_for};
+use crate::types::{Real, Scalar, VecMut, VecRef};
+
+#[inline(always)]
+unsafe fn axpy_body<T: Scalar>(alpha: T, x: VecRef<T>, y: VecMut<T>) {
+    if x.inc == 1 && y.inc == 1 {
+        let (xp, yp) = (x.ptr, y.ptr);
+        for i in 0..x.n {
+            *yp.add(i) += alpha * *xp.add(i);
+        }
+    } else {
+        for i in 0..x.n {
+            *y.at(i) += alpha * x.get(i);
+        }
+    }
+}
+
+/// y := alpha*x + y (each element `y + alpha*x`, complex products in the textbook form).
+///
+/// # Safety
+/// `x` and `y` are valid views of the same length.
+pub unsafe fn axpy<T: Scalar>(alpha: T, x: VecRef<T>, y: VecMut<T>) {
+    let n = x.n;
+    let t = if y.inc != 0 { threads_for::<T>(n) } else { 1 };
+    if t <= 1 {
+        return crate::dispatch!(axpy_body::<T>(alpha, x, y));
+    }
+    par_parts(n, t, |s, len| crate::dispatch!(axpy_body::<T>(alpha, x.sub(s, len), y.sub(s, len))));
+}
+
+#[inline(always)]
+unsafe fn copy_body<T: Scalar>(x: VecRef<T>, y: VecMut<T>) {
+    if x.inc == 1 && y.inc == 1 {
+        // memmove: defined (and equal to the reference loop) for y before or equal to x.
+        std::ptr::copy(x.ptr, y.ptr, x.n);
+    } else {
+        for i in 0..x.n {
+            *y.at(i) = x.get(i);
+        }
+    }
+}
+
+/// y := x.
+///
+/// # Safety
+/// `x` and `y` are valid views of the same length.
+pub unsafe fn copy<T: Scalar>(x: VecRef<T>, y: VecMut<T>) {
+    let n = x.n;
+    let t = if y.inc != 0 { threads_for::<T>(n) } else { 1 };
+    if t <= 1 {
+        return copy_body(x, y);
+    }
+    par_parts(n, t, |s, len| copy_body(x.sub(s, len), y.sub(s, len)));
+}
+
+#[inline(always)]
+unsafe fn swap_body<T: Scalar>(x: VecMut<T>, y: VecMut<T>) {
+    if x.inc == 1 && y.inc == 1 {
+        let (xp, yp) = (x.ptr, y.ptr);
+        for i in 0..x.n {
+            let t = *xp.add(i);
+            *xp.add(i) = *yp.add(i);
+            *yp.add(i) = t;
+        }
+    } else {
+        for i in 0..x.n {
+            let t = x.get(i);
+            *x.at(i) = y.get(i);
+            *y.at(i) = t;
+        }
+    }
+}
+
+/// x <-> y.
+///
+/// # Safety
+/// `x` and `y` are valid views of the same length.
+pub unsafe fn swap<T: Scalar>(x: VecMut<T>, y: VecMut<T>) {
+    let n = x.n;
+    let t = if x.inc != 0 && y.inc != 0 { threads_for::<T>(n) } else { 1 };
+    if t <= 1 {
+        return crate::dispatch!(swap_body::<T>(x, y));
+    }
+    par_parts(n, t, |s, len| crate::dispatch!(swap_body::<T>(x.sub(s, len), y.sub(s, len))));
+}
+
+#[inline(always)]
+unsafe fn scal_body<T: Scalar>(alpha: T, x: VecMut<T>) {
+    if x.inc == 1 {
+        let p = x.ptr;
+        for i in 0..x.n {
+            *p.add(i) = alpha * *p.add(i);
+        }
+    } else {
+        for i in 0..x.n {
+            let p = x.at(i);
+            *p = alpha * *p;
+        }
+    }
+}
+
+/// x := alpha*x, the product formed as `alpha * x` (reference `?scal`; zero times Inf or
+/// NaN stays NaN, as in the reference).
+///
+/// # Safety
+/// `x` is a valid view.
+pub unsafe fn scal<T: Scalar>(alpha: T, x: VecMut<T>) {
+    let n = x.n;
+    let t = if x.inc != 0 { threads_for::<T>(n) } else { 1 };
+    if t <= 1 {
+        return crate::dispatch!(scal_body::<T>(alpha, x));
+    }
+    par_parts(n, t, |s, len| crate::dispatch!(scal_body::<T>(alpha, x.sub(s, len))));
+}
+
+/// x := alpha*x for a real alpha, each part of a complex x scaled on its own (`csscal`,
+/// `zdscal`: (alpha*re, alpha*im), not a complex product with (alpha, 0)).
+///
+/// # Safety
+/// `x` is a valid view.
+pub unsafe fn scal_real<T: Scalar>(alpha: T::Real, x: VecMut<T>) {
+    if x.inc == 1 {
+        let (p, m) = as_reals_mut(x.ptr, x.n);
+        return scal(alpha, VecMut { ptr: p, n: m, inc: 1 });
+    }
+    let n = x.n;
+    let t = if x.inc != 0 { threads_for::<T>(n) } else { 1 };
+    let body = |x: VecMut<T>| {
+        for i in 0..x.n {
+            let p = x.at(i);
+            *p = p.mul_real(alpha);
+        }
+    };
+    if t <= 1 {
+        return body(x);
+    }
+    par_parts(n, t, |s, len| body(x.sub(s, len)));
+}
+
+#[inline(always)]
+unsafe fn rot_body<T: Scalar>(c: T::Real, s: T::Real, x: VecMut<T>, y: VecMut<T>) {
+    // The reference multiplies a complex element by c and s converted to (c, +0) and (s, +0):
+    // full complex products, so Inf/NaN and zero signs spread between the parts as there.
+    let (c, s) = (T::from_real(c), T::from_real(s));
+    if x.inc == 1 && y.inc == 1 {
+        let (xp, yp) = (x.ptr, y.ptr);
+        for i in 0..x.n {
+            let (xi, yi) = (*xp.add(i), *yp.add(i));
+            *xp.add(i) = c * xi + s * yi;
+            *yp.add(i) = c * yi - s * xi;
+        }
+    } else {
+        for i in 0..x.n {
+            let (xi, yi) = (x.get(i), y.get(i));
+            *x.at(i) = c * xi + s * yi;
+            *y.at(i) = c * yi - s * xi;
+        }
+    }
+}
+
+/// Plane rotation with real c, s: (x, y) := (c*x + s*y, c*y - s*x) (`?rot`, `csrot`, `zdrot`;
+/// for complex vectors c and s act as the complex numbers (c, 0), (s, 0)).
+///
+/// # Safety
+/// `x` and `y` are valid views of the same length.
+pub unsafe fn rot<T: Scalar>(c: T::Real, s: T::Real, x: VecMut<T>, y: VecMut<T>) {
+    let n = x.n;
+    let t = if x.inc != 0 && y.inc != 0 { threads_for::<T>(n) } else { 1 };
+    if t <= 1 {
+        return crate::dispatch!(rot_body::<T>(c, s, x, y));
+    }
+    par_parts(n, t, |i, len| crate::dispatch!(rot_body::<T>(c, s, x.sub(i, len), y.sub(i, len))));
+}
+
+/// The modified-Givens matrix H of a `param` array, in the form `?rotm` applies it.
+#[derive(Clone, Copy, Debug)]
+enum RotmH<R> {
+    /// flag < 0: H = [h11 h12; h21 h22].
+    Full(R, R, R, R),
+    /// flag = 0: H = [1 h12; h21 1].
+    OffDiag(R, R),
+    /// flag > 0: H = [h11 1; -1 h22].
+    Diag(R, R),
+}
+
+#[inline(always)]
+unsafe fn rotm_apply<R: Real>(h: RotmH<R>, x: *mut R, y: *mut R) {
+    let (w, z) = (*x, *y);
+    match h {
+        RotmH::Full(h11, h21, h12, h22) => {
+            *x = w * h11 + z * h12;
+            *y = w * h21 + z * h22;
+        }
+        RotmH::OffDiag(h21, h12) => {
+            *x = w + z * h12;
+            *y = w * h21 + z;
+        }
+        RotmH::Diag(h11, h22) => {
+            *x = w * h11 + z;
+            *y = -w + h22 * z;
+        }
+    }
+}
+
+#[inline(always)]
+unsafe fn rotm_body<R: Real>(h: RotmH<R>, x: VecMut<R>, y: VecMut<R>) {
+    if x.inc == 1 && y.inc == 1 {
+        // One loop per form, so each vectorises without a per-element branch.
+        let (xp, yp) = (x.ptr, y.ptr);
+        match h {
+            RotmH::Full(h11, h21, h12, h22) => {
+                for i in 0..x.n {
+                    let (w, z) = (*xp.add(i), *yp.add(i));
+                    *xp.add(i) = w * h11 + z * h12;
+                    *yp.add(i) = w * h21 + z * h22;
+                }
+            }
+            RotmH::OffDiag(h21, h12) => {
+                for i in 0..x.n {
+                    let (w, z) = (*xp.add(i), *yp.add(i));
+                    *xp.add(i) = w + z * h12;
+                    *yp.add(i) = w * h21 + z;
+                }
+            }
+            RotmH::Diag(h11, h22) => {
+                for i in 0..x.n {
+                    let (w, z) = (*xp.add(i), *yp.add(i));
+                    *xp.add(i) = w * h11 + z;
+                    *yp.add(i) = -w + h22 * z;
+                }
+            }
+        }
+    } else {
+        for i in 0..x.n {
+            rotm_apply(h, x.at(i), y.at(i));
+        }
+    }
+}
+
+/// Apply the modified Givens transformation in `param` (`?rotm`): flag = param[0] selects
+/// the form as the reference does (-2: identity, < 0: full, 0: unit diagonal, > 0: unit
+/// off-diagonal).
+///
+/// # Safety
+/// `x` and `y` are valid views of the same length.
+pub unsafe fn rotm<R: Real>(param: [R; 5], x: VecMut<R>, y: VecMut<R>) {
+    let flag = param[0];
+    let two = <R as Scalar>::from_f64(2.0);
+    if x.n == 0 || flag + two == <R as Scalar>::zero() {
+        return;
+    }
+    let zero = <R as Scalar>::zero();
+    let h = if flag < zero {
+        RotmH::Full(param[1], param[2], param[3], param[4])
+    } else if flag == zero {
+        RotmH::OffDiag(param[2], param[3])
+    } else {
+        RotmH::Diag(param[1], param[4])
+    };
+    let n = x.n;
+    let t = if x.inc != 0 && y.inc != 0 { threads_for::<R>(n) } else { 1 };
+    if t <= 1 {
+        return crate::dispatch!(rotm_body::<R>(h, x, y));
+    }
+    par_parts(n, t, |i, len| crate::dispatch!(rotm_body::<R>(h, x.sub(i, len), y.sub(i, len))));
+}
