@@ -303,16 +303,28 @@ fn data<T: Num>(n: usize, seed: u64) -> Vec<T> {
     (0..n).map(|_| T::make(&mut r)).collect()
 }
 
-/// Best time of `reps` runs (after one warm-up), in seconds.
-fn best(reps: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    let mut t = f64::INFINITY;
-    for _ in 0..reps {
-        let s = Instant::now();
-        f();
-        t = t.min(s.elapsed().as_secs_f64());
+/// GFLOP/s of (hyblas, OpenBLAS). `call(true)` runs hyblas once, `call(false)` OpenBLAS.
+/// Each sample repeats the call for at least 30 ms (small sizes take microseconds); the two
+/// libraries alternate sample by sample so both see the same machine load, and the best
+/// sample of each counts.
+fn compare(reps: usize, flops: f64, mut call: impl FnMut(bool)) -> (f64, f64) {
+    call(true);
+    call(false);
+    let s = Instant::now();
+    call(true);
+    let once = s.elapsed().as_secs_f64().max(1e-7);
+    let iters = ((0.03 / once).ceil() as usize).clamp(1, 100_000);
+    let mut best = [f64::INFINITY; 2];
+    for _ in 0..reps.max(1) {
+        for (slot, ours) in [(0, true), (1, false)] {
+            let s = Instant::now();
+            for _ in 0..iters {
+                call(ours);
+            }
+            best[slot] = best[slot].min(s.elapsed().as_secs_f64() / iters as f64);
+        }
     }
-    t
+    (flops / best[0] * 1e-9, flops / best[1] * 1e-9)
 }
 
 /// Times one routine on both libraries: returns (hyblas GFLOP/s, OpenBLAS GFLOP/s).
@@ -330,15 +342,11 @@ fn gemm_case<T: Num + 'static>(ours: Gemm<T>, theirs: &'static str, tb: u8) -> C
         let ni = n as i32;
         let (ta, tb) = (b'N' as c_char, tb as c_char);
         let flops = T::FMA_FLOPS * (n as f64).powi(3);
-        let mut run = |f: Gemm<T>| {
+        compare(reps, flops, |mine| {
+            let f = if mine { ours } else { theirs };
             // SAFETY: buffers are n*n with ld n.
-            best(reps, || unsafe {
-                f(&ta, &tb, &ni, &ni, &ni, &alpha, a.as_ptr(), &ni, b.as_ptr(), &ni, &beta, c.as_mut_ptr(), &ni)
-            })
-        };
-        let t_ours = run(ours);
-        let t_theirs = run(theirs);
-        (flops / t_ours * 1e-9, flops / t_theirs * 1e-9)
+            unsafe { f(&ta, &tb, &ni, &ni, &ni, &alpha, a.as_ptr(), &ni, b.as_ptr(), &ni, &beta, c.as_mut_ptr(), &ni) }
+        })
     })
 }
 
@@ -352,13 +360,11 @@ fn syrk_case<T: Num + 'static, R: Num + 'static>(ours: Syrk<T, R>, theirs: &'sta
         let ni = n as i32;
         let (ul, tr) = (b'L' as c_char, trans as c_char);
         let flops = T::FMA_FLOPS * (n as f64).powi(3) / 2.0;
-        let mut run = |f: Syrk<T, R>| {
+        compare(reps, flops, |mine| {
+            let f = if mine { ours } else { theirs };
             // SAFETY: buffers are n*n with ld n.
-            best(reps, || unsafe { f(&ul, &tr, &ni, &ni, &alpha, a.as_ptr(), &ni, &beta, c.as_mut_ptr(), &ni) })
-        };
-        let t_ours = run(ours);
-        let t_theirs = run(theirs);
-        (flops / t_ours * 1e-9, flops / t_theirs * 1e-9)
+            unsafe { f(&ul, &tr, &ni, &ni, &alpha, a.as_ptr(), &ni, &beta, c.as_mut_ptr(), &ni) }
+        })
     })
 }
 
@@ -373,15 +379,11 @@ fn syr2k_case<T: Num + 'static, R: Num + 'static>(ours: Syr2k<T, R>, theirs: &'s
         let ni = n as i32;
         let (ul, tr) = (b'U' as c_char, trans as c_char);
         let flops = T::FMA_FLOPS * (n as f64).powi(3);
-        let mut run = |f: Syr2k<T, R>| {
+        compare(reps, flops, |mine| {
+            let f = if mine { ours } else { theirs };
             // SAFETY: buffers are n*n with ld n.
-            best(reps, || unsafe {
-                f(&ul, &tr, &ni, &ni, &alpha, a.as_ptr(), &ni, b.as_ptr(), &ni, &beta, c.as_mut_ptr(), &ni)
-            })
-        };
-        let t_ours = run(ours);
-        let t_theirs = run(theirs);
-        (flops / t_ours * 1e-9, flops / t_theirs * 1e-9)
+            unsafe { f(&ul, &tr, &ni, &ni, &alpha, a.as_ptr(), &ni, b.as_ptr(), &ni, &beta, c.as_mut_ptr(), &ni) }
+        })
     })
 }
 
@@ -396,15 +398,11 @@ fn symm_case<T: Num + 'static>(ours: Symm<T>, theirs: &'static str) -> Case {
         let ni = n as i32;
         let (sd, ul) = (b'L' as c_char, b'U' as c_char);
         let flops = T::FMA_FLOPS * (n as f64).powi(3);
-        let mut run = |f: Symm<T>| {
+        compare(reps, flops, |mine| {
+            let f = if mine { ours } else { theirs };
             // SAFETY: buffers are n*n with ld n.
-            best(reps, || unsafe {
-                f(&sd, &ul, &ni, &ni, &alpha, a.as_ptr(), &ni, b.as_ptr(), &ni, &beta, c.as_mut_ptr(), &ni)
-            })
-        };
-        let t_ours = run(ours);
-        let t_theirs = run(theirs);
-        (flops / t_ours * 1e-9, flops / t_theirs * 1e-9)
+            unsafe { f(&sd, &ul, &ni, &ni, &alpha, a.as_ptr(), &ni, b.as_ptr(), &ni, &beta, c.as_mut_ptr(), &ni) }
+        })
     })
 }
 

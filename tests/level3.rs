@@ -1463,6 +1463,19 @@ fn rank_trans<T: Scalar>(herm: bool) -> &'static [u8] {
 }
 
 fn run_rank<T: L3>(seed: u64, herm: bool, two: bool, shapes: &[(usize, usize)], abis: &[Abi]) {
+    run_rank_with(seed, herm, two, shapes, abis, &scalars::<T>(), &scalars::<T>());
+}
+
+/// [`run_rank`] over given alpha and beta values.
+fn run_rank_with<T: L3>(
+    seed: u64,
+    herm: bool,
+    two: bool,
+    shapes: &[(usize, usize)],
+    abis: &[Abi],
+    alphas: &[T],
+    betas: &[T],
+) {
     let mut rng = Rng::new(seed);
     // HERK's alpha and beta and HER2K's beta are real.
     let real_part = |v: T| T::from_real(v.re());
@@ -1471,8 +1484,8 @@ fn run_rank<T: L3>(seed: u64, herm: bool, two: bool, shapes: &[(usize, usize)], 
             for &(n, k) in shapes {
                 for &uplo in b"UL" {
                     for &tr in rank_trans::<T>(herm) {
-                        for alpha in scalars::<T>() {
-                            for beta in scalars::<T>() {
+                        for &alpha in alphas {
+                            for &beta in betas {
                                 let alpha = if herm && !two { real_part(alpha) } else { alpha };
                                 let beta = if herm { real_part(beta) } else { beta };
                                 let (ar, ac) = if tr == b'N' { (n, k) } else { (k, n) };
@@ -1593,6 +1606,16 @@ fn rank_large() {
     run_rank::<C64>(34, true, false, &shapes[2..], &[Abi::Cblas64]);
     run_rank::<f32>(35, false, true, &shapes[..3], &[Abi::Lp64]);
     run_rank::<C32>(36, true, true, &shapes[2..], &[Abi::Ilp64]);
+}
+
+/// Products big enough that the diagonal blocks run in parallel, one per thread.
+#[test]
+fn rank_parallel_blocks() {
+    let s = |v: f64| vec![v];
+    run_rank_with::<f64>(37, false, false, &[(300, 520)], &[Abi::Lp64], &s(0.7), &[0.0, 1.3]);
+    let z = C64::new(0.7, -0.4);
+    run_rank_with::<C64>(38, true, false, &[(300, 130)], &[Abi::Cblas], &[z], &[C64::zero(), z]);
+    run_rank_with::<C64>(39, true, true, &[(260, 140)], &[Abi::Ilp64], &[z], &[z]);
 }
 
 /// The reference quirk: HERK/HER2K with beta == 1 and alpha == 0 (or k == 0) return at once,

@@ -10,8 +10,9 @@ use crate::types::{MatMut, MatRef, Scalar};
 use gemm::Parallelism;
 use once_cell::sync::Lazy;
 
-/// m*n*k below which GEMM runs on one thread.
-pub static GEMM_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMM_PAR_MIN", 48 * 48 * 48));
+/// Multiply-adds (m*n*k, a complex one counting as 4) below which GEMM stays on the caller's
+/// thread: under ~128^3 the pool's wake-up and the split cost more than the second core gains.
+pub static GEMM_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMM_PAR_MIN", 128 * 128 * 128));
 
 /// A packed copy of `a` (conjugated when `conj`) and a view of it. The copy keeps the
 /// operand's orientation (column-major for a column-oriented view, row-major for a transposed
@@ -61,8 +62,9 @@ pub unsafe fn scale<T: Scalar>(beta: T, c: MatMut<T>) {
 
 /// Threads for an m x n x k product.
 #[inline]
-pub fn threads_for_gemm(m: usize, n: usize, k: usize) -> usize {
+pub fn threads_for_gemm<T: Scalar>(m: usize, n: usize, k: usize) -> usize {
     let work = m.saturating_mul(n).saturating_mul(k);
+    let work = if T::IS_COMPLEX { work.saturating_mul(4) } else { work };
     if work < *GEMM_PAR_MIN {
         1
     } else {
@@ -79,7 +81,7 @@ pub fn threads_for_gemm(m: usize, n: usize, k: usize) -> usize {
 /// Views valid and consistent (a.rows == c.rows, b.cols == c.cols, a.cols == b.rows); C must
 /// not overlap A or B.
 pub unsafe fn gemm<T: Scalar>(alpha: T, a: MatRef<T>, conj_a: bool, b: MatRef<T>, conj_b: bool, beta: T, c: MatMut<T>) {
-    let t = threads_for_gemm(c.rows, c.cols, a.cols);
+    let t = threads_for_gemm::<T>(c.rows, c.cols, a.cols);
     gemm_with(t, alpha, a, conj_a, b, conj_b, beta, c)
 }
 

@@ -9,13 +9,13 @@
 //! temporary and only its triangle is merged into C, so nothing outside the referenced
 //! triangle is read or written, and all but O(n*nb*k) of the flops run as large GEMMs.
 
-use super::gemm::{gemm, packed_copy, scale};
+use super::gemm::{gemm, gemm_with, packed_copy, scale, threads_for_gemm};
 use crate::cpu::threads;
 use crate::types::{MatMut, MatRef, Scalar, Side, Uplo};
 use once_cell::sync::Lazy;
 
-/// Order at or below which a diagonal block of SYRK/HERK/SYR2K/HER2K is formed in a
-/// temporary instead of being split further.
+/// Largest order of a diagonal block of SYRK/HERK/SYR2K/HER2K formed in a temporary instead
+/// of being split further.
 pub static SYRK_NB: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_SYRK_NB", 128).max(8));
 
 /// Elements of A above which the SYMM/HEMM triangle expansion is split across threads.
@@ -150,42 +150,62 @@ unsafe fn merge_lower<T: Scalar>(herm: bool, t: &[T], ldt: usize, beta: T, c: Ma
     }
 }
 
-/// Lower triangle of C := sum(alpha_i P_i Q_i^T) + beta*C, recursively.
-unsafe fn lower_rec<T: Scalar>(herm: bool, terms: &[Term<T>], beta: T, c: MatMut<T>, nb: usize, tmp: &mut Vec<T>) {
-    let n = c.rows;
-    let k = terms[0].p.cols;
+/// Off-diagonal part of the lower triangle of C := sum(alpha_i P_i Q_i^T) + beta*C for rows
+/// and columns `r0..r0+n`, by recursive halving: each C21 rectangle is one GEMM per term
+/// straight into C. The diagonal blocks left over (order <= nb) are appended to `diag`.
+unsafe fn off_diagonal<T: Scalar>(
+    terms: &[Term<T>],
+    beta: T,
+    c: MatMut<T>,
+    r0: usize,
+    n: usize,
+    nb: usize,
+    diag: &mut Vec<(usize, usize)>,
+) {
     if n <= nb {
-        // Diagonal block: full n x n product into the temporary, then merge its triangle.
-        tmp.clear();
-        tmp.resize(n * n, T::zero());
-        let tv = MatMut::col_major(tmp.as_mut_ptr(), n, n, n);
-        for (i, term) in terms.iter().enumerate() {
-            let (p, q) = term.rows(0, n);
-            gemm(term.alpha, p, false, q.t(), false, if i == 0 { T::zero() } else { T::one() }, tv);
-        }
-        return merge_lower(herm, tmp, n, beta, c);
+        diag.push((r0, n));
+        return;
     }
-    // Split near the middle, on a multiple of 16 so the GEMM blocks stay kernel-aligned.
-    let n1 = ((n / 2).div_ceil(16) * 16).clamp(1, n - 1);
+    // Split on a block boundary near the middle, so the diagonal blocks come out of order nb
+    // (the last one smaller) and the GEMM rectangles stay kernel-aligned.
+    let n1 = (n.div_ceil(nb).div_ceil(2) * nb).min(n - 1);
     let n2 = n - n1;
-    let part = |r0, len| -> Vec<Term<T>> {
-        terms
-            .iter()
-            .map(|t| {
-                let (p, q) = t.rows(r0, len);
-                Term { alpha: t.alpha, p, q }
-            })
-            .collect()
-    };
-    let top = part(0, n1);
-    lower_rec(herm, &top, beta, c.sub(0, 0, n1, n1), nb, tmp);
-    let c21 = c.sub(n1, 0, n2, n1);
+    off_diagonal(terms, beta, c, r0, n1, nb, diag);
+    let c21 = c.sub(r0 + n1, r0, n2, n1);
     for (i, term) in terms.iter().enumerate() {
-        let p2 = term.p.sub(n1, 0, n2, k);
-        let q1 = term.q.sub(0, 0, n1, k);
+        let p2 = term.rows(r0 + n1, n2).0;
+        let q1 = term.rows(r0, n1).1;
         gemm(term.alpha, p2, false, q1.t(), false, if i == 0 { beta } else { T::one() }, c21);
     }
-    lower_rec(herm, &part(n1, n2), beta, c.sub(n1, n1, n2, n2), nb, tmp);
+    off_diagonal(terms, beta, c, r0 + n1, n2, nb, diag);
+}
+
+/// Diagonal block `r0..r0+n` of the lower triangle: the full n x n product into a temporary
+/// on `t` threads, then only its triangle merged into C.
+unsafe fn diagonal_block<T: Scalar>(
+    t: usize,
+    herm: bool,
+    terms: &[Term<T>],
+    beta: T,
+    c: MatMut<T>,
+    r0: usize,
+    n: usize,
+) {
+    let mut tmp = vec![T::zero(); n * n];
+    let tv = MatMut::col_major(tmp.as_mut_ptr(), n, n, n);
+    for (i, term) in terms.iter().enumerate() {
+        let (p, q) = term.rows(r0, n);
+        gemm_with(t, term.alpha, p, false, q.t(), false, if i == 0 { T::zero() } else { T::one() }, tv);
+    }
+    merge_lower(herm, &tmp, n, beta, c.sub(r0, r0, n, n));
+}
+
+/// Order of the diagonal blocks for an n x n update: the full square each block computes is
+/// wasted work in proportion nb/n, small blocks run GEMM less efficiently; n/8 within
+/// [64, HYBLAS_SYRK_NB] balances the two.
+fn block_order(n: usize) -> usize {
+    let max = *SYRK_NB;
+    (n / 8).div_ceil(16).saturating_mul(16).clamp(64.min(max), max)
 }
 
 /// The `uplo` triangle of C := sum(alpha_i P_i Q_i^T) + beta*C.
@@ -200,9 +220,28 @@ unsafe fn rank_update<T: Scalar>(uplo: Uplo, herm: bool, mut terms: Vec<Term<T>>
             c.t()
         }
     };
-    let nb = *SYRK_NB;
-    let mut tmp = Vec::new();
-    lower_rec(herm, &terms, beta, c, nb, &mut tmp);
+    let n = c.rows;
+    let k = terms[0].p.cols;
+    let mut diag = Vec::new();
+    off_diagonal(&terms, beta, c, 0, n, block_order(n), &mut diag);
+    // Diagonal blocks are independent: with as many blocks as threads, each thread takes whole
+    // blocks (one-thread GEMMs, no split of small products); otherwise each block's GEMM
+    // gets the threads.
+    let nb = diag.iter().map(|d| d.1).max().unwrap_or(0);
+    let t_block = threads_for_gemm::<T>(nb, nb, k);
+    let t = threads::nthreads();
+    if t > 1 && t_block > 1 && diag.len() >= t {
+        let terms = &terms;
+        let diag = &diag;
+        threads::for_each_part(t, diag.len(), |b| {
+            let (r0, len) = diag[b];
+            diagonal_block(1, herm, terms, beta, c, r0, len);
+        });
+    } else {
+        for &(r0, len) in &diag {
+            diagonal_block(t_block, herm, &terms, beta, c, r0, len);
+        }
+    }
 }
 
 /// SYRK/HERK: the `uplo` triangle of C := alpha*X*X^T + beta*C (symmetric) or
