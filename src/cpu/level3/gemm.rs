@@ -10,18 +10,38 @@ use crate::types::{MatMut, MatRef, Scalar};
 use gemm::Parallelism;
 use once_cell::sync::Lazy;
 
-/// m*n*k below which GEMM runs on one thread.
-pub static GEMM_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMM_PAR_MIN", 48 * 48 * 48));
+/// Multiply-adds (m*n*k, a complex one counting as 4) below which GEMM stays on the caller's
+/// thread: under ~128^3 the pool's wake-up and the split cost more than the second core gains.
+pub static GEMM_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMM_PAR_MIN", 128 * 128 * 128));
 
-/// Packed column-major copy of `a` (conjugated when `conj`).
-unsafe fn packed_copy<T: Scalar>(a: MatRef<T>, conj: bool) -> Vec<T> {
-    let mut buf = Vec::with_capacity(a.rows * a.cols);
-    for j in 0..a.cols {
-        for i in 0..a.rows {
-            buf.push(a.get(i, j).conj_if(conj));
+/// A packed copy of `a` (conjugated when `conj`) and a view of it. The copy keeps the
+/// operand's orientation (column-major for a column-oriented view, row-major for a transposed
+/// one) so the source is read along its contiguous dimension.
+///
+/// # Safety
+/// `a` is a valid view.
+pub unsafe fn packed_copy<T: Scalar>(a: MatRef<T>, conj: bool) -> (Vec<T>, MatRef<T>) {
+    let (rows, cols) = (a.rows, a.cols);
+    let mut buf = Vec::with_capacity(rows * cols);
+    let row_major = a.cs.unsigned_abs() < a.rs.unsigned_abs();
+    if row_major {
+        for i in 0..rows {
+            let r = a.sub(i, 0, 1, cols);
+            buf.extend((0..cols).map(|j| r.get(0, j).conj_if(conj)));
+        }
+    } else {
+        for j in 0..cols {
+            let c = a.sub(0, j, rows, 1);
+            buf.extend((0..rows).map(|i| c.get(i, 0).conj_if(conj)));
         }
     }
-    buf
+    let view = if row_major {
+        MatRef { ptr: buf.as_ptr(), rows, cols, rs: cols as isize, cs: 1 }
+    } else {
+        MatRef::col_major(buf.as_ptr(), rows, cols, rows.max(1))
+    };
+    // Moving the Vec out does not move its heap buffer, so `view` stays valid.
+    (buf, view)
 }
 
 /// C := beta*C for an m x n view (beta == 0 assigns zero, so NaN/Inf in C are cleared).
@@ -40,6 +60,18 @@ pub unsafe fn scale<T: Scalar>(beta: T, c: MatMut<T>) {
     }
 }
 
+/// Threads for an m x n x k product.
+#[inline]
+pub fn threads_for_gemm<T: Scalar>(m: usize, n: usize, k: usize) -> usize {
+    let work = m.saturating_mul(n).saturating_mul(k);
+    let work = if T::IS_COMPLEX { work.saturating_mul(4) } else { work };
+    if work < *GEMM_PAR_MIN {
+        1
+    } else {
+        threads::nthreads()
+    }
+}
+
 /// C (m x n) := alpha * conj?(A) (m x k) * conj?(B) (k x n) + beta*C.
 ///
 /// Reference semantics: beta == 0 overwrites C without reading it; alpha == 0 or k == 0 reads
@@ -49,6 +81,25 @@ pub unsafe fn scale<T: Scalar>(beta: T, c: MatMut<T>) {
 /// Views valid and consistent (a.rows == c.rows, b.cols == c.cols, a.cols == b.rows); C must
 /// not overlap A or B.
 pub unsafe fn gemm<T: Scalar>(alpha: T, a: MatRef<T>, conj_a: bool, b: MatRef<T>, conj_b: bool, beta: T, c: MatMut<T>) {
+    let t = threads_for_gemm::<T>(c.rows, c.cols, a.cols);
+    gemm_with(t, alpha, a, conj_a, b, conj_b, beta, c)
+}
+
+/// [`gemm`] on exactly `t` threads (1: on the caller's thread).
+///
+/// # Safety
+/// As [`gemm`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemm_with<T: Scalar>(
+    t: usize,
+    alpha: T,
+    a: MatRef<T>,
+    conj_a: bool,
+    b: MatRef<T>,
+    conj_b: bool,
+    beta: T,
+    c: MatMut<T>,
+) {
     let (m, n, k) = (c.rows, c.cols, a.cols);
     debug_assert!(a.rows == m && b.rows == k && b.cols == n);
     if m == 0 || n == 0 {
@@ -57,23 +108,19 @@ pub unsafe fn gemm<T: Scalar>(alpha: T, a: MatRef<T>, conj_a: bool, b: MatRef<T>
     if k == 0 || alpha.is_zero() {
         return scale(beta, c);
     }
-    let work = m.saturating_mul(n).saturating_mul(k);
-    let t = if work < *GEMM_PAR_MIN { 1 } else { threads::nthreads() };
 
     // Conjugated complex operands: pack once so the product takes the fast kernels.
-    let conj_a = conj_a && T::IS_COMPLEX;
-    let conj_b = conj_b && T::IS_COMPLEX;
     let abuf;
-    let a = if conj_a {
+    let a = if conj_a && T::IS_COMPLEX {
         abuf = packed_copy(a, true);
-        MatRef::col_major(abuf.as_ptr(), m, k, m)
+        abuf.1
     } else {
         a
     };
     let bbuf;
-    let b = if conj_b {
+    let b = if conj_b && T::IS_COMPLEX {
         bbuf = packed_copy(b, true);
-        MatRef::col_major(bbuf.as_ptr(), k, n, k)
+        bbuf.1
     } else {
         b
     };

@@ -1,0 +1,305 @@
+//! SYMM/HEMM and the rank-k updates SYRK/HERK/SYR2K/HER2K, all on top of [`gemm`].
+//!
+//! SYMM/HEMM expand the referenced triangle of A into a full temporary (O(n^2) copies next to
+//! O(n^2 m) flops) and make one GEMM call.
+//!
+//! The rank-k routines update one triangle of C by recursive halving: C = [C11 .; C21 C22]
+//! becomes two half-size triangles plus the full rectangle C21, which goes straight through
+//! GEMM into C. Below `HYBLAS_SYRK_NB` a diagonal block is formed by a small GEMM into a
+//! temporary and only its triangle is merged into C, so nothing outside the referenced
+//! triangle is read or written, and all but O(n*nb*k) of the flops run as large GEMMs.
+
+use super::gemm::{gemm, gemm_with, packed_copy, scale, threads_for_gemm};
+use crate::cpu::threads;
+use crate::types::{MatMut, MatRef, Scalar, Side, Uplo};
+use once_cell::sync::Lazy;
+
+/// Largest order of a diagonal block of SYRK/HERK/SYR2K/HER2K formed in a temporary instead
+/// of being split further.
+pub static SYRK_NB: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_SYRK_NB", 128).max(8));
+
+/// Elements of A above which the SYMM/HEMM triangle expansion is split across threads.
+pub static SYMM_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_SYMM_PAR_MIN", 1 << 16));
+
+/// Tile order of the triangle expansion (both tiles of a mirrored pair stay in cache).
+const TILE: usize = 32;
+
+/// Write the full symmetric (Hermitian when `herm`) matrix whose `uplo` triangle is stored in
+/// `a` into the column-major buffer `full` (leading dimension n). Hermitian diagonals are
+/// taken as real.
+unsafe fn expand<T: Scalar>(a: MatRef<T>, uplo: Uplo, herm: bool, full: MatMut<T>) {
+    let n = a.rows;
+    let tiles = n.div_ceil(TILE);
+    let t = threads::threads_for(n * n, *SYMM_PAR_MIN);
+    threads::for_each_part(t, t, |part| {
+        // Tile columns are dealt round-robin so each thread gets a similar share.
+        for tj in (part..tiles).step_by(t) {
+            let j0 = tj * TILE;
+            let j1 = (j0 + TILE).min(n);
+            for ti in 0..tiles {
+                let i0 = ti * TILE;
+                let i1 = (i0 + TILE).min(n);
+                for j in j0..j1 {
+                    for i in i0..i1 {
+                        let stored = match uplo {
+                            Uplo::Lower => i >= j,
+                            Uplo::Upper => i <= j,
+                        };
+                        let v = if i == j {
+                            let d = a.get(i, i);
+                            if herm {
+                                T::from_real(d.re())
+                            } else {
+                                d
+                            }
+                        } else if stored {
+                            a.get(i, j)
+                        } else {
+                            a.get(j, i).conj_if(herm)
+                        };
+                        *full.at(i, j) = v;
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// C := alpha*A*B + beta*C (`side == Left`) or alpha*B*A + beta*C, with A symmetric
+/// (Hermitian when `herm`) and only its `uplo` triangle referenced.
+///
+/// # Safety
+/// `a` is na x na (na = c.rows for Left, c.cols for Right), `b` and `c` are m x n; all valid;
+/// C does not overlap A or B.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn symm<T: Scalar>(
+    side: Side,
+    uplo: Uplo,
+    herm: bool,
+    alpha: T,
+    a: MatRef<T>,
+    b: MatRef<T>,
+    beta: T,
+    c: MatMut<T>,
+) {
+    if c.rows == 0 || c.cols == 0 {
+        return;
+    }
+    if alpha.is_zero() {
+        return scale(beta, c);
+    }
+    let na = a.rows;
+    let mut buf: Vec<T> = Vec::with_capacity(na * na);
+    let full = MatMut::col_major(buf.as_mut_ptr(), na, na, na);
+    expand(a, uplo, herm, full);
+    buf.set_len(na * na);
+    let fa = full.as_ref();
+    match side {
+        Side::Left => gemm(alpha, fa, false, b, false, beta, c),
+        Side::Right => gemm(alpha, b, false, fa, false, beta, c),
+    }
+}
+
+/// One term alpha * P * Q^T of a rank-k update (P and Q are n x k, no conjugation).
+#[derive(Clone, Copy)]
+struct Term<T> {
+    alpha: T,
+    p: MatRef<T>,
+    q: MatRef<T>,
+}
+
+impl<T> Term<T> {
+    /// Rows `r0..r0+len` of P and Q.
+    unsafe fn rows(&self, r0: usize, len: usize) -> (MatRef<T>, MatRef<T>) {
+        (self.p.sub(r0, 0, len, self.p.cols), self.q.sub(r0, 0, len, self.q.cols))
+    }
+}
+
+/// Lower triangle of C := beta*C (beta == 0 writes zeros), Hermitian diagonal made real.
+unsafe fn scale_lower<T: Scalar>(herm: bool, beta: T, c: MatMut<T>) {
+    for j in 0..c.cols {
+        for i in j..c.rows {
+            let p = c.at(i, j);
+            *p = if beta.is_zero() {
+                T::zero()
+            } else if herm && i == j {
+                T::from_real(beta.re() * p.re())
+            } else {
+                beta * *p
+            };
+        }
+    }
+}
+
+/// Lower triangle of C := T + beta*C for a block product T (column-major, leading dimension
+/// `ldt`); on a Hermitian diagonal only real parts count and the result is real.
+unsafe fn merge_lower<T: Scalar>(herm: bool, t: &[T], ldt: usize, beta: T, c: MatMut<T>) {
+    let bz = beta.is_zero();
+    for j in 0..c.cols {
+        for i in j..c.rows {
+            let v = t[i + j * ldt];
+            let p = c.at(i, j);
+            *p = if herm && i == j {
+                T::from_real(if bz { v.re() } else { v.re() + beta.re() * p.re() })
+            } else if bz {
+                v
+            } else {
+                v + beta * *p
+            };
+        }
+    }
+}
+
+/// Off-diagonal part of the lower triangle of C := sum(alpha_i P_i Q_i^T) + beta*C for rows
+/// and columns `r0..r0+n`, by recursive halving: each C21 rectangle is one GEMM per term
+/// straight into C. The diagonal blocks left over (order <= nb) are appended to `diag`.
+unsafe fn off_diagonal<T: Scalar>(
+    terms: &[Term<T>],
+    beta: T,
+    c: MatMut<T>,
+    r0: usize,
+    n: usize,
+    nb: usize,
+    diag: &mut Vec<(usize, usize)>,
+) {
+    if n <= nb {
+        diag.push((r0, n));
+        return;
+    }
+    // Split on a block boundary near the middle, so the diagonal blocks come out of order nb
+    // (the last one smaller) and the GEMM rectangles stay kernel-aligned.
+    let n1 = (n.div_ceil(nb).div_ceil(2) * nb).min(n - 1);
+    let n2 = n - n1;
+    off_diagonal(terms, beta, c, r0, n1, nb, diag);
+    let c21 = c.sub(r0 + n1, r0, n2, n1);
+    for (i, term) in terms.iter().enumerate() {
+        let p2 = term.rows(r0 + n1, n2).0;
+        let q1 = term.rows(r0, n1).1;
+        gemm(term.alpha, p2, false, q1.t(), false, if i == 0 { beta } else { T::one() }, c21);
+    }
+    off_diagonal(terms, beta, c, r0 + n1, n2, nb, diag);
+}
+
+/// Diagonal block `r0..r0+n` of the lower triangle: the full n x n product into a temporary
+/// on `t` threads, then only its triangle merged into C.
+unsafe fn diagonal_block<T: Scalar>(
+    t: usize,
+    herm: bool,
+    terms: &[Term<T>],
+    beta: T,
+    c: MatMut<T>,
+    r0: usize,
+    n: usize,
+) {
+    let mut tmp = vec![T::zero(); n * n];
+    let tv = MatMut::col_major(tmp.as_mut_ptr(), n, n, n);
+    for (i, term) in terms.iter().enumerate() {
+        let (p, q) = term.rows(r0, n);
+        gemm_with(t, term.alpha, p, false, q.t(), false, if i == 0 { T::zero() } else { T::one() }, tv);
+    }
+    merge_lower(herm, &tmp, n, beta, c.sub(r0, r0, n, n));
+}
+
+/// Order of the diagonal blocks for an n x n update: the full square each block computes is
+/// wasted work in proportion nb/n, small blocks run GEMM less efficiently; n/8 within
+/// [64, HYBLAS_SYRK_NB] balances the two.
+fn block_order(n: usize) -> usize {
+    let max = *SYRK_NB;
+    (n / 8).div_ceil(16).saturating_mul(16).clamp(64.min(max), max)
+}
+
+/// The `uplo` triangle of C := sum(alpha_i P_i Q_i^T) + beta*C.
+unsafe fn rank_update<T: Scalar>(uplo: Uplo, herm: bool, mut terms: Vec<Term<T>>, beta: T, c: MatMut<T>) {
+    // The upper triangle of C is the lower triangle of C^T = sum(alpha_i Q_i P_i^T).
+    let c = match uplo {
+        Uplo::Lower => c,
+        Uplo::Upper => {
+            for t in terms.iter_mut() {
+                std::mem::swap(&mut t.p, &mut t.q);
+            }
+            c.t()
+        }
+    };
+    let n = c.rows;
+    let k = terms[0].p.cols;
+    let mut diag = Vec::new();
+    off_diagonal(&terms, beta, c, 0, n, block_order(n), &mut diag);
+    // Diagonal blocks are independent: with as many blocks as threads, each thread takes whole
+    // blocks (one-thread GEMMs, no split of small products); otherwise each block's GEMM
+    // gets the threads.
+    let nb = diag.iter().map(|d| d.1).max().unwrap_or(0);
+    let t_block = threads_for_gemm::<T>(nb, nb, k);
+    let t = threads::nthreads();
+    if t > 1 && t_block > 1 && diag.len() >= t {
+        let terms = &terms;
+        let diag = &diag;
+        threads::for_each_part(t, diag.len(), |b| {
+            let (r0, len) = diag[b];
+            diagonal_block(1, herm, terms, beta, c, r0, len);
+        });
+    } else {
+        for &(r0, len) in &diag {
+            diagonal_block(t_block, herm, &terms, beta, c, r0, len);
+        }
+    }
+}
+
+/// SYRK/HERK: the `uplo` triangle of C := alpha*X*X^T + beta*C (symmetric) or
+/// alpha*X'*X'^H + beta*C (`herm`, X' = conj(X) when `conj`; alpha and beta real, the diagonal
+/// of C is made real). X is n x k (op(A) already applied by the view).
+///
+/// # Safety
+/// `x` is n x k, `c` is n x n, both valid; C does not overlap X.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn syrk<T: Scalar>(uplo: Uplo, herm: bool, alpha: T, x: MatRef<T>, conj: bool, beta: T, c: MatMut<T>) {
+    let cl = if uplo == Uplo::Lower { c } else { c.t() };
+    if c.rows == 0 {
+        return;
+    }
+    if alpha.is_zero() || x.cols == 0 {
+        return scale_lower(herm, beta, cl);
+    }
+    if !herm || !T::IS_COMPLEX {
+        return rank_update(uplo, herm, vec![Term { alpha, p: x, q: x }], beta, c);
+    }
+    // X' X'^H = X' conj(X')^T: one of the two operands is the conjugated copy.
+    let (_buf, xc) = packed_copy(x, true);
+    let (p, q) = if conj { (xc, x) } else { (x, xc) };
+    rank_update(uplo, herm, vec![Term { alpha, p, q }], beta, c)
+}
+
+/// SYR2K/HER2K: the `uplo` triangle of C := alpha*X*Y^T + alpha*Y*X^T + beta*C (symmetric) or
+/// alpha*X'*Y'^H + conj(alpha)*Y'*X'^H + beta*C (`herm`, X' = conj(X), Y' = conj(Y) when `conj`;
+/// beta real, the diagonal of C is made real). X and Y are n x k.
+///
+/// # Safety
+/// `x`, `y` are n x k, `c` is n x n, all valid; C does not overlap X or Y.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn syr2k<T: Scalar>(
+    uplo: Uplo,
+    herm: bool,
+    alpha: T,
+    x: MatRef<T>,
+    y: MatRef<T>,
+    conj: bool,
+    beta: T,
+    c: MatMut<T>,
+) {
+    let cl = if uplo == Uplo::Lower { c } else { c.t() };
+    if c.rows == 0 {
+        return;
+    }
+    if alpha.is_zero() || x.cols == 0 {
+        return scale_lower(herm, beta, cl);
+    }
+    if !herm || !T::IS_COMPLEX {
+        let terms = vec![Term { alpha, p: x, q: y }, Term { alpha, p: y, q: x }];
+        return rank_update(uplo, herm, terms, beta, c);
+    }
+    let (_xb, xc) = packed_copy(x, true);
+    let (_yb, yc) = packed_copy(y, true);
+    // (X', conj(X')) and (Y', conj(Y')).
+    let ((xp, xpc), (yp, ypc)) = if conj { ((xc, x), (yc, y)) } else { ((x, xc), (y, yc)) };
+    let terms = vec![Term { alpha, p: xp, q: ypc }, Term { alpha: alpha.conj(), p: yp, q: xpc }];
+    rank_update(uplo, herm, terms, beta, c)
+}
