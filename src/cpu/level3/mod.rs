@@ -2,5 +2,6 @@
 //! blocked so that almost all of their flops go through that GEMM.
 
 pub mod gemm;
+pub mod tri;
 
 pub use gemm::gemm;
