@@ -9,6 +9,7 @@
 pub mod level1;
 pub mod level2;
 pub mod level3;
+pub mod level3_tri;
 
 use crate::types::{Diag, Side, Trans, Uplo};
 use std::os::raw::c_int;

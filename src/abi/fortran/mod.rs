@@ -10,4 +10,5 @@
 pub mod level1;
 pub mod level2;
 pub mod level3;
+pub mod level3_tri;
 pub mod util;

@@ -1,1 +1,1310 @@
-//! TRMM/TRSM (placeholder; the implementation lives on the branch that owns this file).
+//! TRMM (B := alpha*op(A)*B or alpha*B*op(A)) and TRSM (the same with op(A)^-1), A triangular.
+//!
+//! Every case is first rewritten as a left-side product or solve with a lower or upper
+//! triangular `T` and no transposition: for side Right, B*op(A) is the transpose of
+//! op(A)^T * B^T, and views carry transposition in their strides; a conjugate without
+//! transpose (Right, `C`) becomes a `conj` flag. Then the triangle is split recursively into
+//! 2x2 blocks: the diagonal blocks recurse, the off-diagonal block is one GEMM, so nearly all
+//! flops run in the GEMM kernels. Blocks of order `<= HYBLAS_TRI_NB` go to a base case that
+//! packs the small triangle (conjugated, with the reciprocal diagonal for TRSM) and runs a
+//! register-blocked kernel directly on B:
+//! - B's columns contiguous (left side, column-major B): tiles of one SIMD vector of rows by
+//!   a few columns held in registers; the rows already finished are applied GEMM-style
+//!   (vector of T times broadcast element of B) and only the small tile triangle is sequential.
+//! - B's rows contiguous (the transposed right-side problem): vectors run across B's columns,
+//!   each row of the result is a dot product of earlier rows.
+//!
+//! TRMM works in place: blocks and tiles are visited in the order that reads every element
+//! of B before it is overwritten, so no copy of B is made.
+//!
+//! Threads: past `HYBLAS_TRI_PAR_MIN` (m*m*n) the right-hand sides (B's columns for side
+//! Left, rows for side Right) are split across threads, each part an independent problem.
+//! Narrow problems stay whole and take their parallelism from GEMM.
+//!
+//! Reference semantics: only the referenced triangle of A is read and the unit diagonal never;
+//! alpha == 0 zeroes B without reading A or B. Zero padding in the packed tiles never meets a
+//! value of B: the tile kernels select, not multiply, outside the triangle, so Inf/NaN in B
+//! spread only where the arithmetic really reaches them.
+
+use crate::cpu::level3::gemm::gemm;
+use crate::cpu::simd::{Level, LEVEL};
+use crate::cpu::threads;
+use crate::types::{Diag, MatMut, MatRef, Scalar, Side, Trans, Uplo, C32, C64};
+use num_traits::Float;
+use once_cell::sync::Lazy;
+
+/// Order of the diagonal blocks handled by the base-case kernels (rounded to the SIMD tile).
+pub static TRI_NB: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_TRI_NB", 64).max(1));
+
+/// m*m*n (rows of the triangle squared times right-hand sides) below which a TRMM/TRSM runs
+/// on one thread.
+pub static TRI_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_TRI_PAR_MIN", 96 * 96 * 96));
+
+/// Right-hand sides a thread should get at least when they are split.
+const MIN_RHS_PER_THREAD: usize = 16;
+
+/// SIMD level of the base-case kernels: the detected one, capped by `HYBLAS_TRI_ISA`
+/// (`avx512`, `avx2` or `baseline`; lets the tests exercise every build on one machine).
+static ISA: Lazy<Level> = Lazy::new(|| {
+    let cap = match crate::config::value("HYBLAS_TRI_ISA").as_deref() {
+        Some("baseline") => Level::Baseline,
+        Some("avx2") => Level::Avx2,
+        _ => Level::Avx512,
+    };
+    (*LEVEL).min(cap)
+});
+
+/// Per-precision tile shapes of the base-case kernels. Implemented for the four precisions;
+/// every kernel body stays generic over `Scalar`.
+pub trait TriScalar: Scalar {
+    /// Solve op(T) X = alpha*B for a diagonal block (order <= NB) in place.
+    ///
+    /// # Safety
+    /// As [`trsm`]; `t` and `x` consistent.
+    unsafe fn trsm_base(t: Tri<Self>, alpha: Self, x: MatMut<Self>);
+    /// X := alpha*T*X for a diagonal block in place.
+    ///
+    /// # Safety
+    /// As [`trmm`].
+    unsafe fn trmm_base(t: Tri<Self>, alpha: Self, x: MatMut<Self>);
+    /// The column kernels over `n` columns in explicit SIMD, where this precision has them;
+    /// returns false (nothing done) where not. Arguments as the generic column kernels.
+    ///
+    /// # Safety
+    /// As the generic column kernels.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn simd_cols(
+        _solve: bool,
+        _lower: bool,
+        _mb: usize,
+        _ld: usize,
+        _p: *const Self,
+        _d: *const Self,
+        _alpha: Self,
+        _x: *mut Self,
+        _ldx: isize,
+        _n: usize,
+    ) -> bool {
+        false
+    }
+}
+
+macro_rules! tri_scalar {
+    ($t:ty, $tl:literal, $nc:literal, $w:literal $(, $simd:path)?) => {
+        impl TriScalar for $t {
+            unsafe fn trsm_base(t: Tri<Self>, alpha: Self, x: MatMut<Self>) {
+                base::<$t, $tl, $nc, $w>(Op::Solve, t, alpha, x)
+            }
+            unsafe fn trmm_base(t: Tri<Self>, alpha: Self, x: MatMut<Self>) {
+                base::<$t, $tl, $nc, $w>(Op::Multiply, t, alpha, x)
+            }
+            $(
+                unsafe fn simd_cols(
+                    solve: bool,
+                    lower: bool,
+                    mb: usize,
+                    ld: usize,
+                    p: *const Self,
+                    d: *const Self,
+                    alpha: Self,
+                    x: *mut Self,
+                    ldx: isize,
+                    n: usize,
+                ) -> bool {
+                    $simd(solve, lower, mb, ld, p, d, alpha, x, ldx, n)
+                }
+            )?
+        }
+    };
+}
+// TL: rows per tile (one 512-bit vector); NC: columns per tile; W: row-kernel width.
+#[cfg(target_arch = "x86_64")]
+tri_scalar!(f32, 16, 8, 128, x86::cols_f32);
+#[cfg(target_arch = "x86_64")]
+tri_scalar!(f64, 8, 8, 64, x86::cols_f64);
+#[cfg(not(target_arch = "x86_64"))]
+tri_scalar!(f32, 16, 8, 128);
+#[cfg(not(target_arch = "x86_64"))]
+tri_scalar!(f64, 8, 8, 64);
+tri_scalar!(C32, 8, 4, 32);
+tri_scalar!(C64, 4, 4, 16);
+
+/// A triangular operand after normalisation: `a` is square, used without transposition
+/// (strides already swapped), `lower`/upper refers to `a` as viewed, `conj` conjugates every
+/// element read, `unit` means the diagonal is taken as one and never read.
+#[derive(Clone, Copy, Debug)]
+pub struct Tri<T> {
+    a: MatRef<T>,
+    lower: bool,
+    conj: bool,
+    unit: bool,
+}
+
+impl<T> Tri<T> {
+    /// Diagonal block [s, s+len).
+    unsafe fn diag(&self, s: usize, len: usize) -> Self {
+        Tri { a: self.a.sub(s, s, len, len), ..*self }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Solve,
+    Multiply,
+}
+
+/// Rewrite a TRMM/TRSM as the left-side problem on (T, X), see the module comment.
+fn normalize<T>(side: Side, uplo: Uplo, trans: Trans, diag: Diag, a: MatRef<T>, b: MatMut<T>) -> (Tri<T>, MatMut<T>) {
+    let lower = uplo == Uplo::Lower;
+    let (a, lower, conj) = match (side, trans) {
+        (Side::Left, Trans::No) => (a, lower, false),
+        (Side::Left, Trans::Trans) => (a.t(), !lower, false),
+        (Side::Left, Trans::ConjTrans) => (a.t(), !lower, true),
+        // B*A = (A^T B^T)^T
+        (Side::Right, Trans::No) => (a.t(), !lower, false),
+        // B*A^T = (A B^T)^T, B*A^H = (conj(A) B^T)^T
+        (Side::Right, Trans::Trans) => (a, lower, false),
+        (Side::Right, Trans::ConjTrans) => (a, lower, true),
+    };
+    let x = if side == Side::Left { b } else { b.t() };
+    (Tri { a, lower, conj, unit: diag == Diag::Unit }, x)
+}
+
+/// B := 0 (alpha == 0: reference BLAS reads neither A nor B).
+unsafe fn zero<T: Scalar>(b: MatMut<T>) {
+    for j in 0..b.cols {
+        for i in 0..b.rows {
+            *b.at(i, j) = T::zero();
+        }
+    }
+}
+
+/// Run `f` on the whole of X, or on column slices of X in parallel when the problem is big
+/// enough (the columns of X are independent right-hand sides).
+unsafe fn drive<T: Scalar>(t: Tri<T>, alpha: T, x: MatMut<T>, f: unsafe fn(Tri<T>, T, MatMut<T>)) {
+    let (m, n) = (x.rows, x.cols);
+    let work = m.saturating_mul(m).saturating_mul(n);
+    let nt = threads::nthreads();
+    if nt <= 1 || work < *TRI_PAR_MIN || n < 2 * MIN_RHS_PER_THREAD {
+        return f(t, alpha, x);
+    }
+    let parts = nt.min(n / MIN_RHS_PER_THREAD);
+    // Part widths rounded to 16 columns keep the kernels' vector chunks whole.
+    let chunk = n.div_ceil(parts).next_multiple_of(16);
+    let parts = n.div_ceil(chunk);
+    threads::for_each_part(parts, parts, |p| {
+        let x = x;
+        let s = p * chunk;
+        let len = chunk.min(n - s);
+        // SAFETY: the parts are disjoint column ranges of X.
+        unsafe { f(t, alpha, x.sub(0, s, m, len)) }
+    });
+}
+
+/// Split point of an order-m triangle: half of its NB-blocks, so base blocks stay whole.
+fn split(m: usize, nb: usize) -> usize {
+    (m.div_ceil(nb) / 2) * nb
+}
+
+/// Block order of the base case for precision T: NB rounded to whole tiles.
+fn block_order<T: Scalar>() -> usize {
+    let tile = 64 / std::mem::size_of::<T>();
+    (*TRI_NB).next_multiple_of(tile)
+}
+
+unsafe fn trsm_rec<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>) {
+    let nb = block_order::<T>();
+    let (m, n) = (x.rows, x.cols);
+    if m <= nb {
+        return T::trsm_base(t, alpha, x);
+    }
+    let m1 = split(m, nb);
+    let m2 = m - m1;
+    let (x1, x2) = (x.sub(0, 0, m1, n), x.sub(m1, 0, m2, n));
+    let minus = -T::one();
+    if t.lower {
+        // X1 = alpha*T11^-1 B1; then T22 X2 = alpha*B2 - T21 X1.
+        trsm_rec(t.diag(0, m1), alpha, x1);
+        gemm(minus, t.a.sub(m1, 0, m2, m1), t.conj, x1.as_ref(), false, alpha, x2);
+        trsm_rec(t.diag(m1, m2), T::one(), x2);
+    } else {
+        trsm_rec(t.diag(m1, m2), alpha, x2);
+        gemm(minus, t.a.sub(0, m1, m1, m2), t.conj, x2.as_ref(), false, alpha, x1);
+        trsm_rec(t.diag(0, m1), T::one(), x1);
+    }
+}
+
+unsafe fn trmm_rec<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>) {
+    let nb = block_order::<T>();
+    let (m, n) = (x.rows, x.cols);
+    if m <= nb {
+        return T::trmm_base(t, alpha, x);
+    }
+    let m1 = split(m, nb);
+    let m2 = m - m1;
+    let (x1, x2) = (x.sub(0, 0, m1, n), x.sub(m1, 0, m2, n));
+    if t.lower {
+        // X2 := alpha*(T21 X1 + T22 X2) needs the old X1: finish X2 first.
+        trmm_rec(t.diag(m1, m2), alpha, x2);
+        gemm(alpha, t.a.sub(m1, 0, m2, m1), t.conj, x1.as_ref(), false, T::one(), x2);
+        trmm_rec(t.diag(0, m1), alpha, x1);
+    } else {
+        trmm_rec(t.diag(0, m1), alpha, x1);
+        gemm(alpha, t.a.sub(0, m1, m1, m2), t.conj, x2.as_ref(), false, T::one(), x1);
+        trmm_rec(t.diag(m1, m2), alpha, x2);
+    }
+}
+
+/// B := alpha * op(A)^-1 * B (side Left) or alpha * B * op(A)^-1 (side Right).
+///
+/// # Safety
+/// `a` is the order-m (Left) or order-n (Right) triangle's storage, `b` the m x n right-hand
+/// sides, both valid (the ABI layer checked the dimensions); `b` does not overlap `a`.
+pub unsafe fn trsm<T: TriScalar>(
+    side: Side,
+    uplo: Uplo,
+    trans: Trans,
+    diag: Diag,
+    alpha: T,
+    a: MatRef<T>,
+    b: MatMut<T>,
+) {
+    if b.rows == 0 || b.cols == 0 {
+        return;
+    }
+    if alpha.is_zero() {
+        return zero(b);
+    }
+    let (t, x) = normalize(side, uplo, trans, diag, a, b);
+    drive(t, alpha, x, trsm_rec::<T>);
+}
+
+/// B := alpha * op(A) * B (side Left) or alpha * B * op(A) (side Right), in place.
+///
+/// # Safety
+/// As [`trsm`].
+pub unsafe fn trmm<T: TriScalar>(
+    side: Side,
+    uplo: Uplo,
+    trans: Trans,
+    diag: Diag,
+    alpha: T,
+    a: MatRef<T>,
+    b: MatMut<T>,
+) {
+    if b.rows == 0 || b.cols == 0 {
+        return;
+    }
+    if alpha.is_zero() {
+        return zero(b);
+    }
+    let (t, x) = normalize(side, uplo, trans, diag, a, b);
+    drive(t, alpha, x, trmm_rec::<T>);
+}
+
+// ---------------------------------------------------------------------------------------
+// Base case.
+
+/// c + a*b; fused (one rounding) when `F`, which is only set where the build has FMA.
+#[inline(always)]
+fn madd<T: Scalar, const F: bool>(c: T, a: T, b: T) -> T {
+    if !F {
+        return c + a * b;
+    }
+    if T::IS_COMPLEX {
+        let (ar, ai, br, bi) = (a.re(), a.im(), b.re(), b.im());
+        let re = (-ai).mul_add(bi, ar.mul_add(br, c.re()));
+        let im = ai.mul_add(br, ar.mul_add(bi, c.im()));
+        T::from_parts(re, im)
+    } else {
+        T::from_real(a.re().mul_add(b.re(), c.re()))
+    }
+}
+
+/// c - a*b (see [`madd`]).
+#[inline(always)]
+fn msub<T: Scalar, const F: bool>(c: T, a: T, b: T) -> T {
+    madd::<T, F>(c, -a, b)
+}
+
+/// Call `$f::<generics.., F>(args)` compiled for the best SIMD level, with `F` (use fused
+/// multiply-add) true where the level has FMA: without it `mul_add` would be a libm call.
+macro_rules! fma_dispatch {
+    ($f:ident::<$($g:tt),*>($($arg:expr),* $(,)?)) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+            #[inline]
+            unsafe fn avx512<R>(f: impl FnOnce() -> R) -> R {
+                f()
+            }
+            #[target_feature(enable = "avx2,fma")]
+            #[inline]
+            unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
+                f()
+            }
+            match *ISA {
+                Level::Avx512 => avx512(|| $f::<$($g,)* true>($($arg),*)),
+                Level::Avx2 => avx2(|| $f::<$($g,)* true>($($arg),*)),
+                Level::Baseline => $f::<$($g,)* false>($($arg),*),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            $f::<$($g,)* false>($($arg),*)
+        }
+    }};
+}
+
+/// The packed diagonal block: `p` holds T's strict triangle (conjugated if asked; zeros
+/// elsewhere; for TRMM's column kernels also the diagonal) as an `ld x ld` array,
+/// column-major for the column kernels (element (i, k) at `k*ld + i`) and row-major for the
+/// row kernels (at `i*ld + k`); `d[k]` is the diagonal (its reciprocal for TRSM, one for a
+/// unit diagonal, zero in the padding).
+struct Packed<T> {
+    p: Vec<T>,
+    d: Vec<T>,
+}
+
+/// Pack the order-`mb` block `t` into an `ld x ld` array (`ld >= mb`), reading only the
+/// referenced triangle.
+unsafe fn pack<T: Scalar>(t: &Tri<T>, op: Op, ld: usize, col_major: bool) -> Packed<T> {
+    let mb = t.a.rows;
+    let mut p = vec![T::zero(); ld * ld];
+    let mut d = vec![T::zero(); ld];
+    for k in 0..mb {
+        let (i0, i1) = if t.lower { (k + 1, mb) } else { (0, k) };
+        for i in i0..i1 {
+            let v = t.a.get(i, k).conj_if(t.conj);
+            p[if col_major { k * ld + i } else { i * ld + k }] = v;
+        }
+        d[k] = if t.unit {
+            T::one()
+        } else {
+            let v = t.a.get(k, k).conj_if(t.conj);
+            match op {
+                Op::Multiply => v,
+                Op::Solve => recip(v),
+            }
+        };
+        if op == Op::Multiply && col_major {
+            // The SIMD product kernels take the diagonal with its column.
+            p[k * ld + k] = d[k];
+        }
+    }
+    Packed { p, d }
+}
+
+/// 1/v (complex: conj(v)/|v|^2, scaled so that neither overflows nor underflows needlessly).
+fn recip<T: Scalar>(v: T) -> T {
+    if !T::IS_COMPLEX {
+        return T::from_real(<T::Real as Scalar>::one() / v.re());
+    }
+    // Smith's algorithm, as Fortran compilers divide.
+    let (a, b) = (v.re(), v.im());
+    let one = <T::Real as Scalar>::one();
+    if a.abs() >= b.abs() {
+        let r = b / a;
+        let den = a + b * r;
+        T::from_parts(one / den, -r / den)
+    } else {
+        let r = a / b;
+        let den = a * r + b;
+        T::from_parts(r / den, -one / den)
+    }
+}
+
+/// The base case: X (mb x n, mb <= NB) := alpha*T^-1*X or alpha*T*X.
+unsafe fn base<T: TriScalar, const TL: usize, const NC: usize, const W: usize>(op: Op, t: Tri<T>, alpha: T, x: MatMut<T>) {
+    let mb = x.rows;
+    if x.rs == 1 {
+        let ld = mb.next_multiple_of(TL);
+        let pk = pack(&t, op, ld, true);
+        let (p, d) = (pk.p.as_ptr(), pk.d.as_ptr());
+        if T::simd_cols(op == Op::Solve, t.lower, mb, ld, p, d, alpha, x.ptr, x.cs, x.cols) {
+            return;
+        }
+        match op {
+            Op::Solve => trsm_cols::<T, TL, NC>(t.lower, mb, ld, p, d, alpha, x.ptr, x.cs, x.cols),
+            Op::Multiply => trmm_cols::<T, TL, NC>(t.lower, mb, ld, p, d, alpha, x.ptr, x.cs, x.cols),
+        }
+    } else if x.cs == 1 {
+        let pk = pack(&t, op, mb, false);
+        let (p, d) = (pk.p.as_ptr(), pk.d.as_ptr());
+        match op {
+            Op::Solve => trsm_rows::<T, TL, W>(t.lower, mb, p, d, alpha, x.ptr, x.rs, x.cols),
+            Op::Multiply => trmm_rows::<T, TL, W>(t.lower, mb, p, d, alpha, x.ptr, x.rs, x.cols),
+        }
+    } else {
+        // General strides (no ABI path makes these): work on a column-major copy.
+        let mut buf: Vec<T> = Vec::with_capacity(mb * x.cols);
+        for j in 0..x.cols {
+            for i in 0..mb {
+                buf.push(x.get(i, j));
+            }
+        }
+        base::<T, TL, NC, W>(op, t, alpha, MatMut::col_major(buf.as_mut_ptr(), mb, x.cols, mb));
+        for j in 0..x.cols {
+            for i in 0..mb {
+                *x.at(i, j) = buf[j * mb + i];
+            }
+        }
+    }
+}
+
+/// The drivers of the kernels over all of X's columns, one per kernel so that each has its
+/// own SIMD builds: column kernels take NC columns at a time, then single columns; row kernels
+/// take chunks of W columns, then TL, then single ones.
+macro_rules! col_driver {
+    ($driver:ident, $each:ident, $kernel:ident) => {
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $driver<T: Scalar, const TL: usize, const NC: usize>(
+            lower: bool,
+            mb: usize,
+            ld: usize,
+            p: *const T,
+            d: *const T,
+            alpha: T,
+            x: *mut T,
+            ldx: isize,
+            n: usize,
+        ) {
+            if lower {
+                fma_dispatch!($each::<T, TL, NC, true>(mb, ld, p, d, alpha, x, ldx, n))
+            } else {
+                fma_dispatch!($each::<T, TL, NC, false>(mb, ld, p, d, alpha, x, ldx, n))
+            }
+        }
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $each<T: Scalar, const TL: usize, const NC: usize, const LOWER: bool, const F: bool>(
+            mb: usize,
+            ld: usize,
+            p: *const T,
+            d: *const T,
+            alpha: T,
+            x: *mut T,
+            ldx: isize,
+            n: usize,
+        ) {
+            let mut j = 0;
+            while j + NC <= n {
+                $kernel::<T, TL, NC, LOWER, F>(mb, ld, p, d, alpha, x.offset(j as isize * ldx), ldx);
+                j += NC;
+            }
+            while j < n {
+                $kernel::<T, TL, 1, LOWER, F>(mb, ld, p, d, alpha, x.offset(j as isize * ldx), ldx);
+                j += 1;
+            }
+        }
+    };
+}
+col_driver!(trsm_cols, trsm_cols_body, trsm_col);
+col_driver!(trmm_cols, trmm_cols_body, trmm_col);
+
+macro_rules! row_driver {
+    ($driver:ident, $each:ident, $kernel:ident) => {
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $driver<T: Scalar, const TL: usize, const W: usize>(
+            lower: bool,
+            mb: usize,
+            p: *const T,
+            d: *const T,
+            alpha: T,
+            x: *mut T,
+            rs: isize,
+            n: usize,
+        ) {
+            if lower {
+                fma_dispatch!($each::<T, TL, W, true>(mb, p, d, alpha, x, rs, n))
+            } else {
+                fma_dispatch!($each::<T, TL, W, false>(mb, p, d, alpha, x, rs, n))
+            }
+        }
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $each<T: Scalar, const TL: usize, const W: usize, const LOWER: bool, const F: bool>(
+            mb: usize,
+            p: *const T,
+            d: *const T,
+            alpha: T,
+            x: *mut T,
+            rs: isize,
+            n: usize,
+        ) {
+            let mut j = 0;
+            while j + W <= n {
+                $kernel::<T, W, LOWER, F>(mb, p, d, alpha, x.add(j), rs);
+                j += W;
+            }
+            while j + TL <= n {
+                $kernel::<T, TL, LOWER, F>(mb, p, d, alpha, x.add(j), rs);
+                j += TL;
+            }
+            while j < n {
+                $kernel::<T, 1, LOWER, F>(mb, p, d, alpha, x.add(j), rs);
+                j += 1;
+            }
+        }
+    };
+}
+row_driver!(trsm_rows, trsm_rows_body, trsm_row);
+row_driver!(trmm_rows, trmm_rows_body, trmm_row);
+
+// The column kernels keep a TL x NC tile of X in registers. Every index into a tile is a
+// compile-time constant (const generics, unrolled steps): a run-time index would force the
+// tile into memory.
+
+/// Load rows [s, s+len) of NC columns (column c at `x + c*ldx`), times `scale`, into a tile
+/// padded with zeros.
+#[inline(always)]
+unsafe fn load_tile<T: Scalar, const TL: usize, const NC: usize>(
+    x: *const T,
+    ldx: isize,
+    s: usize,
+    len: usize,
+    scale: T,
+) -> [[T; TL]; NC] {
+    let mut tile = [[T::zero(); TL]; NC];
+    for (c, col) in tile.iter_mut().enumerate() {
+        let xc = x.offset(c as isize * ldx).add(s);
+        let mut buf = [T::zero(); TL];
+        if len == TL {
+            std::ptr::copy_nonoverlapping(xc, buf.as_mut_ptr(), TL);
+        } else {
+            std::ptr::copy_nonoverlapping(xc, buf.as_mut_ptr(), len);
+        }
+        for (v, &b) in col.iter_mut().zip(buf.iter()) {
+            *v = b * scale;
+        }
+    }
+    tile
+}
+
+/// Store rows [s, s+len) of a tile.
+#[inline(always)]
+unsafe fn store_tile<T: Scalar, const TL: usize, const NC: usize>(
+    tile: &[[T; TL]; NC],
+    x: *mut T,
+    ldx: isize,
+    s: usize,
+    len: usize,
+) {
+    for (c, col) in tile.iter().enumerate() {
+        let xc = x.offset(c as isize * ldx).add(s);
+        if len == TL {
+            for (r, &v) in col.iter().enumerate() {
+                *xc.add(r) = v;
+            }
+        } else {
+            // Through a copy: a variable-length copy straight out of the tile would pin it
+            // to memory.
+            let buf = *col;
+            std::ptr::copy_nonoverlapping(buf.as_ptr(), xc, len);
+        }
+    }
+}
+
+/// acc[.][c] +/-= P[s.., j] * x[j, c] for j in j0..j1: the GEMM-like part of a tile.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn tile_update<T: Scalar, const TL: usize, const NC: usize, const F: bool, const SUB: bool>(
+    acc: &mut [[T; TL]; NC],
+    p: *const T,
+    ld: usize,
+    s: usize,
+    x: *const T,
+    ldx: isize,
+    j0: usize,
+    j1: usize,
+) {
+    for j in j0..j1 {
+        let mut col = [T::zero(); TL];
+        std::ptr::copy_nonoverlapping(p.add(j * ld + s), col.as_mut_ptr(), TL);
+        for (c, a) in acc.iter_mut().enumerate() {
+            let xj = *x.offset(c as isize * ldx).add(j);
+            for (v, &t) in a.iter_mut().zip(col.iter()) {
+                *v = if SUB { msub::<T, F>(*v, t, xj) } else { madd::<T, F>(*v, t, xj) };
+            }
+        }
+    }
+}
+
+/// Is (i, k) strictly inside the triangle?
+#[inline(always)]
+fn strict<const LOWER: bool>(i: usize, k: usize) -> bool {
+    if LOWER {
+        i > k
+    } else {
+        i < k
+    }
+}
+
+/// Step KK of the in-tile forward (lower) or backward (upper) substitution: finish unknown k
+/// and remove it from the rows after it. `pd` is the tile's diagonal block, `d` its diagonal.
+#[inline(always)]
+unsafe fn trsm_step<T: Scalar, const TL: usize, const NC: usize, const LOWER: bool, const F: bool, const KK: usize>(
+    acc: &mut [[T; TL]; NC],
+    pd: *const T,
+    ld: usize,
+    d: *const T,
+) {
+    if KK >= TL {
+        return;
+    }
+    let k = if LOWER { KK } else { TL - 1 - KK };
+    let dk = *d.add(k);
+    let mut t = [T::zero(); TL];
+    for (i, v) in t.iter_mut().enumerate() {
+        if strict::<LOWER>(i, k) {
+            *v = *pd.add(k * ld + i);
+        }
+    }
+    for a in acc.iter_mut() {
+        let xk = a[k] * dk;
+        a[k] = xk;
+        for (i, v) in a.iter_mut().enumerate() {
+            if strict::<LOWER>(i, k) {
+                *v = msub::<T, F>(*v, t[i], xk);
+            }
+        }
+    }
+}
+
+/// Step K of the in-tile product: add column K of the tile's triangle (and diagonal) times the
+/// old x[K]. Padding rows (K >= len) add nothing.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn trmm_step<T: Scalar, const TL: usize, const NC: usize, const LOWER: bool, const F: bool, const K: usize>(
+    acc: &mut [[T; TL]; NC],
+    pd: *const T,
+    ld: usize,
+    d: *const T,
+    x: *const T,
+    ldx: isize,
+    len: usize,
+) {
+    if K >= TL || K >= len {
+        return;
+    }
+    let dk = *d.add(K);
+    let mut t = [T::zero(); TL];
+    for (i, v) in t.iter_mut().enumerate() {
+        if strict::<LOWER>(i, K) {
+            *v = *pd.add(K * ld + i);
+        } else if i == K {
+            *v = dk;
+        }
+    }
+    for (c, a) in acc.iter_mut().enumerate() {
+        let xk = *x.offset(c as isize * ldx).add(K);
+        for (i, v) in a.iter_mut().enumerate() {
+            if strict::<LOWER>(i, K) || i == K {
+                *v = madd::<T, F>(*v, t[i], xk);
+            }
+        }
+    }
+}
+
+/// Expand `$step::<.., KK>(args)` for KK = 0..16 (steps past TL return at once).
+macro_rules! unroll16 {
+    ($step:ident::<$($g:tt),*>($($arg:expr),*)) => {
+        unroll16!(@ $step [$($g),*] ($($arg),*) 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    };
+    (@ $step:ident $g:tt $args:tt $($kk:literal)*) => {
+        $( unroll16!(@call $step $g $kk $args); )*
+    };
+    (@call $step:ident [$($g:tt),*] $kk:literal ($($arg:expr),*)) => {
+        $step::<$($g,)* $kk>($($arg),*)
+    };
+}
+
+/// TRSM column kernel: NC contiguous columns (column c at `x + c*ldx`) of an order-mb block,
+/// packed column-major with leading dimension `ld` (mb rounded up to TL).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn trsm_col<T: Scalar, const TL: usize, const NC: usize, const LOWER: bool, const F: bool>(
+    mb: usize,
+    ld: usize,
+    p: *const T,
+    d: *const T,
+    alpha: T,
+    x: *mut T,
+    ldx: isize,
+) {
+    let ntiles = ld / TL;
+    for step in 0..ntiles {
+        let tile = if LOWER { step } else { ntiles - 1 - step };
+        let s = tile * TL;
+        let len = TL.min(mb - s);
+        let mut acc = load_tile::<T, TL, NC>(x, ldx, s, len, alpha);
+        // Rows solved so far: above the tile (forward) or below it (backward).
+        let (j0, j1) = if LOWER { (0, s) } else { ((s + TL).min(mb), mb) };
+        tile_update::<T, TL, NC, F, true>(&mut acc, p, ld, s, x, ldx, j0, j1);
+        let (pd, ds) = (p.add(s * ld + s), d.add(s));
+        unroll16!(trsm_step::<T, TL, NC, LOWER, F>(&mut acc, pd, ld, ds));
+        store_tile(&acc, x, ldx, s, len);
+    }
+}
+
+/// TRMM column kernel (layout as [`trsm_col`]). Tiles go bottom-up for lower T, top-down for
+/// upper, so the rows a tile reads outside itself still hold their old values.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn trmm_col<T: Scalar, const TL: usize, const NC: usize, const LOWER: bool, const F: bool>(
+    mb: usize,
+    ld: usize,
+    p: *const T,
+    d: *const T,
+    alpha: T,
+    x: *mut T,
+    ldx: isize,
+) {
+    let ntiles = ld / TL;
+    for step in 0..ntiles {
+        let tile = if LOWER { ntiles - 1 - step } else { step };
+        let s = tile * TL;
+        let len = TL.min(mb - s);
+        let mut acc = [[T::zero(); TL]; NC];
+        let (pd, ds, xs) = (p.add(s * ld + s), d.add(s), x.add(s));
+        unroll16!(trmm_step::<T, TL, NC, LOWER, F>(&mut acc, pd, ld, ds, xs, ldx, len));
+        // Rows outside the tile: above it (lower) or below it (upper), not yet overwritten.
+        let (j0, j1) = if LOWER { (0, s) } else { ((s + TL).min(mb), mb) };
+        tile_update::<T, TL, NC, F, false>(&mut acc, p, ld, s, x, ldx, j0, j1);
+        if !alpha.is_one() {
+            for a in acc.iter_mut() {
+                for v in a.iter_mut() {
+                    *v *= alpha;
+                }
+            }
+        }
+        store_tile(&acc, x, ldx, s, len);
+    }
+}
+
+/// TRSM row kernel: W contiguous columns of an order-mb block whose rows are `rs` apart;
+/// T packed row-major with leading dimension mb.
+#[inline(always)]
+unsafe fn trsm_row<T: Scalar, const W: usize, const LOWER: bool, const F: bool>(
+    mb: usize,
+    p: *const T,
+    d: *const T,
+    alpha: T,
+    x: *mut T,
+    rs: isize,
+) {
+    for step in 0..mb {
+        let k = if LOWER { step } else { mb - 1 - step };
+        let xk = x.offset(k as isize * rs);
+        let mut acc = [T::zero(); W];
+        for (c, v) in acc.iter_mut().enumerate() {
+            *v = *xk.add(c) * alpha;
+        }
+        let (i0, i1) = if LOWER { (0, k) } else { (k + 1, mb) };
+        let prow = p.add(k * mb);
+        for i in i0..i1 {
+            let tki = *prow.add(i);
+            let xi = x.offset(i as isize * rs);
+            for (c, v) in acc.iter_mut().enumerate() {
+                *v = msub::<T, F>(*v, tki, *xi.add(c));
+            }
+        }
+        let dk = *d.add(k);
+        for (c, &v) in acc.iter().enumerate() {
+            *xk.add(c) = v * dk;
+        }
+    }
+}
+
+/// TRMM row kernel (layout as [`trsm_row`]): rows bottom-up for lower T, top-down for upper.
+#[inline(always)]
+unsafe fn trmm_row<T: Scalar, const W: usize, const LOWER: bool, const F: bool>(
+    mb: usize,
+    p: *const T,
+    d: *const T,
+    alpha: T,
+    x: *mut T,
+    rs: isize,
+) {
+    for step in 0..mb {
+        let k = if LOWER { mb - 1 - step } else { step };
+        let xk = x.offset(k as isize * rs);
+        let dk = *d.add(k);
+        let mut acc = [T::zero(); W];
+        for (c, v) in acc.iter_mut().enumerate() {
+            *v = dk * *xk.add(c);
+        }
+        let (i0, i1) = if LOWER { (0, k) } else { (k + 1, mb) };
+        let prow = p.add(k * mb);
+        for i in i0..i1 {
+            let tki = *prow.add(i);
+            let xi = x.offset(i as isize * rs);
+            for (c, v) in acc.iter_mut().enumerate() {
+                *v = madd::<T, F>(*v, tki, *xi.add(c));
+            }
+        }
+        for (c, &v) in acc.iter().enumerate() {
+            *xk.add(c) = v * alpha;
+        }
+    }
+}
+
+/// Explicit-SIMD column kernels for f32 and f64 (AVX-512 and AVX2+FMA). Same algorithm as
+/// the generic `trsm_col`/`trmm_col`; written with intrinsics because the compiler's
+/// vectoriser does not reliably keep a tile in registers.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{Level, ISA};
+    use crate::types::Scalar;
+    use std::arch::x86_64::*;
+
+    /// One tile column of `TL` lanes, held in registers.
+    pub(super) trait Lanes: Copy {
+        type E: Scalar;
+        type Mask: Copy;
+        const TL: usize;
+        unsafe fn zero() -> Self;
+        unsafe fn splat(v: Self::E) -> Self;
+        unsafe fn load(p: *const Self::E) -> Self;
+        unsafe fn store(self, p: *mut Self::E);
+        /// The first `len` lanes from memory, the rest zero (nothing past them is read).
+        unsafe fn load_part(p: *const Self::E, len: usize) -> Self;
+        unsafe fn store_part(self, p: *mut Self::E, len: usize);
+        unsafe fn mul(self, b: Self) -> Self;
+        /// self + a*b, fused.
+        unsafe fn madd(self, a: Self, b: Self) -> Self;
+        /// self - a*b, fused.
+        unsafe fn msub(self, a: Self, b: Self) -> Self;
+        /// Lanes lo..hi.
+        unsafe fn lanes(lo: usize, hi: usize) -> Self::Mask;
+        /// `new` in the lanes of `m`, `self` elsewhere.
+        unsafe fn select(self, new: Self, m: Self::Mask) -> Self;
+        /// Every lane set to lane `i`.
+        unsafe fn bcast_lane(self, i: usize) -> Self;
+    }
+
+    #[derive(Clone, Copy)]
+    pub(super) struct Z8d(__m512d);
+    #[derive(Clone, Copy)]
+    pub(super) struct Z16s(__m512);
+    #[derive(Clone, Copy)]
+    pub(super) struct Y8d([__m256d; 2]);
+    #[derive(Clone, Copy)]
+    pub(super) struct Y16s([__m256; 2]);
+
+    #[inline(always)]
+    fn bits(lo: usize, hi: usize) -> u32 {
+        ((1u32 << hi) - 1) & !((1u32 << lo) - 1)
+    }
+
+    impl Lanes for Z8d {
+        type E = f64;
+        type Mask = __mmask8;
+        const TL: usize = 8;
+        #[inline(always)]
+        unsafe fn zero() -> Self {
+            Z8d(_mm512_setzero_pd())
+        }
+        #[inline(always)]
+        unsafe fn splat(v: f64) -> Self {
+            Z8d(_mm512_set1_pd(v))
+        }
+        #[inline(always)]
+        unsafe fn load(p: *const f64) -> Self {
+            Z8d(_mm512_loadu_pd(p))
+        }
+        #[inline(always)]
+        unsafe fn store(self, p: *mut f64) {
+            _mm512_storeu_pd(p, self.0)
+        }
+        #[inline(always)]
+        unsafe fn load_part(p: *const f64, len: usize) -> Self {
+            Z8d(_mm512_maskz_loadu_pd(bits(0, len) as __mmask8, p))
+        }
+        #[inline(always)]
+        unsafe fn store_part(self, p: *mut f64, len: usize) {
+            _mm512_mask_storeu_pd(p, bits(0, len) as __mmask8, self.0)
+        }
+        #[inline(always)]
+        unsafe fn mul(self, b: Self) -> Self {
+            Z8d(_mm512_mul_pd(self.0, b.0))
+        }
+        #[inline(always)]
+        unsafe fn madd(self, a: Self, b: Self) -> Self {
+            Z8d(_mm512_fmadd_pd(a.0, b.0, self.0))
+        }
+        #[inline(always)]
+        unsafe fn msub(self, a: Self, b: Self) -> Self {
+            Z8d(_mm512_fnmadd_pd(a.0, b.0, self.0))
+        }
+        #[inline(always)]
+        unsafe fn lanes(lo: usize, hi: usize) -> __mmask8 {
+            bits(lo, hi) as __mmask8
+        }
+        #[inline(always)]
+        unsafe fn select(self, new: Self, m: __mmask8) -> Self {
+            Z8d(_mm512_mask_blend_pd(m, self.0, new.0))
+        }
+        #[inline(always)]
+        unsafe fn bcast_lane(self, i: usize) -> Self {
+            Z8d(_mm512_permutexvar_pd(_mm512_set1_epi64(i as i64), self.0))
+        }
+    }
+
+    impl Lanes for Z16s {
+        type E = f32;
+        type Mask = __mmask16;
+        const TL: usize = 16;
+        #[inline(always)]
+        unsafe fn zero() -> Self {
+            Z16s(_mm512_setzero_ps())
+        }
+        #[inline(always)]
+        unsafe fn splat(v: f32) -> Self {
+            Z16s(_mm512_set1_ps(v))
+        }
+        #[inline(always)]
+        unsafe fn load(p: *const f32) -> Self {
+            Z16s(_mm512_loadu_ps(p))
+        }
+        #[inline(always)]
+        unsafe fn store(self, p: *mut f32) {
+            _mm512_storeu_ps(p, self.0)
+        }
+        #[inline(always)]
+        unsafe fn load_part(p: *const f32, len: usize) -> Self {
+            Z16s(_mm512_maskz_loadu_ps(bits(0, len) as __mmask16, p))
+        }
+        #[inline(always)]
+        unsafe fn store_part(self, p: *mut f32, len: usize) {
+            _mm512_mask_storeu_ps(p, bits(0, len) as __mmask16, self.0)
+        }
+        #[inline(always)]
+        unsafe fn mul(self, b: Self) -> Self {
+            Z16s(_mm512_mul_ps(self.0, b.0))
+        }
+        #[inline(always)]
+        unsafe fn madd(self, a: Self, b: Self) -> Self {
+            Z16s(_mm512_fmadd_ps(a.0, b.0, self.0))
+        }
+        #[inline(always)]
+        unsafe fn msub(self, a: Self, b: Self) -> Self {
+            Z16s(_mm512_fnmadd_ps(a.0, b.0, self.0))
+        }
+        #[inline(always)]
+        unsafe fn lanes(lo: usize, hi: usize) -> __mmask16 {
+            bits(lo, hi) as __mmask16
+        }
+        #[inline(always)]
+        unsafe fn select(self, new: Self, m: __mmask16) -> Self {
+            Z16s(_mm512_mask_blend_ps(m, self.0, new.0))
+        }
+        #[inline(always)]
+        unsafe fn bcast_lane(self, i: usize) -> Self {
+            Z16s(_mm512_permutexvar_ps(_mm512_set1_epi32(i as i32), self.0))
+        }
+    }
+
+    /// AVX2 tiles are two 256-bit halves; partial loads/stores and lane reads go through a
+    /// small buffer.
+    macro_rules! avx2_lanes {
+        ($name:ident, $e:ty, $v:ty, $tl:literal, $half:literal, $int:ty, $zero:ident, $set1:ident, $loadu:ident,
+         $storeu:ident, $mul:ident, $fmadd:ident, $fnmadd:ident, $blendv:ident, $cast:ident) => {
+            impl Lanes for $name {
+                type E = $e;
+                type Mask = [$v; 2];
+                const TL: usize = $tl;
+                #[inline(always)]
+                unsafe fn zero() -> Self {
+                    $name([$zero(), $zero()])
+                }
+                #[inline(always)]
+                unsafe fn splat(v: $e) -> Self {
+                    $name([$set1(v), $set1(v)])
+                }
+                #[inline(always)]
+                unsafe fn load(p: *const $e) -> Self {
+                    $name([$loadu(p), $loadu(p.add($half))])
+                }
+                #[inline(always)]
+                unsafe fn store(self, p: *mut $e) {
+                    $storeu(p, self.0[0]);
+                    $storeu(p.add($half), self.0[1]);
+                }
+                #[inline(always)]
+                unsafe fn load_part(p: *const $e, len: usize) -> Self {
+                    let mut buf = [0.0 as $e; $tl];
+                    std::ptr::copy_nonoverlapping(p, buf.as_mut_ptr(), len);
+                    Self::load(buf.as_ptr())
+                }
+                #[inline(always)]
+                unsafe fn store_part(self, p: *mut $e, len: usize) {
+                    let mut buf = [0.0 as $e; $tl];
+                    self.store(buf.as_mut_ptr());
+                    std::ptr::copy_nonoverlapping(buf.as_ptr(), p, len);
+                }
+                #[inline(always)]
+                unsafe fn mul(self, b: Self) -> Self {
+                    $name([$mul(self.0[0], b.0[0]), $mul(self.0[1], b.0[1])])
+                }
+                #[inline(always)]
+                unsafe fn madd(self, a: Self, b: Self) -> Self {
+                    $name([$fmadd(a.0[0], b.0[0], self.0[0]), $fmadd(a.0[1], b.0[1], self.0[1])])
+                }
+                #[inline(always)]
+                unsafe fn msub(self, a: Self, b: Self) -> Self {
+                    $name([$fnmadd(a.0[0], b.0[0], self.0[0]), $fnmadd(a.0[1], b.0[1], self.0[1])])
+                }
+                #[inline(always)]
+                unsafe fn lanes(lo: usize, hi: usize) -> [$v; 2] {
+                    let mut m = [0 as $int; $tl];
+                    for (i, v) in m.iter_mut().enumerate() {
+                        if i >= lo && i < hi {
+                            *v = !0;
+                        }
+                    }
+                    let p = m.as_ptr() as *const $e;
+                    [$cast($loadu(p)), $cast($loadu(p.add($half)))]
+                }
+                #[inline(always)]
+                unsafe fn select(self, new: Self, m: [$v; 2]) -> Self {
+                    $name([$blendv(self.0[0], new.0[0], m[0]), $blendv(self.0[1], new.0[1], m[1])])
+                }
+                #[inline(always)]
+                unsafe fn bcast_lane(self, i: usize) -> Self {
+                    let mut buf = [0.0 as $e; $tl];
+                    self.store(buf.as_mut_ptr());
+                    Self::splat(buf[i])
+                }
+            }
+        };
+    }
+    #[inline(always)]
+    unsafe fn id_pd(v: __m256d) -> __m256d {
+        v
+    }
+    #[inline(always)]
+    unsafe fn id_ps(v: __m256) -> __m256 {
+        v
+    }
+    avx2_lanes!(Y8d, f64, __m256d, 8, 4, u64, _mm256_setzero_pd, _mm256_set1_pd, _mm256_loadu_pd, _mm256_storeu_pd,
+        _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd, _mm256_blendv_pd, id_pd);
+    avx2_lanes!(Y16s, f32, __m256, 16, 8, u32, _mm256_setzero_ps, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps,
+        _mm256_mul_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps, _mm256_blendv_ps, id_ps);
+
+    /// TRSM on NC columns (see the generic `trsm_col`): the finished rows are applied as a
+    /// rank-1 update per row, then the tile's triangle one unknown at a time, with masks so
+    /// that rows outside the triangle are left exactly as they are.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn trsm_col<L: Lanes, const NC: usize, const LOWER: bool>(
+        mb: usize,
+        ld: usize,
+        p: *const L::E,
+        d: *const L::E,
+        alpha: L::E,
+        x: *mut L::E,
+        ldx: isize,
+    ) {
+        let tl = L::TL;
+        let ntiles = ld / tl;
+        let va = L::splat(alpha);
+        let scale = !alpha.is_one();
+        for step in 0..ntiles {
+            let tile = if LOWER { step } else { ntiles - 1 - step };
+            let s = tile * tl;
+            let len = tl.min(mb - s);
+            let mut acc = [L::zero(); NC];
+            for (c, a) in acc.iter_mut().enumerate() {
+                let xc = x.offset(c as isize * ldx).add(s);
+                *a = if len == tl { L::load(xc) } else { L::load_part(xc, len) };
+                if scale {
+                    *a = a.mul(va);
+                }
+            }
+            let (j0, j1) = if LOWER { (0, s) } else { ((s + tl).min(mb), mb) };
+            for j in j0..j1 {
+                let col = L::load(p.add(j * ld + s));
+                for (c, a) in acc.iter_mut().enumerate() {
+                    *a = a.msub(col, L::splat(*x.offset(c as isize * ldx).add(j)));
+                }
+            }
+            let (pd, ds) = (p.add(s * ld + s), d.add(s));
+            for kk in 0..len {
+                let k = if LOWER { kk } else { len - 1 - kk };
+                let col = L::load(pd.add(k * ld));
+                let dk = L::splat(*ds.add(k));
+                let m = if LOWER { L::lanes(k + 1, tl) } else { L::lanes(0, k) };
+                for a in acc.iter_mut() {
+                    let xk = a.bcast_lane(k).mul(dk);
+                    *a = a.select(a.msub(col, xk), m);
+                }
+            }
+            // Lane k still holds its unscaled value: scale all lanes by their diagonal.
+            let dv = L::load(ds);
+            for (c, a) in acc.iter().enumerate() {
+                let xc = x.offset(c as isize * ldx).add(s);
+                let v = a.mul(dv);
+                if len == tl {
+                    v.store(xc)
+                } else {
+                    v.store_part(xc, len)
+                }
+            }
+        }
+    }
+
+    /// TRMM on NC columns (see the generic `trmm_col`); the packed columns carry the diagonal.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn trmm_col<L: Lanes, const NC: usize, const LOWER: bool>(
+        mb: usize,
+        ld: usize,
+        p: *const L::E,
+        alpha: L::E,
+        x: *mut L::E,
+        ldx: isize,
+    ) {
+        let tl = L::TL;
+        let ntiles = ld / tl;
+        let va = L::splat(alpha);
+        let scale = !alpha.is_one();
+        for step in 0..ntiles {
+            let tile = if LOWER { ntiles - 1 - step } else { step };
+            let s = tile * tl;
+            let len = tl.min(mb - s);
+            let mut acc = [L::zero(); NC];
+            let pd = p.add(s * ld + s);
+            for k in 0..len {
+                let col = L::load(pd.add(k * ld));
+                let m = if LOWER { L::lanes(k, tl) } else { L::lanes(0, k + 1) };
+                for (c, a) in acc.iter_mut().enumerate() {
+                    let xk = L::splat(*x.offset(c as isize * ldx).add(s + k));
+                    *a = a.select(a.madd(col, xk), m);
+                }
+            }
+            let (j0, j1) = if LOWER { (0, s) } else { ((s + tl).min(mb), mb) };
+            for j in j0..j1 {
+                let col = L::load(p.add(j * ld + s));
+                for (c, a) in acc.iter_mut().enumerate() {
+                    *a = a.madd(col, L::splat(*x.offset(c as isize * ldx).add(j)));
+                }
+            }
+            for (c, a) in acc.iter().enumerate() {
+                let xc = x.offset(c as isize * ldx).add(s);
+                let v = if scale { a.mul(va) } else { *a };
+                if len == tl {
+                    v.store(xc)
+                } else {
+                    v.store_part(xc, len)
+                }
+            }
+        }
+    }
+
+    /// All `n` columns: groups of NC, then single columns.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn cols<L: Lanes, const NC: usize>(
+        solve: bool,
+        lower: bool,
+        mb: usize,
+        ld: usize,
+        p: *const L::E,
+        d: *const L::E,
+        alpha: L::E,
+        x: *mut L::E,
+        ldx: isize,
+        n: usize,
+    ) {
+        macro_rules! each {
+            ($j:expr, $nc:expr, $lower:literal) => {{
+                let xj = x.offset($j as isize * ldx);
+                if solve {
+                    trsm_col::<L, $nc, $lower>(mb, ld, p, d, alpha, xj, ldx)
+                } else {
+                    trmm_col::<L, $nc, $lower>(mb, ld, p, alpha, xj, ldx)
+                }
+            }};
+        }
+        let mut j = 0;
+        while j + NC <= n {
+            if lower {
+                each!(j, NC, true)
+            } else {
+                each!(j, NC, false)
+            }
+            j += NC;
+        }
+        while j < n {
+            if lower {
+                each!(j, 1, true)
+            } else {
+                each!(j, 1, false)
+            }
+            j += 1;
+        }
+    }
+
+    macro_rules! entry {
+        ($name:ident, $e:ty, $z:ty, $y:ty) => {
+            /// Column kernels for this precision at the best available level; false on a
+            /// machine without AVX2+FMA.
+            #[allow(clippy::too_many_arguments)]
+            pub(super) unsafe fn $name(
+                solve: bool,
+                lower: bool,
+                mb: usize,
+                ld: usize,
+                p: *const $e,
+                d: *const $e,
+                alpha: $e,
+                x: *mut $e,
+                ldx: isize,
+                n: usize,
+            ) -> bool {
+                #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+                #[allow(clippy::too_many_arguments)]
+                unsafe fn avx512(
+                    solve: bool,
+                    lower: bool,
+                    mb: usize,
+                    ld: usize,
+                    p: *const $e,
+                    d: *const $e,
+                    alpha: $e,
+                    x: *mut $e,
+                    ldx: isize,
+                    n: usize,
+                ) {
+                    cols::<$z, 8>(solve, lower, mb, ld, p, d, alpha, x, ldx, n)
+                }
+                #[target_feature(enable = "avx2,fma")]
+                #[allow(clippy::too_many_arguments)]
+                unsafe fn avx2(
+                    solve: bool,
+                    lower: bool,
+                    mb: usize,
+                    ld: usize,
+                    p: *const $e,
+                    d: *const $e,
+                    alpha: $e,
+                    x: *mut $e,
+                    ldx: isize,
+                    n: usize,
+                ) {
+                    // Two registers per tile column: fewer columns fit in 16 registers.
+                    cols::<$y, 4>(solve, lower, mb, ld, p, d, alpha, x, ldx, n)
+                }
+                match *ISA {
+                    Level::Avx512 => avx512(solve, lower, mb, ld, p, d, alpha, x, ldx, n),
+                    Level::Avx2 => avx2(solve, lower, mb, ld, p, d, alpha, x, ldx, n),
+                    Level::Baseline => return false,
+                }
+                true
+            }
+        };
+    }
+    entry!(cols_f64, f64, Z8d, Y8d);
+    entry!(cols_f32, f32, Z16s, Y16s);
+}
