@@ -1,1 +1,0 @@
-//! Level 2 on the CPU.
