@@ -75,6 +75,84 @@ pub fn for_each_part(threads: usize, parts: usize, f: impl Fn(usize) + Sync + Se
     });
 }
 
+/// Shared by the threads of one [`for_each_part_inline`] call.
+struct InlineJob {
+    /// Next part to claim.
+    next: AtomicUsize,
+    /// Parts finished.
+    done: AtomicUsize,
+    parts: usize,
+    /// The caller's `f`. Dereferenced only after claiming a part (`next` < `parts`), and the
+    /// caller does not return before every claimed part is done, so it is alive then.
+    f: *const (dyn Fn(usize) + Sync),
+    caller: std::thread::Thread,
+}
+
+// SAFETY: `f` points to a `Sync` closure and is only used as described on the field.
+unsafe impl Send for InlineJob {}
+unsafe impl Sync for InlineJob {}
+
+impl InlineJob {
+    /// Claim and run parts until none is left.
+    fn run_claimed(&self) {
+        loop {
+            let p = self.next.fetch_add(1, Ordering::Relaxed);
+            if p >= self.parts {
+                return;
+            }
+            // SAFETY: a part was claimed, so the caller is still waiting for it (see `f`).
+            unsafe { (*self.f)(p) };
+            if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.parts {
+                self.caller.unpark();
+            }
+        }
+    }
+}
+
+/// Like [`for_each_part`], for loops of microseconds (Level 1): the calling thread works too
+/// and waits awake, so a call does not pay for putting itself to sleep and waking up.
+///
+/// Part 0 runs on the caller; each other part is claimed by whichever thread gets to it
+/// first, a pool thread or the caller once its own part is done, so nothing waits for a pool
+/// thread that is slow to start (busy, or sharing the caller's core): a pool job that comes
+/// too late finds nothing to claim. The caller waits for the parts pool threads took by
+/// spinning briefly, then yielding, then parking.
+pub fn for_each_part_inline(threads: usize, parts: usize, f: impl Fn(usize) + Sync + Send) {
+    let pool = match POOL.as_ref() {
+        Some(pool) if parts > 1 && threads > 1 && !FORKED_CHILD.load(Ordering::Relaxed) => pool,
+        _ => return (0..parts).for_each(f),
+    };
+    let f: &(dyn Fn(usize) + Sync) = &f;
+    // SAFETY: only the lifetime is erased; see `InlineJob::f`.
+    let f: *const (dyn Fn(usize) + Sync + 'static) = unsafe { std::mem::transmute(f) };
+    let job = std::sync::Arc::new(InlineJob {
+        next: AtomicUsize::new(1),
+        done: AtomicUsize::new(1),
+        parts,
+        f,
+        caller: std::thread::current(),
+    });
+    for _ in 1..parts.min(threads) {
+        let job = job.clone();
+        pool.spawn(move || job.run_claimed());
+    }
+    // SAFETY: `f` is alive for the whole call.
+    unsafe { (*f)(0) };
+    job.run_claimed();
+    let start = std::time::Instant::now();
+    while job.done.load(Ordering::Acquire) < parts {
+        let waited = start.elapsed();
+        if waited < std::time::Duration::from_micros(5) {
+            std::hint::spin_loop();
+        } else if waited < std::time::Duration::from_micros(100) {
+            std::thread::yield_now();
+        } else {
+            // The last part to finish unparks us; the timeout only guards the hand-off.
+            std::thread::park_timeout(std::time::Duration::from_millis(1));
+        }
+    }
+}
+
 /// Threads worth using for `work` units when one thread should get at least `min_per_thread`.
 #[inline]
 pub fn threads_for(work: usize, min_per_thread: usize) -> usize {
