@@ -57,6 +57,31 @@ unsafe fn axpy_k<V: Vector>(alpha: V::R, x: *const V::R, y: *mut V::R, n: usize)
 
 simd_fn!(axpy_simd => axpy_k(alpha: R, x: *const R, y: *mut R, n: usize) -> ());
 
+/// x := alpha*x over `n` unit-stride reals.
+#[inline(always)]
+unsafe fn scal_k<V: Vector>(alpha: V::R, x: *mut V::R, n: usize) {
+    let w = V::W;
+    let a = V::splat(alpha);
+    let mut i = 0;
+    while i < peel(x, n) {
+        *x.add(i) = alpha * *x.add(i);
+        i += 1;
+    }
+    while i + 4 * w <= n {
+        a.mul(V::load(x.add(i))).store(x.add(i));
+        a.mul(V::load(x.add(i + w))).store(x.add(i + w));
+        a.mul(V::load(x.add(i + 2 * w))).store(x.add(i + 2 * w));
+        a.mul(V::load(x.add(i + 3 * w))).store(x.add(i + 3 * w));
+        i += 4 * w;
+    }
+    while i < n {
+        *x.add(i) = alpha * *x.add(i);
+        i += 1;
+    }
+}
+
+simd_fn!(scal_simd => scal_k(alpha: R, x: *mut R, n: usize) -> ());
+
 #[inline(always)]
 unsafe fn axpy_body<T: Scalar>(alpha: T, x: VecRef<T>, y: VecMut<T>) {
     if x.inc == 1 && y.inc == 1 {
@@ -179,11 +204,19 @@ unsafe fn scal_body<T: Scalar>(alpha: T, x: VecMut<T>) {
 /// `x` is a valid view.
 pub unsafe fn scal<T: Scalar>(alpha: T, x: VecMut<T>) {
     let n = x.n;
+    let run = |x: VecMut<T>| {
+        if !T::IS_COMPLEX && x.inc == 1 {
+            let a = alpha.re();
+            as_concrete!(T::Real, F => scal_simd::<F>(super::cast(a), x.ptr as *mut F, x.n))
+        } else {
+            crate::dispatch!(scal_body::<T>(alpha, x))
+        }
+    };
     let t = if x.inc != 0 { threads_for::<T>(n) } else { 1 };
     if t <= 1 {
-        return crate::dispatch!(scal_body::<T>(alpha, x));
+        return run(x);
     }
-    par_parts(n, t, |s, len| crate::dispatch!(scal_body::<T>(alpha, x.sub(s, len))));
+    par_parts(n, t, |s, len| run(x.sub(s, len)));
 }
 
 /// x := alpha*x for a real alpha, each part of a complex x scaled on its own (`csscal`,
