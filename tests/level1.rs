@@ -33,6 +33,7 @@ impl Abi {
 }
 
 /// The Level 1 routines every precision has, called through one ABI.
+#[allow(clippy::too_many_arguments)]
 trait L1: Scalar {
     unsafe fn axpy(abi: Abi, n: isize, a: Self, x: *const Self, incx: isize, y: *mut Self, incy: isize);
     unsafe fn copy(abi: Abi, n: isize, x: *const Self, incx: isize, y: *mut Self, incy: isize);
@@ -165,7 +166,7 @@ fn check_axpy<T: L1>() {
             }
         }
         // n <= 0 and alpha == 0 touch nothing, not even a NaN-poisoned x.
-        let x = vec![cplx::<T>(f64::NAN, f64::NAN); 4];
+        let x = [cplx::<T>(f64::NAN, f64::NAN); 4];
         let mut y = vec![cplx::<T>(1.0, 2.0); 4];
         unsafe { T::axpy(abi, 4, T::zero(), x.as_ptr(), 1, y.as_mut_ptr(), 1) };
         unsafe { T::axpy(abi, -1, T::one(), x.as_ptr(), 1, y.as_mut_ptr(), 1) };
@@ -607,7 +608,7 @@ fn check_iamax<T: L1>() {
             assert_eq!(unsafe { T::iamax(abi, n, x.as_ptr(), incx) }, 0, "i?amax n={n} incx={incx}");
         }
         // NaN first: the reference's running maximum is NaN and nothing beats it.
-        let mut x = vec![cplx::<T>(5.0, 0.0); 300];
+        let mut x = [cplx::<T>(5.0, 0.0); 300];
         x[0] = cplx(f64::NAN, 0.0);
         assert_eq!(unsafe { T::iamax(abi, 300, x.as_ptr(), 1) }, expect(abi, 1), "NaN first");
         // NaN later is never chosen; Inf is the largest.
@@ -912,15 +913,15 @@ fn check_rotmg<T: RealL1>() {
     want[7][0] = want[6][0];
     want[7][1] = 2e10 / (1.5 * d12 * d12);
     want[8] = [
-        5.9652323555555560e-02,
-        2.9826161777777780e-02,
-        5.4931640625000000e-04,
+        5.965_232_355_555_556e-2,
+        2.982_616_177_777_778e-2,
+        5.493_164_062_5e-4,
         1.0,
         -1.0,
-        2.4414062500000000e-04,
-        -1.2207031250000000e-04,
-        6.1035156250000000e-05,
-        2.4414062500000000e-04,
+        2.441_406_25e-4,
+        -1.220_703_125e-4,
+        6.103_515_625e-5,
+        2.441_406_25e-4,
     ];
     // The tester's tolerance: |got - want| * sfac <= |want| * eps with sfac = 2^-10.
     let eps = r64(<T as Float>::epsilon());
@@ -1267,7 +1268,7 @@ fn rotmg_passes<R: Real>(d1: R, d2: R, x1: R, y1: R) -> usize {
     let (q2, q1) = (p2 * y1, p1 * x1);
     let (e1, e2) = if q1.abs() > q2.abs() {
         let u = o - (p2 / p1) * (-y1 / x1);
-        if !(u > z) {
+        if u <= z || u.is_nan() {
             return 0;
         }
         (d1 / u, d2 / u)
@@ -1589,7 +1590,7 @@ fn vs_reference_reductions() {
 const OPENBLAS: &str = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3";
 
 /// Best-of-`reps` seconds per call of `f`, after a warm-up call.
-fn best_time(reps: usize, mut f: impl FnMut()) -> f64 {
+fn best_time(reps: usize, f: &mut dyn FnMut()) -> f64 {
     f();
     (0..reps)
         .map(|_| {
@@ -1608,16 +1609,43 @@ fn timing_vs_openblas() {
     type Nrm2 = unsafe extern "C" fn(*const i32, *const f64, *const i32) -> f64;
     type Scal = unsafe extern "C" fn(*const i32, *const f64, *mut f64, *const i32);
     type SetThreads = unsafe extern "C" fn(i32);
-    let Some(lib) = Lib::open(OPENBLAS) else { return };
+    // L1_OPENBLAS overrides where OpenBLAS's libblas.so.3 is.
+    let path = std::env::var("L1_OPENBLAS").unwrap_or_else(|_| OPENBLAS.to_string());
+    let Some(lib) = Lib::open(&path) else { return };
     let (oaxpy, odot, onrm2, oscal): (Axpy, Dot, Nrm2, Scal) =
         unsafe { (lib.sym("daxpy_"), lib.sym("ddot_"), lib.sym("dnrm2_"), lib.sym("dscal_")) };
     let oset: SetThreads = unsafe { lib.sym("openblas_set_num_threads") };
     let mut rng = Rng::new(1);
+    // L1_TIMING_WHO=hyblas|openblas times one library only (a library's spinning threads
+    // then cannot slow the other); L1_TIMING_LOGS lists the sizes as powers of two.
+    let who = std::env::var("L1_TIMING_WHO").unwrap_or_default();
+    let (time_h, time_o) = (who != "openblas", who != "hyblas");
+    let logs: Vec<u32> = std::env::var("L1_TIMING_LOGS")
+        .ok()
+        .map(|v| v.split(',').filter_map(|t| t.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![16, 20, 22]);
     println!("{:>8} {:>3} {:>7} {:>11} {:>11} {:>6}", "n", "thr", "routine", "hyblas us", "openblas us", "ratio");
-    for log in [16, 20, 22] {
+    for log in logs {
         let n = 1usize << log;
-        let x: Vec<f64> = rng.vec(n);
-        let mut y: Vec<f64> = rng.vec(n);
+        // L1_TIMING_OFFSET=k starts both vectors k doubles past a 64-byte boundary (default:
+        // wherever the allocator puts them).
+        let off: Option<usize> = std::env::var("L1_TIMING_OFFSET").ok().and_then(|v| v.parse().ok());
+        let place = |v: Vec<f64>| -> (Vec<f64>, usize) {
+            match off {
+                None => (v, 0),
+                Some(k) => {
+                    let mut b = vec![0.0; n + 16];
+                    let a = (b.as_ptr() as usize / 8) % 8;
+                    let start = (8 - a) % 8 + k;
+                    b[start..start + n].copy_from_slice(&v);
+                    (b, start)
+                }
+            }
+        };
+        let (xb, xs) = place(rng.vec(n));
+        let (mut yb, ys) = place(rng.vec(n));
+        let x = &xb[xs..xs + n];
+        let y = &mut yb[ys..ys + n];
         let ni = n as i32;
         let reps = if log >= 22 { 20 } else { 200 };
         for threads in [1, 2] {
@@ -1627,31 +1655,32 @@ fn timing_vs_openblas() {
             let s = 1.0 + 1e-12;
             let rows: [(&str, f64, f64); 4] = unsafe {
                 let (xp, yp) = (x.as_ptr(), y.as_mut_ptr());
+                let t = |on: bool, f: &mut dyn FnMut()| if on { best_time(reps, f) } else { f64::NAN };
                 [
                     (
                         "daxpy",
-                        best_time(reps, || daxpy_(&ni, &a, xp, &1, yp, &1)),
-                        best_time(reps, || oaxpy(&ni, &a, xp, &1, yp, &1)),
+                        t(time_h, &mut || daxpy_(&ni, &a, xp, &1, yp, &1)),
+                        t(time_o, &mut || oaxpy(&ni, &a, xp, &1, yp, &1)),
                     ),
                     (
                         "ddot",
-                        best_time(reps, || {
+                        t(time_h, &mut || {
                             std::hint::black_box(ddot_(&ni, xp, &1, yp, &1));
                         }),
-                        best_time(reps, || {
+                        t(time_o, &mut || {
                             std::hint::black_box(odot(&ni, xp, &1, yp, &1));
                         }),
                     ),
                     (
                         "dnrm2",
-                        best_time(reps, || {
+                        t(time_h, &mut || {
                             std::hint::black_box(dnrm2_(&ni, xp, &1));
                         }),
-                        best_time(reps, || {
+                        t(time_o, &mut || {
                             std::hint::black_box(onrm2(&ni, xp, &1));
                         }),
                     ),
-                    ("dscal", best_time(reps, || dscal_(&ni, &s, yp, &1)), best_time(reps, || oscal(&ni, &s, yp, &1))),
+                    ("dscal", t(time_h, &mut || dscal_(&ni, &s, yp, &1)), t(time_o, &mut || oscal(&ni, &s, yp, &1))),
                 ]
             };
             for (name, h, o) in rows {
@@ -2302,4 +2331,47 @@ extern "C" {
     fn cblas_dcabs164_(z: *const Cd) -> f64;
     fn cblas_dsdot64_(n: i64, x: *const f32, incx: i64, y: *const f32, incy: i64) -> f64;
     fn cblas_sdsdot64_(n: i64, sb: f32, x: *const f32, incx: i64, y: *const f32, incy: i64) -> f32;
+}
+
+#[test]
+#[ignore]
+fn timing_dispatch() {
+    // Cost of an empty two-part dispatch through the pool.
+    hyblas::abi::native::hyblas_set_num_threads(2);
+    let t = best_time(2000, &mut || {
+        hyblas::cpu::threads::for_each_part(2, 2, |p| {
+            std::hint::black_box(p);
+        })
+    });
+    println!("empty for_each_part(2, 2): {:.2} us", t * 1e6);
+    let mut v = vec![0.0f64; 1 << 16];
+    let t = best_time(2000, &mut || {
+        hyblas::cpu::threads::for_each_part(2, 2, |p| {
+            std::hint::black_box(p);
+        });
+        v[0] += 1.0;
+    });
+    println!("again: {:.2} us", t * 1e6);
+    let mut times: Vec<f64> = (0..2000)
+        .map(|_| {
+            let s = std::time::Instant::now();
+            hyblas::cpu::threads::for_each_part(2, 2, |p| {
+                std::hint::black_box(p);
+            });
+            s.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    times.sort_by(|a, b| a.total_cmp(b));
+    println!("median {:.2} us, p90 {:.2} us", times[1000], times[1800]);
+    let mut times: Vec<f64> = (0..2000)
+        .map(|_| {
+            let s = std::time::Instant::now();
+            hyblas::cpu::threads::for_each_part_inline(2, 2, |p| {
+                std::hint::black_box(p);
+            });
+            s.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    times.sort_by(|a, b| a.total_cmp(b));
+    println!("inline: best {:.2} median {:.2} us, p90 {:.2} us", times[0], times[1000], times[1800]);
 }

@@ -75,6 +75,179 @@ pub fn for_each_part(threads: usize, parts: usize, f: impl Fn(usize) + Sync + Se
     });
 }
 
+/// Shared by the threads of one [`for_each_part_inline`] call.
+struct InlineJob {
+    /// Next part to claim.
+    next: AtomicUsize,
+    /// Parts finished.
+    done: AtomicUsize,
+    parts: usize,
+    /// The caller's `f`. Dereferenced only after claiming a part (`next` < `parts`), and the
+    /// caller does not return before every claimed part is done, so it is alive then.
+    f: *const (dyn Fn(usize) + Sync),
+    caller: std::thread::Thread,
+    caller_cpu: i32,
+}
+
+// SAFETY: `f` points to a `Sync` closure and is only used as described on the field.
+unsafe impl Send for InlineJob {}
+unsafe impl Sync for InlineJob {}
+
+impl InlineJob {
+    /// Claim and run parts until none is left.
+    fn run_claimed(&self) {
+        loop {
+            let p = self.next.fetch_add(1, Ordering::Relaxed);
+            if p >= self.parts {
+                return;
+            }
+            // SAFETY: a part was claimed, so the caller is still waiting for it (see `f`).
+            unsafe { (*self.f)(p) };
+            if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.parts {
+                self.caller.unpark();
+            }
+        }
+    }
+}
+
+/// The CPU the calling thread runs on (-1 if unknown).
+fn current_cpu() -> i32 {
+    #[cfg(target_os = "linux")]
+    // SAFETY: no arguments; returns -1 on failure.
+    unsafe {
+        libc::sched_getcpu()
+    }
+    #[cfg(not(target_os = "linux"))]
+    -1
+}
+
+/// The latest [`for_each_part_inline`] job, for helpers that are awake.
+static INLINE_SLOT: parking_lot::Mutex<Option<std::sync::Arc<InlineJob>>> = parking_lot::Mutex::new(None);
+/// Bumped whenever a job is put in the slot.
+static INLINE_GEN: AtomicUsize = AtomicUsize::new(0);
+/// Helpers spawned and not yet retired (queued, working or watching the slot).
+static INLINE_ALIVE: AtomicUsize = AtomicUsize::new(0);
+/// How long a helper stays awake after its last part.
+const INLINE_LINGER: std::time::Duration = std::time::Duration::from_micros(100);
+
+/// A pool job helping with inline loops: it works on `job`, then stays awake for
+/// `INLINE_LINGER`, taking on any new job put in the slot, before it returns to the pool.
+/// Back-to-back calls (a loop of daxpy's) then find a helper already running on another core
+/// instead of waking a sleeping thread, which can take tens of microseconds, and which the
+/// kernel often places on the caller's own core.
+fn inline_helper(job: std::sync::Arc<InlineJob>) {
+    move_off(job.caller_cpu);
+    let mut seen = INLINE_GEN.load(Ordering::Acquire);
+    job.run_claimed();
+    drop(job);
+    let mut idle_since = std::time::Instant::now();
+    loop {
+        let gen = INLINE_GEN.load(Ordering::Acquire);
+        if gen != seen {
+            seen = gen;
+            let job = INLINE_SLOT.lock().clone();
+            if let Some(job) = job {
+                job.run_claimed();
+            }
+            idle_since = std::time::Instant::now();
+        } else if idle_since.elapsed() > INLINE_LINGER {
+            INLINE_ALIVE.fetch_sub(1, Ordering::AcqRel);
+            // A job put in the slot just before we left counted on us: help with it.
+            if INLINE_GEN.load(Ordering::Acquire) != seen {
+                let job = INLINE_SLOT.lock().clone();
+                if let Some(job) = job {
+                    job.run_claimed();
+                }
+            }
+            return;
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Move the current thread off `cpu` (the caller's) if it runs there: a woken helper is often
+/// placed on its waker's CPU, where it would only take turns with the caller. Excluding the
+/// CPU from the thread's mask makes the kernel migrate it at once; the mask is then restored,
+/// and the scheduler keeps two running threads apart from there on.
+fn move_off(cpu: i32) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on this thread with a properly sized, initialised set.
+    unsafe {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        if cpu < 0 || libc::sched_getcpu() != cpu {
+            return;
+        }
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, size, &mut set) != 0 {
+            return;
+        }
+        let saved = set;
+        libc::CPU_CLR(cpu as usize, &mut set);
+        if libc::CPU_COUNT(&set) > 0 && libc::sched_setaffinity(0, size, &set) == 0 {
+            libc::sched_setaffinity(0, size, &saved);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cpu;
+}
+
+/// Like [`for_each_part`], for loops of microseconds (Level 1): the calling thread works too
+/// and waits awake, so a call does not pay for putting itself to sleep and waking up.
+///
+/// Part 0 runs on the caller; each other part is claimed by whichever thread gets to it
+/// first, a helper on a pool thread or the caller once its own part is done, so nothing
+/// waits for a pool thread that is slow to start: a helper that comes too late finds
+/// nothing to claim. Helpers stay awake briefly after a call (see `inline_helper`). The
+/// caller waits for the parts helpers took by spinning briefly, then yielding, then parking.
+pub fn for_each_part_inline(threads: usize, parts: usize, f: impl Fn(usize) + Sync + Send) {
+    let pool = match POOL.as_ref() {
+        Some(pool) if parts > 1 && threads > 1 && !FORKED_CHILD.load(Ordering::Relaxed) => pool,
+        _ => return (0..parts).for_each(f),
+    };
+    let f: &(dyn Fn(usize) + Sync) = &f;
+    // SAFETY: only the lifetime is erased; see `InlineJob::f`.
+    let f: *const (dyn Fn(usize) + Sync + 'static) = unsafe { std::mem::transmute(f) };
+    let job = std::sync::Arc::new(InlineJob {
+        next: AtomicUsize::new(1),
+        done: AtomicUsize::new(1),
+        parts,
+        f,
+        caller: std::thread::current(),
+        caller_cpu: current_cpu(),
+    });
+    *INLINE_SLOT.lock() = Some(job.clone());
+    INLINE_GEN.fetch_add(1, Ordering::AcqRel);
+    // Start as many helpers as the live ones fall short of (a live one sees the new job).
+    let alive = INLINE_ALIVE.load(Ordering::Acquire);
+    for _ in alive..parts.min(threads) - 1 {
+        INLINE_ALIVE.fetch_add(1, Ordering::AcqRel);
+        let job = job.clone();
+        pool.spawn(move || inline_helper(job));
+    }
+    // SAFETY: `f` is alive for the whole call.
+    unsafe { (*f)(0) };
+    job.run_claimed();
+    let start = std::time::Instant::now();
+    while job.done.load(Ordering::Acquire) < parts {
+        let waited = start.elapsed();
+        if waited < std::time::Duration::from_micros(5) {
+            std::hint::spin_loop();
+        } else if waited < std::time::Duration::from_micros(100) {
+            std::thread::yield_now();
+        } else {
+            // The last part to finish unparks us; the timeout only guards the hand-off.
+            std::thread::park_timeout(std::time::Duration::from_millis(1));
+        }
+    }
+    // Helpers must not find this job once it is over (they could claim nothing from it, but
+    // holding it would keep its Arc alive needlessly).
+    let mut slot = INLINE_SLOT.lock();
+    if slot.as_ref().is_some_and(|j| std::sync::Arc::ptr_eq(j, &job)) {
+        *slot = None;
+    }
+}
+
 /// Threads worth using for `work` units when one thread should get at least `min_per_thread`.
 #[inline]
 pub fn threads_for(work: usize, min_per_thread: usize) -> usize {

@@ -4,8 +4,83 @@
 //! `daxpy(n, a, x, 1, x, 1)`), so nothing may be assumed `noalias`; LLVM vectorises with a
 //! run-time overlap check and keeps the sequential semantics when they do overlap.
 
-use super::{as_reals_mut, par_parts, threads_for};
+use super::vector::{Lanes, Vector};
+use super::{as_reals_mut, par_parts, peel, threads_for};
 use crate::types::{Real, Scalar, VecMut, VecRef};
+use std::mem::size_of;
+
+/// The bytes [lo, hi) a strided view touches.
+fn span<T>(ptr: *const T, n: usize, inc: isize) -> (usize, usize) {
+    if n == 0 {
+        return (0, 0);
+    }
+    let first = ptr as usize;
+    let last = (ptr as isize).wrapping_add((n as isize - 1) * inc * size_of::<T>() as isize) as usize;
+    (first.min(last), first.max(last) + size_of::<T>())
+}
+
+/// Do two views share memory? (Callers may pass overlapping vectors; such calls then run on
+/// one thread, in the reference's element order.)
+fn overlap<T>(a: (*const T, usize, isize), b: (*const T, usize, isize)) -> bool {
+    let (a, b) = (span(a.0, a.1, a.2), span(b.0, b.1, b.2));
+    a.0 < b.1 && b.0 < a.1
+}
+
+/// y := y + alpha*x over `n` unit-stride reals, blocks of four vectors.
+#[inline(always)]
+unsafe fn axpy_k<V: Vector>(alpha: V::R, x: *const V::R, y: *mut V::R, n: usize) {
+    let w = V::W;
+    let a = V::splat(alpha);
+    let mut i = 0;
+    while i < peel(y, n) {
+        *y.add(i) = *y.add(i) + alpha * *x.add(i);
+        i += 1;
+    }
+    while i + 4 * w <= n {
+        // All loads before the stores: with x ahead of y in the same array the loads still
+        // see the values the sequential loop would.
+        let r0 = V::load(y.add(i)).add(a.mul(V::load(x.add(i))));
+        let r1 = V::load(y.add(i + w)).add(a.mul(V::load(x.add(i + w))));
+        let r2 = V::load(y.add(i + 2 * w)).add(a.mul(V::load(x.add(i + 2 * w))));
+        let r3 = V::load(y.add(i + 3 * w)).add(a.mul(V::load(x.add(i + 3 * w))));
+        r0.store(y.add(i));
+        r1.store(y.add(i + w));
+        r2.store(y.add(i + 2 * w));
+        r3.store(y.add(i + 3 * w));
+        i += 4 * w;
+    }
+    while i < n {
+        *y.add(i) = *y.add(i) + alpha * *x.add(i);
+        i += 1;
+    }
+}
+
+simd_fn!(axpy_simd => axpy_k(alpha: R, x: *const R, y: *mut R, n: usize) -> ());
+
+/// x := alpha*x over `n` unit-stride reals.
+#[inline(always)]
+unsafe fn scal_k<V: Vector>(alpha: V::R, x: *mut V::R, n: usize) {
+    let w = V::W;
+    let a = V::splat(alpha);
+    let mut i = 0;
+    while i < peel(x, n) {
+        *x.add(i) = alpha * *x.add(i);
+        i += 1;
+    }
+    while i + 4 * w <= n {
+        a.mul(V::load(x.add(i))).store(x.add(i));
+        a.mul(V::load(x.add(i + w))).store(x.add(i + w));
+        a.mul(V::load(x.add(i + 2 * w))).store(x.add(i + 2 * w));
+        a.mul(V::load(x.add(i + 3 * w))).store(x.add(i + 3 * w));
+        i += 4 * w;
+    }
+    while i < n {
+        *x.add(i) = alpha * *x.add(i);
+        i += 1;
+    }
+}
+
+simd_fn!(scal_simd => scal_k(alpha: R, x: *mut R, n: usize) -> ());
 
 #[inline(always)]
 unsafe fn axpy_body<T: Scalar>(alpha: T, x: VecRef<T>, y: VecMut<T>) {
@@ -27,17 +102,29 @@ unsafe fn axpy_body<T: Scalar>(alpha: T, x: VecRef<T>, y: VecMut<T>) {
 /// `x` and `y` are valid views of the same length.
 pub unsafe fn axpy<T: Scalar>(alpha: T, x: VecRef<T>, y: VecMut<T>) {
     let n = x.n;
-    let t = if y.inc != 0 { threads_for::<T>(n) } else { 1 };
+    let aliased = overlap((x.ptr, n, x.inc), (y.ptr as *const T, n, y.inc));
+    let run = |x: VecRef<T>, y: VecMut<T>| {
+        // Real unit-stride vectors take the vector kernel unless x starts before y inside
+        // it (then each element must see the updates of the ones before it).
+        if !T::IS_COMPLEX && x.inc == 1 && y.inc == 1 && !(aliased && (x.ptr as usize) < (y.ptr as usize)) {
+            let a = alpha.re();
+            as_concrete!(T::Real, F => axpy_simd::<F>(super::cast(a), x.ptr as *const F, y.ptr as *mut F, x.n))
+        } else {
+            crate::dispatch!(axpy_body::<T>(alpha, x, y))
+        }
+    };
+    let t = if y.inc != 0 && !aliased { threads_for::<T>(n) } else { 1 };
     if t <= 1 {
-        return crate::dispatch!(axpy_body::<T>(alpha, x, y));
+        return run(x, y);
     }
-    par_parts(n, t, |s, len| crate::dispatch!(axpy_body::<T>(alpha, x.sub(s, len), y.sub(s, len))));
+    par_parts(n, t, |s, len| run(x.sub(s, len), y.sub(s, len)));
 }
 
 #[inline(always)]
 unsafe fn copy_body<T: Scalar>(x: VecRef<T>, y: VecMut<T>) {
-    if x.inc == 1 && y.inc == 1 {
-        // memmove: defined (and equal to the reference loop) for y before or equal to x.
+    let (xs, ys) = (x.ptr as usize, y.ptr as usize);
+    // memmove equals the reference's forward loop unless y starts inside x, after its start.
+    if x.inc == 1 && y.inc == 1 && !(ys > xs && ys < xs + x.n * size_of::<T>()) {
         std::ptr::copy(x.ptr, y.ptr, x.n);
     } else {
         for i in 0..x.n {
@@ -52,7 +139,8 @@ unsafe fn copy_body<T: Scalar>(x: VecRef<T>, y: VecMut<T>) {
 /// `x` and `y` are valid views of the same length.
 pub unsafe fn copy<T: Scalar>(x: VecRef<T>, y: VecMut<T>) {
     let n = x.n;
-    let t = if y.inc != 0 { threads_for::<T>(n) } else { 1 };
+    let aliased = overlap((x.ptr, n, x.inc), (y.ptr as *const T, n, y.inc));
+    let t = if y.inc != 0 && !aliased { threads_for::<T>(n) } else { 1 };
     if t <= 1 {
         return copy_body(x, y);
     }
@@ -83,7 +171,11 @@ unsafe fn swap_body<T: Scalar>(x: VecMut<T>, y: VecMut<T>) {
 /// `x` and `y` are valid views of the same length.
 pub unsafe fn swap<T: Scalar>(x: VecMut<T>, y: VecMut<T>) {
     let n = x.n;
-    let t = if x.inc != 0 && y.inc != 0 { threads_for::<T>(n) } else { 1 };
+    let t = if x.inc != 0 && y.inc != 0 && !overlap((x.ptr as *const T, n, x.inc), (y.ptr as *const T, n, y.inc)) {
+        threads_for::<T>(n)
+    } else {
+        1
+    };
     if t <= 1 {
         return crate::dispatch!(swap_body::<T>(x, y));
     }
@@ -112,11 +204,19 @@ unsafe fn scal_body<T: Scalar>(alpha: T, x: VecMut<T>) {
 /// `x` is a valid view.
 pub unsafe fn scal<T: Scalar>(alpha: T, x: VecMut<T>) {
     let n = x.n;
+    let run = |x: VecMut<T>| {
+        if !T::IS_COMPLEX && x.inc == 1 {
+            let a = alpha.re();
+            as_concrete!(T::Real, F => scal_simd::<F>(super::cast(a), x.ptr as *mut F, x.n))
+        } else {
+            crate::dispatch!(scal_body::<T>(alpha, x))
+        }
+    };
     let t = if x.inc != 0 { threads_for::<T>(n) } else { 1 };
     if t <= 1 {
-        return crate::dispatch!(scal_body::<T>(alpha, x));
+        return run(x);
     }
-    par_parts(n, t, |s, len| crate::dispatch!(scal_body::<T>(alpha, x.sub(s, len))));
+    par_parts(n, t, |s, len| run(x.sub(s, len)));
 }
 
 /// x := alpha*x for a real alpha, each part of a complex x scaled on its own (`csscal`,
@@ -171,7 +271,11 @@ unsafe fn rot_body<T: Scalar>(c: T::Real, s: T::Real, x: VecMut<T>, y: VecMut<T>
 /// `x` and `y` are valid views of the same length.
 pub unsafe fn rot<T: Scalar>(c: T::Real, s: T::Real, x: VecMut<T>, y: VecMut<T>) {
     let n = x.n;
-    let t = if x.inc != 0 && y.inc != 0 { threads_for::<T>(n) } else { 1 };
+    let t = if x.inc != 0 && y.inc != 0 && !overlap((x.ptr as *const T, n, x.inc), (y.ptr as *const T, n, y.inc)) {
+        threads_for::<T>(n)
+    } else {
+        1
+    };
     if t <= 1 {
         return crate::dispatch!(rot_body::<T>(c, s, x, y));
     }
@@ -264,7 +368,11 @@ pub unsafe fn rotm<R: Real>(param: [R; 5], x: VecMut<R>, y: VecMut<R>) {
         RotmH::Diag(param[1], param[4])
     };
     let n = x.n;
-    let t = if x.inc != 0 && y.inc != 0 { threads_for::<R>(n) } else { 1 };
+    let t = if x.inc != 0 && y.inc != 0 && !overlap((x.ptr as *const R, n, x.inc), (y.ptr as *const R, n, y.inc)) {
+        threads_for::<R>(n)
+    } else {
+        1
+    };
     if t <= 1 {
         return crate::dispatch!(rotm_body::<R>(h, x, y));
     }

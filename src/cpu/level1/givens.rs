@@ -269,7 +269,7 @@ pub fn rotmg<R: Real>(d1: R, d2: R, x1: R, y1: R) -> Rotmg<R> {
         flag = z;
         d1 = d1 / u;
         d2 = d2 / u;
-        x1 = x1 * u;
+        x1 *= u;
     } else if q2 < z {
         return zeroed;
     } else {
@@ -301,12 +301,12 @@ pub fn rotmg<R: Real>(d1: R, d2: R, x1: R, y1: R) -> Rotmg<R> {
         while d1.is_finite() && (d1 <= rgamsq || d1 >= gamsq) {
             to_full(&mut flag);
             if d1 <= rgamsq {
-                d1 = d1 * gam2;
+                d1 *= gam2;
                 x1 = x1 / gam;
                 s1 -= 1;
             } else {
                 d1 = d1 / gam2;
-                x1 = x1 * gam;
+                x1 *= gam;
                 s1 += 1;
             }
         }
@@ -315,7 +315,7 @@ pub fn rotmg<R: Real>(d1: R, d2: R, x1: R, y1: R) -> Rotmg<R> {
         while d2.is_finite() && (d2.abs() <= rgamsq || d2.abs() >= gamsq) {
             to_full(&mut flag);
             if d2.abs() <= rgamsq {
-                d2 = d2 * gam2;
+                d2 *= gam2;
                 s2 -= 1;
             } else {
                 d2 = d2 / gam2;

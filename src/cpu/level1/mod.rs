@@ -15,6 +15,56 @@
 //! (element-wise ones through `dispatch!`, reductions through `simd_fn!` in `reduce.rs`);
 //! vectors past `HYBLAS_L1_PAR_MIN` are split into one contiguous part per thread.
 
+/// `a` as a `B`, where A and B are the same type (checked; the check folds away).
+#[inline(always)]
+pub(crate) fn cast<A: 'static, B: 'static>(a: A) -> B {
+    assert!(std::any::TypeId::of::<A>() == std::any::TypeId::of::<B>());
+    // SAFETY: A and B are the same type.
+    unsafe { std::mem::transmute_copy(&std::mem::ManuallyDrop::new(a)) }
+}
+
+/// Evaluate `$e` with `$F` naming the concrete type (f32 or f64) of the generic real `$R`,
+/// and give the result back in terms of `$R` (the vector types hang off the concrete types).
+macro_rules! as_concrete {
+    ($R:ty, $F:ident => $e:expr) => {
+        if std::any::TypeId::of::<$R>() == std::any::TypeId::of::<f32>() {
+            type $F = f32;
+            $crate::cpu::level1::cast($e)
+        } else {
+            type $F = f64;
+            $crate::cpu::level1::cast($e)
+        }
+    };
+}
+
+/// `unsafe fn $name<R: Lanes>(args) -> ret`: runs `$kernel::<V>(args)` with the widest vector
+/// type V the CPU supports, each instance compiled inside a `#[target_feature]` function so the
+/// intrinsics inline.
+macro_rules! simd_fn {
+    ($name:ident => $kernel:ident ($($a:ident: $t:ty),*) -> $ret:ty) => {
+        #[inline]
+        unsafe fn $name<R: Lanes>($($a: $t),*) -> $ret {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+                unsafe fn v512<R: Lanes>($($a: $t),*) -> $ret {
+                    $kernel::<R::V512>($($a),*)
+                }
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn v256<R: Lanes>($($a: $t),*) -> $ret {
+                    $kernel::<R::V256>($($a),*)
+                }
+                match *crate::cpu::simd::LEVEL {
+                    crate::cpu::simd::Level::Avx512 => return v512::<R>($($a),*),
+                    crate::cpu::simd::Level::Avx2 => return v256::<R>($($a),*),
+                    crate::cpu::simd::Level::Baseline => {}
+                }
+            }
+            $kernel::<R::Plain>($($a),*)
+        }
+    };
+}
+
 mod elementwise;
 mod givens;
 mod reduce;
@@ -29,12 +79,13 @@ use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 
 /// Vector length, in f64-sized elements (an f32 counts half, a complex double twice), from
-/// which a Level 1 call is split over two threads (`HYBLAS_L1_PAR_MIN`). Below it the pool's
-/// wake-up costs more than the second core's bandwidth brings.
+/// which a Level 1 call is split over two threads (`HYBLAS_L1_PAR_MIN`). Below it handing a
+/// part to another thread (about a microsecond when the pool is awake, more when it sleeps)
+/// costs more than the second core's bandwidth brings.
 pub static L1_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_L1_PAR_MIN", 1 << 16));
 
 /// Parts of a split vector start on multiples of this many elements, so threads never write to
-/// the same cache line and every part has the same lane layout as a serial run.
+/// the same cache line.
 const SPLIT_ALIGN: usize = 64;
 
 /// Threads worth using for `n` elements of `T`.
@@ -54,7 +105,7 @@ fn split(n: usize, t: usize) -> (usize, usize) {
 /// Run `f(start, len)` on the parts of `0..n`, one per thread.
 fn par_parts(n: usize, t: usize, f: impl Fn(usize, usize) + Sync + Send) {
     let (parts, chunk) = split(n, t);
-    threads::for_each_part(t, parts, |p| {
+    threads::for_each_part_inline(t, parts, |p| {
         let start = p * chunk;
         f(start, chunk.min(n - start));
     });
@@ -70,11 +121,23 @@ fn par_reduce<A: Copy + Send + Default>(
 ) -> A {
     let (parts, chunk) = split(n, t);
     let slots: Vec<Mutex<A>> = (0..parts).map(|_| Mutex::new(A::default())).collect();
-    threads::for_each_part(t, parts, |p| {
+    threads::for_each_part_inline(t, parts, |p| {
         let start = p * chunk;
         *slots[p].lock() = f(start, chunk.min(n - start));
     });
     slots.into_iter().map(Mutex::into_inner).reduce(combine).unwrap_or_default()
+}
+
+/// Leading elements to handle one by one so that `p` + that many is 64-byte aligned (a
+/// cache line: vector loads then never straddle two), or `m` if that is never reached.
+#[inline(always)]
+fn peel<R>(p: *const R, m: usize) -> usize {
+    let size = std::mem::size_of::<R>();
+    let mis = p as usize % 64;
+    if mis % size != 0 {
+        return 0;
+    }
+    (((64 - mis) % 64) / size).min(m)
 }
 
 /// Pointer to the underlying reals of a unit-stride vector of `n` elements, and their count

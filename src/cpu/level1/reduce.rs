@@ -6,9 +6,9 @@
 
 use super::vector::{hmax, hmin, hsum, hsum_parity, Lanes, Vector, WidenF32};
 use super::{as_reals, par_reduce, threads_for};
+use super::{cast, peel};
 use crate::types::{Real, Scalar, VecRef};
 use num_traits::Float;
-use std::any::TypeId;
 use std::mem::size_of;
 
 #[inline(always)]
@@ -21,56 +21,6 @@ fn one<R: Real>() -> R {
     <R as Scalar>::one()
 }
 
-/// `a` as a `B`, where A and B are the same type (checked; the check folds away).
-#[inline(always)]
-fn cast<A: 'static, B: 'static>(a: A) -> B {
-    assert!(TypeId::of::<A>() == TypeId::of::<B>());
-    // SAFETY: A and B are the same type.
-    unsafe { std::mem::transmute_copy(&std::mem::ManuallyDrop::new(a)) }
-}
-
-/// Evaluate `$e` with `$F` naming the concrete type (f32 or f64) of the generic real `$R`,
-/// and give the result back in terms of `$R` (the vector types hang off the concrete types).
-macro_rules! as_concrete {
-    ($R:ty, $F:ident => $e:expr) => {
-        if TypeId::of::<$R>() == TypeId::of::<f32>() {
-            type $F = f32;
-            cast($e)
-        } else {
-            type $F = f64;
-            cast($e)
-        }
-    };
-}
-
-/// `unsafe fn $name<R: Lanes>(args) -> ret`: runs `$kernel::<V>(args)` with the widest vector
-/// type V the CPU supports, each instance compiled inside a `#[target_feature]` function so the
-/// intrinsics inline.
-macro_rules! simd_fn {
-    ($name:ident => $kernel:ident ($($a:ident: $t:ty),*) -> $ret:ty) => {
-        #[inline]
-        unsafe fn $name<R: Lanes>($($a: $t),*) -> $ret {
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-                unsafe fn v512<R: Lanes>($($a: $t),*) -> $ret {
-                    $kernel::<R::V512>($($a),*)
-                }
-                #[target_feature(enable = "avx2,fma")]
-                unsafe fn v256<R: Lanes>($($a: $t),*) -> $ret {
-                    $kernel::<R::V256>($($a),*)
-                }
-                match *crate::cpu::simd::LEVEL {
-                    crate::cpu::simd::Level::Avx512 => return v512::<R>($($a),*),
-                    crate::cpu::simd::Level::Avx2 => return v256::<R>($($a),*),
-                    crate::cpu::simd::Level::Baseline => {}
-                }
-            }
-            $kernel::<R::Plain>($($a),*)
-        }
-    };
-}
-
 // ---------------------------------------------------------------------------------------
 // dot
 
@@ -78,8 +28,13 @@ macro_rules! simd_fn {
 #[inline(always)]
 unsafe fn dot_k<V: Vector>(x: *const V::R, y: *const V::R, m: usize) -> V::R {
     let w = V::W;
-    let (mut a0, mut a1, mut a2, mut a3) = (V::zero(), V::zero(), V::zero(), V::zero());
+    let mut tail = zero::<V::R>();
     let mut i = 0;
+    while i < peel(x, m) {
+        tail += *x.add(i) * *y.add(i);
+        i += 1;
+    }
+    let (mut a0, mut a1, mut a2, mut a3) = (V::zero(), V::zero(), V::zero(), V::zero());
     while i + 4 * w <= m {
         a0 = a0.add(V::load(x.add(i)).mul(V::load(y.add(i))));
         a1 = a1.add(V::load(x.add(i + w)).mul(V::load(y.add(i + w))));
@@ -91,7 +46,6 @@ unsafe fn dot_k<V: Vector>(x: *const V::R, y: *const V::R, m: usize) -> V::R {
         a0 = a0.add(V::load(x.add(i)).mul(V::load(y.add(i))));
         i += w;
     }
-    let mut tail = zero::<V::R>();
     while i < m {
         tail += *x.add(i) * *y.add(i);
         i += 1;
@@ -245,8 +199,13 @@ pub unsafe fn dot_f32_in_f64(init: f64, x: VecRef<f32>, y: VecRef<f32>) -> f64 {
 #[inline(always)]
 unsafe fn asum_k<V: Vector>(x: *const V::R, m: usize) -> V::R {
     let w = V::W;
-    let (mut a0, mut a1, mut a2, mut a3) = (V::zero(), V::zero(), V::zero(), V::zero());
+    let mut tail = zero::<V::R>();
     let mut i = 0;
+    while i < peel(x, m) {
+        tail += (*x.add(i)).abs();
+        i += 1;
+    }
+    let (mut a0, mut a1, mut a2, mut a3) = (V::zero(), V::zero(), V::zero(), V::zero());
     while i + 4 * w <= m {
         a0 = a0.add(V::load(x.add(i)).abs());
         a1 = a1.add(V::load(x.add(i + w)).abs());
@@ -258,7 +217,6 @@ unsafe fn asum_k<V: Vector>(x: *const V::R, m: usize) -> V::R {
         a0 = a0.add(V::load(x.add(i)).abs());
         i += w;
     }
-    let mut tail = zero::<V::R>();
     while i < m {
         tail += (*x.add(i)).abs();
         i += 1;

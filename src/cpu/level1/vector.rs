@@ -58,7 +58,8 @@ pub(super) unsafe fn hsum<V: Vector>(v: V) -> V::R {
     while len > 1 {
         len /= 2;
         for j in 0..len {
-            b[j] = b[j] + b[j + len];
+            let v = b[j + len];
+            b[j] += v;
         }
     }
     b[0]
@@ -72,7 +73,8 @@ pub(super) unsafe fn hsum_parity<V: Vector>(v: V) -> (V::R, V::R) {
     while len > 2 {
         len /= 2;
         for j in 0..len {
-            b[j] = b[j] + b[j + len];
+            let v = b[j + len];
+            b[j] += v;
         }
     }
     (b[0], b[1])
@@ -112,8 +114,8 @@ impl<R: Real> Plain<R> {
     #[inline(always)]
     fn zip(self, o: Self, f: impl Fn(R, R) -> R) -> Self {
         let mut r = self.0;
-        for j in 0..4 {
-            r[j] = f(self.0[j], o.0[j]);
+        for (r, (&a, &b)) in r.iter_mut().zip(self.0.iter().zip(&o.0)) {
+            *r = f(a, b);
         }
         Plain(r)
     }
@@ -179,7 +181,10 @@ impl WidenF32 for Plain<f64> {
 #[cfg(target_arch = "x86_64")]
 pub(super) use x86::{F32x16, F32x8, F64x4, F64x8};
 
+// The AVX-512 intrinsics are stable since Rust 1.89, like the `avx512f` target feature the
+// crate's `dispatch!` already enables, so the crate's real minimum is 1.89.
 #[cfg(target_arch = "x86_64")]
+#[allow(clippy::incompatible_msrv)]
 mod x86 {
     use super::{Vector, WidenF32};
     use std::arch::x86_64::*;
