@@ -416,6 +416,7 @@ fn case(name: &str) -> Option<Case> {
         "sgemm" => gemm_case::<f32>(sgemm_, "sgemm_", b'N'),
         "zgemm" => gemm_case::<C64>(zgemm_, "zgemm_", b'N'),
         "zgemmnc" => gemm_case::<C64>(zgemm_, "zgemm_", b'C'),
+        "zgemmnt" => gemm_case::<C64>(zgemm_, "zgemm_", b'T'),
         "cgemm" => gemm_case::<C32>(cgemm_, "cgemm_", b'N'),
         "dsyrk" => syrk_case::<f64, f64>(dsyrk_, "dsyrk_", b'N'),
         "dsyrkt" => syrk_case::<f64, f64>(dsyrk_, "dsyrk_", b'T'),
