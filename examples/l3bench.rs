@@ -305,8 +305,8 @@ fn data<T: Num>(n: usize, seed: u64) -> Vec<T> {
 
 /// GFLOP/s of (hyblas, OpenBLAS). `call(true)` runs hyblas once, `call(false)` OpenBLAS.
 /// Each sample repeats the call for at least 30 ms (small sizes take microseconds); the two
-/// libraries alternate sample by sample so both see the same machine load, and the best
-/// sample of each counts.
+/// libraries alternate sample by sample so both see the same machine load (with a pause at
+/// each switch), and the best sample of each counts.
 fn compare(reps: usize, flops: f64, mut call: impl FnMut(bool)) -> (f64, f64) {
     call(true);
     call(false);
@@ -317,6 +317,9 @@ fn compare(reps: usize, flops: f64, mut call: impl FnMut(bool)) -> (f64, f64) {
     let mut best = [f64::INFINITY; 2];
     for _ in 0..reps.max(1) {
         for (slot, ours) in [(0, true), (1, false)] {
+            // OpenBLAS's idle workers spin for a while after a call (rayon's far less); let
+            // them settle so neither library runs against the other's spinning threads.
+            std::thread::sleep(std::time::Duration::from_millis(200));
             let s = Instant::now();
             for _ in 0..iters {
                 call(ours);
@@ -413,6 +416,7 @@ fn case(name: &str) -> Option<Case> {
         "sgemm" => gemm_case::<f32>(sgemm_, "sgemm_", b'N'),
         "zgemm" => gemm_case::<C64>(zgemm_, "zgemm_", b'N'),
         "zgemmnc" => gemm_case::<C64>(zgemm_, "zgemm_", b'C'),
+        "zgemmnt" => gemm_case::<C64>(zgemm_, "zgemm_", b'T'),
         "cgemm" => gemm_case::<C32>(cgemm_, "cgemm_", b'N'),
         "dsyrk" => syrk_case::<f64, f64>(dsyrk_, "dsyrk_", b'N'),
         "dsyrkt" => syrk_case::<f64, f64>(dsyrk_, "dsyrk_", b'T'),

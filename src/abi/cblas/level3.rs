@@ -3,8 +3,9 @@
 //! A row-major call is the column-major problem on the transposed matrices: GEMM swaps A and
 //! B (and M and N), SYMM/HEMM flip side and uplo and swap M and N, the rank-k routines flip
 //! uplo and trans (HER2K also conjugates alpha). Error numbers follow reference CBLAS 3.11,
-//! quirks included: a bad TransB of a row-major GEMM is reported as argument 2, and a bad
-//! Uplo of a row-major SYRK/HERK/SYR2K as argument 3.
+//! quirks included: a bad TransB of a row-major GEMM is reported as argument 2, a bad Uplo of
+//! a row-major SYRK/HERK/SYR2K as argument 3, and a row-major complex SYRK/SYR2K takes
+//! ConjTrans as Trans, HERK/HER2K Trans as ConjTrans (3.11 maps both to 'N').
 
 use crate::abi::cblas::{layout, report, side, trans, uplo, Layout};
 use crate::abi::fortran::level3::{
@@ -34,23 +35,24 @@ pub unsafe fn gemm<T: Scalar, I: FInt>(
     c: *mut T,
     ldc: I,
 ) {
-    let name = format!("cblas_{}gemm", T::PREFIX);
-    let Some(lay) = layout(lay) else { return report(&name, 1) };
-    let Some(ta) = trans(ta) else { return report(&name, 2) };
+    // Only formatted on the error path.
+    let name = || format!("cblas_{}gemm", T::PREFIX);
+    let Some(lay) = layout(lay) else { return report(&name(), 1) };
+    let Some(ta) = trans(ta) else { return report(&name(), 2) };
     let Some(tb) = trans(tb) else {
         // Reference CBLAS 3.11 reports a bad TransB of a row-major call as argument 2.
-        return report(&name, if lay == Layout::RowMajor { 2 } else { 3 });
+        return report(&name(), if lay == Layout::RowMajor { 2 } else { 3 });
     };
     let (m, n, k) = (m.to_isize(), n.to_isize(), k.to_isize());
     let (lda, ldb, ldc) = (lda.to_isize(), ldb.to_isize(), ldc.to_isize());
     match lay {
         Layout::ColMajor => match check_gemm(Some(ta), Some(tb), m, n, k, lda, ldb, ldc) {
-            Err(info) => report(&name, info + 1),
+            Err(info) => report(&name(), info + 1),
             Ok(_) => gemm_run(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc),
         },
         // C^T = op(B)^T op(A)^T: the column-major problem with A and B swapped.
         Layout::RowMajor => match check_gemm(Some(tb), Some(ta), n, m, k, ldb, lda, ldc) {
-            Err(info) => report(&name, info + 1),
+            Err(info) => report(&name(), info + 1),
             Ok(_) => gemm_run(tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc),
         },
     }
@@ -77,10 +79,11 @@ pub unsafe fn symm<T: Scalar, I: FInt>(
     c: *mut T,
     ldc: I,
 ) {
-    let name = format!("cblas_{}{}", T::PREFIX, if herm { "hemm" } else { "symm" });
-    let Some(lay) = layout(lay) else { return report(&name, 1) };
-    let Some(mut sd) = side(sd) else { return report(&name, 2) };
-    let Some(mut ul) = uplo(ul) else { return report(&name, 3) };
+    // Only formatted on the error path.
+    let name = || format!("cblas_{}{}", T::PREFIX, if herm { "hemm" } else { "symm" });
+    let Some(lay) = layout(lay) else { return report(&name(), 1) };
+    let Some(mut sd) = side(sd) else { return report(&name(), 2) };
+    let Some(mut ul) = uplo(ul) else { return report(&name(), 3) };
     let (mut m, mut n) = (m.to_isize(), n.to_isize());
     let (lda, ldb, ldc) = (lda.to_isize(), ldb.to_isize(), ldc.to_isize());
     if lay == Layout::RowMajor {
@@ -90,7 +93,7 @@ pub unsafe fn symm<T: Scalar, I: FInt>(
         std::mem::swap(&mut m, &mut n);
     }
     match check_symm(Some(sd), Some(ul), m, n, lda, ldb, ldc) {
-        Err(info) => report(&name, info + 1),
+        Err(info) => report(&name(), info + 1),
         Ok(_) => symm_run(herm, sd, ul, m, n, alpha, a, lda, b, ldb, beta, c, ldc),
     }
 }
@@ -144,14 +147,15 @@ pub unsafe fn syrk<T: Scalar, I: FInt>(
     c: *mut T,
     ldc: I,
 ) {
-    let name = format!("cblas_{}{}", T::PREFIX, if kind == RankKind::Herm { "herk" } else { "syrk" });
+    // Only formatted on the error path.
+    let name = || format!("cblas_{}{}", T::PREFIX, if kind == RankKind::Herm { "herk" } else { "syrk" });
     let (_, ul, tr) = match rank_args(kind, false, lay, ul, tr) {
         Ok(v) => v,
-        Err(info) => return report(&name, info),
+        Err(info) => return report(&name(), info),
     };
     let (n, k, lda, ldc) = (n.to_isize(), k.to_isize(), lda.to_isize(), ldc.to_isize());
     match check_rank::<T>(kind, Some(ul), Some(tr), n, k, lda, None, ldc) {
-        Err(info) => report(&name, info + 1),
+        Err(info) => report(&name(), info + 1),
         Ok((ul, tr)) => syrk_run(kind, ul, tr, n, k, alpha, a, lda, beta, c, ldc),
     }
 }
@@ -177,17 +181,18 @@ pub unsafe fn syr2k<T: Scalar, I: FInt>(
     c: *mut T,
     ldc: I,
 ) {
-    let name = format!("cblas_{}{}", T::PREFIX, if kind == RankKind::Herm { "her2k" } else { "syr2k" });
+    // Only formatted on the error path.
+    let name = || format!("cblas_{}{}", T::PREFIX, if kind == RankKind::Herm { "her2k" } else { "syr2k" });
     let (lay, ul, tr) = match rank_args(kind, true, lay, ul, tr) {
         Ok(v) => v,
-        Err(info) => return report(&name, info),
+        Err(info) => return report(&name(), info),
     };
     // Row-major HER2K: C^T = conj(C) swaps the roles of alpha and conj(alpha).
     let alpha = if kind == RankKind::Herm && lay == Layout::RowMajor { alpha.conj() } else { alpha };
     let (n, k) = (n.to_isize(), k.to_isize());
     let (lda, ldb, ldc) = (lda.to_isize(), ldb.to_isize(), ldc.to_isize());
     match check_rank::<T>(kind, Some(ul), Some(tr), n, k, lda, Some(ldb), ldc) {
-        Err(info) => report(&name, info + 1),
+        Err(info) => report(&name(), info + 1),
         Ok((ul, tr)) => syr2k_run(kind, ul, tr, n, k, alpha, a, lda, b, ldb, beta, c, ldc),
     }
 }

@@ -3,11 +3,13 @@
 //! SYMM/HEMM expand the referenced triangle of A into a full temporary (O(n^2) copies next to
 //! O(n^2 m) flops) and make one GEMM call.
 //!
-//! The rank-k routines update one triangle of C by recursive halving: C = [C11 .; C21 C22]
-//! becomes two half-size triangles plus the full rectangle C21, which goes straight through
-//! GEMM into C. Below `HYBLAS_SYRK_NB` a diagonal block is formed by a small GEMM into a
-//! temporary and only its triangle is merged into C, so nothing outside the referenced
-//! triangle is read or written, and all but O(n*nb*k) of the flops run as large GEMMs.
+//! The rank-k routines update one triangle of C by recursive halving on block boundaries:
+//! C = [C11 .; C21 C22] becomes two half-size triangles plus the full rectangle C21, which
+//! goes straight through GEMM into C. What is left are diagonal blocks of order nb (n/8
+//! within [64, `HYBLAS_SYRK_NB`]); each is formed by a small GEMM into a temporary and only its
+//! triangle is merged into C, so nothing outside the referenced triangle is read or written
+//! and all but a fraction nb/n of the flops run as large GEMMs. The diagonal blocks are
+//! independent and are dealt to the threads whole.
 
 use super::gemm::{gemm, gemm_with, packed_copy, scale, threads_for_gemm};
 use crate::cpu::threads;
@@ -250,7 +252,6 @@ unsafe fn rank_update<T: Scalar>(uplo: Uplo, herm: bool, mut terms: Vec<Term<T>>
 ///
 /// # Safety
 /// `x` is n x k, `c` is n x n, both valid; C does not overlap X.
-#[allow(clippy::too_many_arguments)]
 pub unsafe fn syrk<T: Scalar>(uplo: Uplo, herm: bool, alpha: T, x: MatRef<T>, conj: bool, beta: T, c: MatMut<T>) {
     let cl = if uplo == Uplo::Lower { c } else { c.t() };
     if c.rows == 0 {
