@@ -18,6 +18,7 @@ pub struct TriOpts {
 /// Reference argument checks of ?TRMM/?TRSM, in order: SIDE 1, UPLO 2, TRANSA 3, DIAG 4, M 5,
 /// N 6, LDA 9 (>= max(1, m) for side Left, n for Right), LDB 11 (>= max(1, m)). `None` is an
 /// option that did not parse. Shared with CBLAS, which passes the column-major problem.
+#[allow(clippy::too_many_arguments)]
 pub fn check_trxm(
     side: Option<Side>,
     uplo: Option<Uplo>,

@@ -193,7 +193,6 @@ unsafe fn drive<T: Scalar>(t: Tri<T>, alpha: T, x: MatMut<T>, f: unsafe fn(Tri<T
     let chunk = n.div_ceil(parts).next_multiple_of(16);
     let parts = n.div_ceil(chunk);
     threads::for_each_part(parts, parts, |p| {
-        let x = x;
         let s = p * chunk;
         let len = chunk.min(n - s);
         // SAFETY: the parts are disjoint column ranges of X.
@@ -415,7 +414,12 @@ fn recip<T: Scalar>(v: T) -> T {
 }
 
 /// The base case: X (mb x n, mb <= NB) := alpha*T^-1*X or alpha*T*X.
-unsafe fn base<T: TriScalar, const TL: usize, const NC: usize, const W: usize>(op: Op, t: Tri<T>, alpha: T, x: MatMut<T>) {
+unsafe fn base<T: TriScalar, const TL: usize, const NC: usize, const W: usize>(
+    op: Op,
+    t: Tri<T>,
+    alpha: T,
+    x: MatMut<T>,
+) {
     let mb = x.rows;
     if x.rs == 1 {
         let ld = mb.next_multiple_of(TL);
@@ -852,7 +856,10 @@ unsafe fn trmm_row<T: Scalar, const W: usize, const LOWER: bool, const F: bool>(
 /// Explicit-SIMD column kernels for f32 and f64 (AVX-512 and AVX2+FMA). Same algorithm as
 /// the generic `trsm_col`/`trmm_col`; written with intrinsics because the compiler's
 /// vectoriser does not reliably keep a tile in registers.
+// AVX-512 intrinsics are stable since Rust 1.89; the `gemm` crate's `x86-v4` feature (pulp)
+// already needs them, so the crate's real minimum is that.
 #[cfg(target_arch = "x86_64")]
+#[allow(clippy::incompatible_msrv)]
 mod x86 {
     use super::{Level, ISA};
     use crate::types::Scalar;
@@ -1087,10 +1094,40 @@ mod x86 {
     unsafe fn id_ps(v: __m256) -> __m256 {
         v
     }
-    avx2_lanes!(Y8d, f64, __m256d, 8, 4, u64, _mm256_setzero_pd, _mm256_set1_pd, _mm256_loadu_pd, _mm256_storeu_pd,
-        _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd, _mm256_blendv_pd, id_pd);
-    avx2_lanes!(Y16s, f32, __m256, 16, 8, u32, _mm256_setzero_ps, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps,
-        _mm256_mul_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps, _mm256_blendv_ps, id_ps);
+    avx2_lanes!(
+        Y8d,
+        f64,
+        __m256d,
+        8,
+        4,
+        u64,
+        _mm256_setzero_pd,
+        _mm256_set1_pd,
+        _mm256_loadu_pd,
+        _mm256_storeu_pd,
+        _mm256_mul_pd,
+        _mm256_fmadd_pd,
+        _mm256_fnmadd_pd,
+        _mm256_blendv_pd,
+        id_pd
+    );
+    avx2_lanes!(
+        Y16s,
+        f32,
+        __m256,
+        16,
+        8,
+        u32,
+        _mm256_setzero_ps,
+        _mm256_set1_ps,
+        _mm256_loadu_ps,
+        _mm256_storeu_ps,
+        _mm256_mul_ps,
+        _mm256_fmadd_ps,
+        _mm256_fnmadd_ps,
+        _mm256_blendv_ps,
+        id_ps
+    );
 
     /// TRSM on NC columns (see the generic `trsm_col`): the finished rows are applied as a
     /// rank-1 update per row, then the tile's triangle one unknown at a time, with masks so
