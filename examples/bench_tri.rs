@@ -46,12 +46,13 @@ macro_rules! hy {
 }
 hy!(strsm_, strmm_, dtrsm_, dtrmm_, ctrsm_, ctrmm_, ztrsm_, ztrmm_);
 
+/// The OpenBLAS to compare with; `HYBLAS_BENCH_OPENBLAS` overrides the path.
 const OPENBLAS: &str = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3";
 
 unsafe fn sym(h: *mut c_void, name: &str) -> *mut c_void {
     let c = CString::new(name).expect("symbol name");
     let p = libc::dlsym(h, c.as_ptr());
-    assert!(!p.is_null(), "{name} not found in {OPENBLAS}");
+    assert!(!p.is_null(), "{name} not found in OpenBLAS");
     p
 }
 
@@ -194,11 +195,12 @@ fn main() {
     if sizes.is_empty() {
         sizes = vec![(512, 512), (1024, 1024), (2048, 2048)];
     }
-    let path = CString::new(OPENBLAS).expect("path");
+    let path = std::env::var("HYBLAS_BENCH_OPENBLAS").unwrap_or_else(|_| OPENBLAS.to_string());
+    let path = CString::new(path).expect("path");
     // SAFETY: plain dlopen/dlsym of a BLAS with the reference interface.
     unsafe {
         let h = libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
-        assert!(!h.is_null(), "cannot load {OPENBLAS}");
+        assert!(!h.is_null(), "cannot load {path:?}");
         let ob_set =
             std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int)>(sym(h, "openblas_set_num_threads"));
         let ob = |p: char| Lib {
