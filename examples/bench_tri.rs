@@ -1,7 +1,8 @@
 //! TRSM/TRMM timing against OpenBLAS (loaded with dlopen, so both live in one process).
 //!
-//! `cargo run --release --example bench_tri -- [N | MxN ..] [--threads 1,2] [--reps R] [--prec d|s|c|z]`
-//! (defaults: 512 1024 2048, threads 1 and 2, precision d). Prints GFLOP/s of both (complex
+//! `cargo run --release --example bench_tri -- [N | MxN ..] [--threads 1,2] [--reps R] [--prec d|s|c|z]
+//! [--cases sLUNN,mRLTU,..]` (defaults: 512 1024 2048, threads 1 and 2, precision d, the
+//! cases below; a case is s(olve)/m(ultiply) then side, uplo, trans, diag). Prints GFLOP/s of both (complex
 //! flops counted as four real ones) and the ratio hyblas/OpenBLAS (> 1: hyblas faster). Each
 //! timing is the best of several runs, alternating the two libraries to share out machine
 //! noise.
@@ -86,17 +87,8 @@ fn bench<E: Comp>(
     threads: &[usize],
     reps: usize,
     prec: char,
+    cases: &[String],
 ) {
-    let cases: [(&str, &str, &str, &str, bool); 8] = [
-        ("trsm", "L", "U", "N", true),
-        ("trsm", "L", "L", "N", true),
-        ("trsm", "R", "U", "N", true),
-        ("trsm", "L", "L", "T", true),
-        ("trmm", "L", "U", "N", false),
-        ("trmm", "L", "L", "N", false),
-        ("trmm", "R", "U", "N", false),
-        ("trmm", "L", "L", "T", false),
-    ];
     println!("{:>3} {:>11} {:14} {:>9} {:>9} {:>6}", "th", "m x n", "case", "OB GF/s", "hy GF/s", "ratio");
     for &th in threads {
         // SAFETY: thread-count setters of both libraries.
@@ -125,13 +117,17 @@ fn bench<E: Comp>(
             let (mi, ni, lda) = (m as c_int, n as c_int, big as c_int);
             let mut alpha = vec![E::default(); comps];
             alpha[0] = E::from(1.0);
-            for &(name, side, uplo, trans, solve) in &cases {
-                let k = if side == "L" { m } else { n };
+            for case in cases {
+                // "sLUNN" / "mRLTU": s(olve) or m(ultiply), then side, uplo, trans, diag.
+                let o: Vec<String> = case.chars().map(|c| c.to_string()).collect();
+                let (solve, side, uplo, trans, diag) = (o[0] == "s", &o[1], &o[2], &o[3], &o[4]);
+                let name = if solve { "trsm" } else { "trmm" };
+                let k = if side.as_str() == "L" { m } else { n };
                 let flops = (k * k) as f64 * (m * n / k) as f64 * if comps == 2 { 4.0 } else { 1.0 };
-                let s = CString::new(side).expect("opt");
-                let u = CString::new(uplo).expect("opt");
-                let t = CString::new(trans).expect("opt");
-                let d = c"N";
+                let s = CString::new(side.as_str()).expect("opt");
+                let u = CString::new(uplo.as_str()).expect("opt");
+                let t = CString::new(trans.as_str()).expect("opt");
+                let d = CString::new(diag.as_str()).expect("opt");
                 let fs = if solve { [ob.trsm, hy.trsm] } else { [ob.trmm, hy.trmm] };
                 let mut best = [f64::MAX; 2];
                 for _ in 0..reps {
@@ -157,7 +153,7 @@ fn bench<E: Comp>(
                         best[k] = best[k].min(t0.elapsed().as_secs_f64());
                     }
                 }
-                let label = format!("{prec}{name} {side}{uplo}{trans}N");
+                let label = format!("{prec}{name} {side}{uplo}{trans}{diag}");
                 println!(
                     "{th:>3} {:>11} {label:14} {:>9.1} {:>9.1} {:>6.2}",
                     format!("{m}x{n}"),
@@ -175,6 +171,10 @@ fn main() {
     let mut threads = vec![1, 2];
     let mut reps = 0;
     let mut prec = 'd';
+    let mut cases: Vec<String> = ["sLUNN", "sLLNN", "sRUNN", "sLLTN", "mLUNN", "mLLNN", "mRUNN", "mLLTN"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -183,6 +183,9 @@ fn main() {
             }
             "--reps" => reps = args.next().and_then(|s| s.parse().ok()).unwrap_or(0),
             "--prec" => prec = args.next().and_then(|s| s.chars().next()).unwrap_or('d'),
+            "--cases" => {
+                cases = args.next().unwrap_or_default().split(',').filter(|c| c.len() == 5).map(String::from).collect()
+            }
             s => {
                 // "N" (square) or "MxN"
                 let mut it = s.split('x').filter_map(|v| v.parse::<usize>().ok());
@@ -215,9 +218,9 @@ fn main() {
         };
         let prec = if "scz".contains(prec) { prec } else { 'd' };
         if prec == 's' || prec == 'c' {
-            bench::<f32>(comps, &ob(prec), &hy, ob_set, &sizes, &threads, reps, prec);
+            bench::<f32>(comps, &ob(prec), &hy, ob_set, &sizes, &threads, reps, prec, &cases);
         } else {
-            bench::<f64>(comps, &ob(prec), &hy, ob_set, &sizes, &threads, reps, prec);
+            bench::<f64>(comps, &ob(prec), &hy, ob_set, &sizes, &threads, reps, prec, &cases);
         }
     }
 }
