@@ -668,3 +668,67 @@ fn trsm_inverts_trmm_large() {
         common::assert_close(&b, &b0, 64, &format!("trsm(trmm(B)) {c:?}"));
     }
 }
+
+/// M == 0 or N == 0: a quick return that reads none of alpha, A and B (all null here).
+#[test]
+fn empty_reads_nothing() {
+    let null_c = std::ptr::null::<C64>();
+    let null_m = std::ptr::null_mut::<C64>();
+    for (m, n) in [(0i64, 5i64), (5, 0), (0, 0)] {
+        let c = Case {
+            r: Routine::Trsm,
+            side: Side::Left,
+            uplo: Uplo::Upper,
+            trans: Trans::No,
+            diag: Diag::NonUnit,
+            m: 0,
+            n: 0,
+        };
+        let o = fortran_chars(&c);
+        let ld = m.max(1);
+        for r in [Routine::Trmm, Routine::Trsm] {
+            let oc = o.map(|ch| ch as c_char);
+            // SAFETY: nothing may be dereferenced but the option characters and integers.
+            unsafe {
+                match r {
+                    Routine::Trmm => ztrmm_(
+                        &oc[0],
+                        &oc[1],
+                        &oc[2],
+                        &oc[3],
+                        &(m as i32),
+                        &(n as i32),
+                        null_c,
+                        null_c,
+                        &(ld as i32),
+                        null_m,
+                        &(ld as i32),
+                    ),
+                    Routine::Trsm => {
+                        ztrsm_64_(&oc[0], &oc[1], &oc[2], &oc[3], &m, &n, null_c, null_c, &ld, null_m, &ld)
+                    }
+                }
+                let (ldr, ldc) = (n.max(1), m.max(1));
+                match r {
+                    Routine::Trmm => cblas_ztrmm(
+                        101,
+                        141,
+                        121,
+                        111,
+                        131,
+                        m as c_int,
+                        n as c_int,
+                        null_c,
+                        null_c,
+                        ldc as c_int,
+                        null_m,
+                        ldr as c_int,
+                    ),
+                    Routine::Trsm => {
+                        cblas_ztrsm64_(102, 142, 122, 113, 132, m, n, null_c, null_c, n.max(1), null_m, ldc)
+                    }
+                }
+            }
+        }
+    }
+}

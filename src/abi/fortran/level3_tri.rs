@@ -124,6 +124,10 @@ pub unsafe fn trxm<T: TriScalar, I: FInt>(
         Ok(o) => o,
         Err(info) => return report::<I>(&format!("{}{}", T::PREFIX, routine.base()), info),
     };
+    // Quick return before alpha is read, as the reference.
+    if m == 0 || n == 0 {
+        return;
+    }
     run(routine, o, m as usize, n as usize, *alpha, a, lda as usize, b, ldb as usize);
 }
 

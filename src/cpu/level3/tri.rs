@@ -441,10 +441,10 @@ macro_rules! fma_dispatch {
 }
 
 /// The row kernels over all of X, one driver per kernel so that each has its own SIMD
-/// builds. X is taken W columns at a time into a buffer with contiguous rows (a copy when X's
-/// rows are contiguous already: they are B's columns, often a power-of-two distance apart,
-/// and mb of them at once would fight over the same cache sets), then in chunks of W, TL and
-/// single columns.
+/// builds. X is taken W columns at a time into a buffer with contiguous rows: a transposing
+/// copy when X's columns are the contiguous ones, a plain one otherwise (X's rows are then
+/// B's columns, often a power-of-two distance apart, and mb of them at once would fight over
+/// the same cache sets). The kernels then run on chunks of W, TL and single columns.
 macro_rules! row_driver {
     ($driver:ident, $each:ident, $kernel:ident) => {
         unsafe fn $driver<T: Scalar, const TL: usize, const W: usize>(
