@@ -8,7 +8,9 @@ use crate::cpu::level3::tri::TriScalar;
 use crate::types::FInt;
 use std::os::raw::c_int;
 
-/// `cblas_?trmm` / `cblas_?trsm`. Complex alpha is passed by pointer by the exported symbols.
+/// `cblas_?trmm` / `cblas_?trsm`. `alpha` points to the scalar (real alphas come by value and
+/// are passed on by address); it is read only once the call has passed its checks and is not
+/// empty, as in the reference.
 ///
 /// # Safety
 /// Pointers as in reference CBLAS.
@@ -22,7 +24,7 @@ pub unsafe fn trxm<T: TriScalar, I: FInt>(
     diag: c_int,
     m: I,
     n: I,
-    alpha: T,
+    alpha: *const T,
     a: *const T,
     lda: I,
     b: *mut T,
@@ -45,7 +47,10 @@ pub unsafe fn trxm<T: TriScalar, I: FInt>(
         Ok(o) => o,
         Err(info) => return cb::report(&name, info + 1),
     };
-    run(routine, o, m as usize, n as usize, alpha, a, lda as usize, b, ldb as usize);
+    if m == 0 || n == 0 {
+        return;
+    }
+    run(routine, o, m as usize, n as usize, *alpha, a, lda as usize, b, ldb as usize);
 }
 
 macro_rules! tri_exports {
@@ -57,8 +62,8 @@ macro_rules! tri_exports {
             ) => trxm::<$T, $I>($r, layout, side, uplo, transa, diag, m, n, tri_exports!(@alpha $deref alpha), a, lda, b, ldb));
         )*
     };
-    (@alpha val $a:ident) => { $a };
-    (@alpha ptr $a:ident) => { *$a };
+    (@alpha val $a:ident) => { &$a };
+    (@alpha ptr $a:ident) => { $a };
 }
 
 macro_rules! level3_tri_exports {

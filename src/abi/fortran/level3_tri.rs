@@ -18,6 +18,7 @@ pub struct TriOpts {
 /// Reference argument checks of ?TRMM/?TRSM, in order: SIDE 1, UPLO 2, TRANSA 3, DIAG 4, M 5,
 /// N 6, LDA 9 (>= max(1, m) for side Left, n for Right), LDB 11 (>= max(1, m)). `None` is an
 /// option that did not parse. Shared with CBLAS, which passes the column-major problem.
+#[allow(clippy::too_many_arguments)]
 pub fn check_trxm(
     side: Option<Side>,
     uplo: Option<Uplo>,
@@ -123,6 +124,10 @@ pub unsafe fn trxm<T: TriScalar, I: FInt>(
         Ok(o) => o,
         Err(info) => return report::<I>(&format!("{}{}", T::PREFIX, routine.base()), info),
     };
+    // Quick return before alpha is read, as the reference.
+    if m == 0 || n == 0 {
+        return;
+    }
     run(routine, o, m as usize, n as usize, *alpha, a, lda as usize, b, ldb as usize);
 }
 

@@ -6,16 +6,19 @@
 //! transpose (Right, `C`) becomes a `conj` flag. Then the triangle is split recursively into
 //! 2x2 blocks: the diagonal blocks recurse, the off-diagonal block is one GEMM, so nearly all
 //! flops run in the GEMM kernels. Blocks of order `<= HYBLAS_TRI_NB` go to a base case that
-//! packs the small triangle (conjugated, with the reciprocal diagonal for TRSM) and runs a
-//! register-blocked kernel directly on B:
-//! - B's columns contiguous (left side, column-major B): tiles of one SIMD vector of rows by
-//!   a few columns held in registers; the rows already finished are applied GEMM-style
-//!   (vector of T times broadcast element of B) and only the small tile triangle is sequential.
-//! - B's rows contiguous (the transposed right-side problem): vectors run across B's columns,
-//!   each row of the result is a dot product of earlier rows.
+//! packs the small triangle (conjugated if asked, with the reciprocal diagonal for TRSM) and
+//! runs one of two kernels:
+//! - column kernel (real types with AVX2/AVX-512, B's columns contiguous): tiles of one SIMD
+//!   vector of rows by several columns stay in registers; rows already finished are applied
+//!   GEMM-style (column of T times broadcast element of B), only the tile's own small
+//!   triangle is sequential;
+//! - row kernel (everything else): a slice of B's columns is copied (transposed if need be)
+//!   into a buffer whose rows are contiguous, and each row of the result is a combination of
+//!   the other rows with the vector running across columns. For complex data the copy is
+//!   cheap next to the four-fold arithmetic.
 //!
-//! TRMM works in place: blocks and tiles are visited in the order that reads every element
-//! of B before it is overwritten, so no copy of B is made.
+//! TRMM works in place: blocks, tiles and rows are visited in the order that reads every
+//! element of B before it is overwritten, so no copy of B is made.
 //!
 //! Threads: past `HYBLAS_TRI_PAR_MIN` (m*m*n) the right-hand sides (B's columns for side
 //! Left, rows for side Right) are split across threads, each part an independent problem.
@@ -23,8 +26,8 @@
 //!
 //! Reference semantics: only the referenced triangle of A is read and the unit diagonal never;
 //! alpha == 0 zeroes B without reading A or B. Zero padding in the packed tiles never meets a
-//! value of B: the tile kernels select, not multiply, outside the triangle, so Inf/NaN in B
-//! spread only where the arithmetic really reaches them.
+//! value of B: the kernels mask (select), not multiply, outside the triangle, so Inf/NaN in B
+//! spread only where the arithmetic really takes them.
 
 use crate::cpu::level3::gemm::gemm;
 use crate::cpu::simd::{Level, LEVEL};
@@ -54,24 +57,28 @@ static ISA: Lazy<Level> = Lazy::new(|| {
     (*LEVEL).min(cap)
 });
 
-/// Per-precision tile shapes of the base-case kernels. Implemented for the four precisions;
-/// every kernel body stays generic over `Scalar`.
+/// The precisions TRMM/TRSM run on: each picks its kernel shapes, and f32/f64 add the
+/// explicit-SIMD column kernels.
 pub trait TriScalar: Scalar {
-    /// Solve op(T) X = alpha*B for a diagonal block (order <= NB) in place.
+    /// Solve T X = alpha*B in place for a diagonal block (order <= NB).
     ///
     /// # Safety
     /// As [`trsm`]; `t` and `x` consistent.
     unsafe fn trsm_base(t: Tri<Self>, alpha: Self, x: MatMut<Self>);
-    /// X := alpha*T*X for a diagonal block in place.
+    /// X := alpha*T*X in place for a diagonal block.
     ///
     /// # Safety
     /// As [`trmm`].
     unsafe fn trmm_base(t: Tri<Self>, alpha: Self, x: MatMut<Self>);
-    /// The column kernels over `n` columns in explicit SIMD, where this precision has them;
-    /// returns false (nothing done) where not. Arguments as the generic column kernels.
+    /// Whether [`TriScalar::simd_cols`] runs on this machine.
+    fn has_simd_cols() -> bool {
+        false
+    }
+    /// The column kernels over `n` columns of X (column c at `x + c*ldx`, rows contiguous),
+    /// T packed column-major with leading dimension `ld` (mb rounded up to the tile).
     ///
     /// # Safety
-    /// As the generic column kernels.
+    /// Pointers valid for those shapes; only called when `has_simd_cols()`.
     #[allow(clippy::too_many_arguments)]
     unsafe fn simd_cols(
         _solve: bool,
@@ -84,21 +91,23 @@ pub trait TriScalar: Scalar {
         _x: *mut Self,
         _ldx: isize,
         _n: usize,
-    ) -> bool {
-        false
+    ) {
     }
 }
 
 macro_rules! tri_scalar {
-    ($t:ty, $tl:literal, $nc:literal, $w:literal $(, $simd:path)?) => {
+    ($t:ty, $tl:literal, $w:literal $(, $simd:path)?) => {
         impl TriScalar for $t {
             unsafe fn trsm_base(t: Tri<Self>, alpha: Self, x: MatMut<Self>) {
-                base::<$t, $tl, $nc, $w>(Op::Solve, t, alpha, x)
+                base::<$t, $tl, $w>(Op::Solve, t, alpha, x)
             }
             unsafe fn trmm_base(t: Tri<Self>, alpha: Self, x: MatMut<Self>) {
-                base::<$t, $tl, $nc, $w>(Op::Multiply, t, alpha, x)
+                base::<$t, $tl, $w>(Op::Multiply, t, alpha, x)
             }
             $(
+                fn has_simd_cols() -> bool {
+                    *ISA != Level::Baseline
+                }
                 unsafe fn simd_cols(
                     solve: bool,
                     lower: bool,
@@ -110,24 +119,25 @@ macro_rules! tri_scalar {
                     x: *mut Self,
                     ldx: isize,
                     n: usize,
-                ) -> bool {
+                ) {
                     $simd(solve, lower, mb, ld, p, d, alpha, x, ldx, n)
                 }
             )?
         }
     };
 }
-// TL: rows per tile (one 512-bit vector); NC: columns per tile; W: row-kernel width.
+// TL: SIMD lanes of 512 bits (the column kernels' tile height, the row kernels' narrow
+// width); W: the row kernels' main width.
 #[cfg(target_arch = "x86_64")]
-tri_scalar!(f32, 16, 8, 128, x86::cols_f32);
+tri_scalar!(f32, 16, 128, x86::cols_f32);
 #[cfg(target_arch = "x86_64")]
-tri_scalar!(f64, 8, 8, 64, x86::cols_f64);
+tri_scalar!(f64, 8, 64, x86::cols_f64);
 #[cfg(not(target_arch = "x86_64"))]
-tri_scalar!(f32, 16, 8, 128);
+tri_scalar!(f32, 16, 128);
 #[cfg(not(target_arch = "x86_64"))]
-tri_scalar!(f64, 8, 8, 64);
-tri_scalar!(C32, 8, 4, 32);
-tri_scalar!(C64, 4, 4, 16);
+tri_scalar!(f64, 8, 64);
+tri_scalar!(C32, 8, 32);
+tri_scalar!(C64, 4, 16);
 
 /// A triangular operand after normalisation: `a` is square, used without transposition
 /// (strides already swapped), `lower`/upper refers to `a` as viewed, `conj` conjugates every
@@ -193,7 +203,6 @@ unsafe fn drive<T: Scalar>(t: Tri<T>, alpha: T, x: MatMut<T>, f: unsafe fn(Tri<T
     let chunk = n.div_ceil(parts).next_multiple_of(16);
     let parts = n.div_ceil(chunk);
     threads::for_each_part(parts, parts, |p| {
-        let x = x;
         let s = p * chunk;
         let len = chunk.min(n - s);
         // SAFETY: the parts are disjoint column ranges of X.
@@ -206,7 +215,7 @@ fn split(m: usize, nb: usize) -> usize {
     (m.div_ceil(nb) / 2) * nb
 }
 
-/// Block order of the base case for precision T: NB rounded to whole tiles.
+/// Block order of the base case for precision T: NB rounded to whole 512-bit tiles.
 fn block_order<T: Scalar>() -> usize {
     let tile = 64 / std::mem::size_of::<T>();
     (*TRI_NB).next_multiple_of(tile)
@@ -305,6 +314,81 @@ pub unsafe fn trmm<T: TriScalar>(
 // ---------------------------------------------------------------------------------------
 // Base case.
 
+/// The packed diagonal block: `p` holds T's strict triangle (conjugated if asked; zeros
+/// elsewhere; for TRMM's column kernels also the diagonal) as an `ld x ld` array,
+/// column-major for the column kernels (element (i, k) at `k*ld + i`) and row-major for the
+/// row kernels (at `i*ld + k`); `d[k]` is the diagonal (its reciprocal for TRSM, one for a
+/// unit diagonal, zero in the padding).
+struct Packed<T> {
+    p: Vec<T>,
+    d: Vec<T>,
+}
+
+/// Pack the order-`mb` block `t` into an `ld x ld` array (`ld >= mb`), reading only the
+/// referenced triangle.
+unsafe fn pack<T: Scalar>(t: &Tri<T>, op: Op, ld: usize, col_major: bool) -> Packed<T> {
+    let mb = t.a.rows;
+    let mut p = vec![T::zero(); ld * ld];
+    let mut d = vec![T::zero(); ld];
+    for k in 0..mb {
+        let (i0, i1) = if t.lower { (k + 1, mb) } else { (0, k) };
+        for i in i0..i1 {
+            let v = t.a.get(i, k).conj_if(t.conj);
+            p[if col_major { k * ld + i } else { i * ld + k }] = v;
+        }
+        d[k] = if t.unit {
+            T::one()
+        } else {
+            let v = t.a.get(k, k).conj_if(t.conj);
+            match op {
+                Op::Multiply => v,
+                Op::Solve => recip(v),
+            }
+        };
+        if op == Op::Multiply && col_major {
+            // The SIMD product kernels take the diagonal with its column.
+            p[k * ld + k] = d[k];
+        }
+    }
+    Packed { p, d }
+}
+
+/// 1/v; complex by Smith's algorithm (no needless overflow or underflow), as Fortran
+/// compilers divide.
+fn recip<T: Scalar>(v: T) -> T {
+    let one = <T::Real as Scalar>::one();
+    if !T::IS_COMPLEX {
+        return T::from_real(one / v.re());
+    }
+    let (a, b) = (v.re(), v.im());
+    if a.abs() >= b.abs() {
+        let r = b / a;
+        let den = a + b * r;
+        T::from_parts(one / den, -r / den)
+    } else {
+        let r = a / b;
+        let den = a * r + b;
+        T::from_parts(r / den, -one / den)
+    }
+}
+
+/// The base case: X (mb x n, mb <= NB) := alpha*T^-1*X or alpha*T*X.
+unsafe fn base<T: TriScalar, const TL: usize, const W: usize>(op: Op, t: Tri<T>, alpha: T, x: MatMut<T>) {
+    let mb = x.rows;
+    if x.rs == 1 && T::has_simd_cols() {
+        let ld = mb.next_multiple_of(TL);
+        let pk = pack(&t, op, ld, true);
+        T::simd_cols(op == Op::Solve, t.lower, mb, ld, pk.p.as_ptr(), pk.d.as_ptr(), alpha, x.ptr, x.cs, x.cols);
+    } else {
+        let pk = pack(&t, op, mb, false);
+        let (p, d) = (pk.p.as_ptr(), pk.d.as_ptr());
+        match op {
+            Op::Solve => trsm_rows::<T, TL, W>(t.lower, mb, p, d, alpha, x),
+            Op::Multiply => trmm_rows::<T, TL, W>(t.lower, mb, p, d, alpha, x),
+        }
+    }
+}
+
 /// c + a*b; fused (one rounding) when `F`, which is only set where the build has FMA.
 #[inline(always)]
 fn madd<T: Scalar, const F: bool>(c: T, a: T, b: T) -> T {
@@ -356,194 +440,56 @@ macro_rules! fma_dispatch {
     }};
 }
 
-/// The packed diagonal block: `p` holds T's strict triangle (conjugated if asked; zeros
-/// elsewhere; for TRMM's column kernels also the diagonal) as an `ld x ld` array,
-/// column-major for the column kernels (element (i, k) at `k*ld + i`) and row-major for the
-/// row kernels (at `i*ld + k`); `d[k]` is the diagonal (its reciprocal for TRSM, one for a
-/// unit diagonal, zero in the padding).
-struct Packed<T> {
-    p: Vec<T>,
-    d: Vec<T>,
-}
-
-/// Pack the order-`mb` block `t` into an `ld x ld` array (`ld >= mb`), reading only the
-/// referenced triangle.
-unsafe fn pack<T: Scalar>(t: &Tri<T>, op: Op, ld: usize, col_major: bool) -> Packed<T> {
-    let mb = t.a.rows;
-    let mut p = vec![T::zero(); ld * ld];
-    let mut d = vec![T::zero(); ld];
-    for k in 0..mb {
-        let (i0, i1) = if t.lower { (k + 1, mb) } else { (0, k) };
-        for i in i0..i1 {
-            let v = t.a.get(i, k).conj_if(t.conj);
-            p[if col_major { k * ld + i } else { i * ld + k }] = v;
-        }
-        d[k] = if t.unit {
-            T::one()
-        } else {
-            let v = t.a.get(k, k).conj_if(t.conj);
-            match op {
-                Op::Multiply => v,
-                Op::Solve => recip(v),
-            }
-        };
-        if op == Op::Multiply && col_major {
-            // The SIMD product kernels take the diagonal with its column.
-            p[k * ld + k] = d[k];
-        }
-    }
-    Packed { p, d }
-}
-
-/// 1/v (complex: conj(v)/|v|^2, scaled so that neither overflows nor underflows needlessly).
-fn recip<T: Scalar>(v: T) -> T {
-    if !T::IS_COMPLEX {
-        return T::from_real(<T::Real as Scalar>::one() / v.re());
-    }
-    // Smith's algorithm, as Fortran compilers divide.
-    let (a, b) = (v.re(), v.im());
-    let one = <T::Real as Scalar>::one();
-    if a.abs() >= b.abs() {
-        let r = b / a;
-        let den = a + b * r;
-        T::from_parts(one / den, -r / den)
-    } else {
-        let r = a / b;
-        let den = a * r + b;
-        T::from_parts(r / den, -one / den)
-    }
-}
-
-/// The base case: X (mb x n, mb <= NB) := alpha*T^-1*X or alpha*T*X.
-unsafe fn base<T: TriScalar, const TL: usize, const NC: usize, const W: usize>(op: Op, t: Tri<T>, alpha: T, x: MatMut<T>) {
-    let mb = x.rows;
-    if x.rs == 1 {
-        let ld = mb.next_multiple_of(TL);
-        let pk = pack(&t, op, ld, true);
-        let (p, d) = (pk.p.as_ptr(), pk.d.as_ptr());
-        if T::simd_cols(op == Op::Solve, t.lower, mb, ld, p, d, alpha, x.ptr, x.cs, x.cols) {
-            return;
-        }
-        match op {
-            Op::Solve => trsm_cols::<T, TL, NC>(t.lower, mb, ld, p, d, alpha, x.ptr, x.cs, x.cols),
-            Op::Multiply => trmm_cols::<T, TL, NC>(t.lower, mb, ld, p, d, alpha, x.ptr, x.cs, x.cols),
-        }
-    } else if x.cs == 1 {
-        let pk = pack(&t, op, mb, false);
-        let (p, d) = (pk.p.as_ptr(), pk.d.as_ptr());
-        match op {
-            Op::Solve => trsm_rows::<T, TL, W>(t.lower, mb, p, d, alpha, x.ptr, x.rs, x.cols),
-            Op::Multiply => trmm_rows::<T, TL, W>(t.lower, mb, p, d, alpha, x.ptr, x.rs, x.cols),
-        }
-    } else {
-        // General strides (no ABI path makes these): work on a column-major copy.
-        let mut buf: Vec<T> = Vec::with_capacity(mb * x.cols);
-        for j in 0..x.cols {
-            for i in 0..mb {
-                buf.push(x.get(i, j));
-            }
-        }
-        base::<T, TL, NC, W>(op, t, alpha, MatMut::col_major(buf.as_mut_ptr(), mb, x.cols, mb));
-        for j in 0..x.cols {
-            for i in 0..mb {
-                *x.at(i, j) = buf[j * mb + i];
-            }
-        }
-    }
-}
-
-/// The drivers of the kernels over all of X's columns, one per kernel so that each has its
-/// own SIMD builds: column kernels take NC columns at a time, then single columns; row kernels
-/// take chunks of W columns, then TL, then single ones.
-macro_rules! col_driver {
-    ($driver:ident, $each:ident, $kernel:ident) => {
-        #[allow(clippy::too_many_arguments)]
-        unsafe fn $driver<T: Scalar, const TL: usize, const NC: usize>(
-            lower: bool,
-            mb: usize,
-            ld: usize,
-            p: *const T,
-            d: *const T,
-            alpha: T,
-            x: *mut T,
-            ldx: isize,
-            n: usize,
-        ) {
-            if lower {
-                fma_dispatch!($each::<T, TL, NC, true>(mb, ld, p, d, alpha, x, ldx, n))
-            } else {
-                fma_dispatch!($each::<T, TL, NC, false>(mb, ld, p, d, alpha, x, ldx, n))
-            }
-        }
-        #[inline(always)]
-        #[allow(clippy::too_many_arguments)]
-        unsafe fn $each<T: Scalar, const TL: usize, const NC: usize, const LOWER: bool, const F: bool>(
-            mb: usize,
-            ld: usize,
-            p: *const T,
-            d: *const T,
-            alpha: T,
-            x: *mut T,
-            ldx: isize,
-            n: usize,
-        ) {
-            let mut j = 0;
-            while j + NC <= n {
-                $kernel::<T, TL, NC, LOWER, F>(mb, ld, p, d, alpha, x.offset(j as isize * ldx), ldx);
-                j += NC;
-            }
-            while j < n {
-                $kernel::<T, TL, 1, LOWER, F>(mb, ld, p, d, alpha, x.offset(j as isize * ldx), ldx);
-                j += 1;
-            }
-        }
-    };
-}
-col_driver!(trsm_cols, trsm_cols_body, trsm_col);
-col_driver!(trmm_cols, trmm_cols_body, trmm_col);
-
+/// The row kernels over all of X, one driver per kernel so that each has its own SIMD
+/// builds. X is taken W columns at a time into a buffer with contiguous rows: a transposing
+/// copy when X's columns are the contiguous ones, a plain one otherwise (X's rows are then
+/// B's columns, often a power-of-two distance apart, and mb of them at once would fight over
+/// the same cache sets). The kernels then run on chunks of W, TL and single columns.
 macro_rules! row_driver {
     ($driver:ident, $each:ident, $kernel:ident) => {
-        #[allow(clippy::too_many_arguments)]
         unsafe fn $driver<T: Scalar, const TL: usize, const W: usize>(
             lower: bool,
             mb: usize,
             p: *const T,
             d: *const T,
             alpha: T,
-            x: *mut T,
-            rs: isize,
-            n: usize,
+            x: MatMut<T>,
         ) {
             if lower {
-                fma_dispatch!($each::<T, TL, W, true>(mb, p, d, alpha, x, rs, n))
+                fma_dispatch!($each::<T, TL, W, true>(mb, p, d, alpha, x))
             } else {
-                fma_dispatch!($each::<T, TL, W, false>(mb, p, d, alpha, x, rs, n))
+                fma_dispatch!($each::<T, TL, W, false>(mb, p, d, alpha, x))
             }
         }
         #[inline(always)]
-        #[allow(clippy::too_many_arguments)]
         unsafe fn $each<T: Scalar, const TL: usize, const W: usize, const LOWER: bool, const F: bool>(
             mb: usize,
             p: *const T,
             d: *const T,
             alpha: T,
-            x: *mut T,
-            rs: isize,
-            n: usize,
+            x: MatMut<T>,
         ) {
-            let mut j = 0;
-            while j + W <= n {
-                $kernel::<T, W, LOWER, F>(mb, p, d, alpha, x.add(j), rs);
-                j += W;
-            }
-            while j + TL <= n {
-                $kernel::<T, TL, LOWER, F>(mb, p, d, alpha, x.add(j), rs);
-                j += TL;
-            }
-            while j < n {
-                $kernel::<T, 1, LOWER, F>(mb, p, d, alpha, x.add(j), rs);
-                j += 1;
+            let mut buf = vec![T::zero(); mb * W];
+            let bp = buf.as_mut_ptr();
+            let mut j0 = 0;
+            while j0 < x.cols {
+                let w = W.min(x.cols - j0);
+                copy_slice(x, j0, w, bp, W, true);
+                let mut j = 0;
+                if w == W {
+                    $kernel::<T, W, LOWER, F>(mb, p, d, alpha, bp, W);
+                    j = W;
+                }
+                while j + TL <= w {
+                    $kernel::<T, TL, LOWER, F>(mb, p, d, alpha, bp.add(j), W);
+                    j += TL;
+                }
+                while j < w {
+                    $kernel::<T, 1, LOWER, F>(mb, p, d, alpha, bp.add(j), W);
+                    j += 1;
+                }
+                copy_slice(x, j0, w, bp, W, false);
+                j0 += w;
             }
         }
     };
@@ -551,239 +497,36 @@ macro_rules! row_driver {
 row_driver!(trsm_rows, trsm_rows_body, trsm_row);
 row_driver!(trmm_rows, trmm_rows_body, trmm_row);
 
-// The column kernels keep a TL x NC tile of X in registers. Every index into a tile is a
-// compile-time constant (const generics, unrolled steps): a run-time index would force the
-// tile into memory.
-
-/// Load rows [s, s+len) of NC columns (column c at `x + c*ldx`), times `scale`, into a tile
-/// padded with zeros.
+/// Copy columns [j0, j0+w) of X into (`into`) or out of a buffer of rows `ldb` apart.
 #[inline(always)]
-unsafe fn load_tile<T: Scalar, const TL: usize, const NC: usize>(
-    x: *const T,
-    ldx: isize,
-    s: usize,
-    len: usize,
-    scale: T,
-) -> [[T; TL]; NC] {
-    let mut tile = [[T::zero(); TL]; NC];
-    for (c, col) in tile.iter_mut().enumerate() {
-        let xc = x.offset(c as isize * ldx).add(s);
-        let mut buf = [T::zero(); TL];
-        if len == TL {
-            std::ptr::copy_nonoverlapping(xc, buf.as_mut_ptr(), TL);
-        } else {
-            std::ptr::copy_nonoverlapping(xc, buf.as_mut_ptr(), len);
-        }
-        for (v, &b) in col.iter_mut().zip(buf.iter()) {
-            *v = b * scale;
-        }
-    }
-    tile
-}
-
-/// Store rows [s, s+len) of a tile.
-#[inline(always)]
-unsafe fn store_tile<T: Scalar, const TL: usize, const NC: usize>(
-    tile: &[[T; TL]; NC],
-    x: *mut T,
-    ldx: isize,
-    s: usize,
-    len: usize,
-) {
-    for (c, col) in tile.iter().enumerate() {
-        let xc = x.offset(c as isize * ldx).add(s);
-        if len == TL {
-            for (r, &v) in col.iter().enumerate() {
-                *xc.add(r) = v;
-            }
-        } else {
-            // Through a copy: a variable-length copy straight out of the tile would pin it
-            // to memory.
-            let buf = *col;
-            std::ptr::copy_nonoverlapping(buf.as_ptr(), xc, len);
-        }
-    }
-}
-
-/// acc[.][c] +/-= P[s.., j] * x[j, c] for j in j0..j1: the GEMM-like part of a tile.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn tile_update<T: Scalar, const TL: usize, const NC: usize, const F: bool, const SUB: bool>(
-    acc: &mut [[T; TL]; NC],
-    p: *const T,
-    ld: usize,
-    s: usize,
-    x: *const T,
-    ldx: isize,
-    j0: usize,
-    j1: usize,
-) {
-    for j in j0..j1 {
-        let mut col = [T::zero(); TL];
-        std::ptr::copy_nonoverlapping(p.add(j * ld + s), col.as_mut_ptr(), TL);
-        for (c, a) in acc.iter_mut().enumerate() {
-            let xj = *x.offset(c as isize * ldx).add(j);
-            for (v, &t) in a.iter_mut().zip(col.iter()) {
-                *v = if SUB { msub::<T, F>(*v, t, xj) } else { madd::<T, F>(*v, t, xj) };
+unsafe fn copy_slice<T: Scalar>(x: MatMut<T>, j0: usize, w: usize, buf: *mut T, ldb: usize, into: bool) {
+    if x.cs == 1 {
+        for i in 0..x.rows {
+            let (xr, br) = (x.ptr_at(i, j0), buf.add(i * ldb));
+            if into {
+                std::ptr::copy_nonoverlapping(xr, br, w);
+            } else {
+                std::ptr::copy_nonoverlapping(br, xr, w);
             }
         }
-    }
-}
-
-/// Is (i, k) strictly inside the triangle?
-#[inline(always)]
-fn strict<const LOWER: bool>(i: usize, k: usize) -> bool {
-    if LOWER {
-        i > k
     } else {
-        i < k
-    }
-}
-
-/// Step KK of the in-tile forward (lower) or backward (upper) substitution: finish unknown k
-/// and remove it from the rows after it. `pd` is the tile's diagonal block, `d` its diagonal.
-#[inline(always)]
-unsafe fn trsm_step<T: Scalar, const TL: usize, const NC: usize, const LOWER: bool, const F: bool, const KK: usize>(
-    acc: &mut [[T; TL]; NC],
-    pd: *const T,
-    ld: usize,
-    d: *const T,
-) {
-    if KK >= TL {
-        return;
-    }
-    let k = if LOWER { KK } else { TL - 1 - KK };
-    let dk = *d.add(k);
-    let mut t = [T::zero(); TL];
-    for (i, v) in t.iter_mut().enumerate() {
-        if strict::<LOWER>(i, k) {
-            *v = *pd.add(k * ld + i);
-        }
-    }
-    for a in acc.iter_mut() {
-        let xk = a[k] * dk;
-        a[k] = xk;
-        for (i, v) in a.iter_mut().enumerate() {
-            if strict::<LOWER>(i, k) {
-                *v = msub::<T, F>(*v, t[i], xk);
-            }
-        }
-    }
-}
-
-/// Step K of the in-tile product: add column K of the tile's triangle (and diagonal) times the
-/// old x[K]. Padding rows (K >= len) add nothing.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn trmm_step<T: Scalar, const TL: usize, const NC: usize, const LOWER: bool, const F: bool, const K: usize>(
-    acc: &mut [[T; TL]; NC],
-    pd: *const T,
-    ld: usize,
-    d: *const T,
-    x: *const T,
-    ldx: isize,
-    len: usize,
-) {
-    if K >= TL || K >= len {
-        return;
-    }
-    let dk = *d.add(K);
-    let mut t = [T::zero(); TL];
-    for (i, v) in t.iter_mut().enumerate() {
-        if strict::<LOWER>(i, K) {
-            *v = *pd.add(K * ld + i);
-        } else if i == K {
-            *v = dk;
-        }
-    }
-    for (c, a) in acc.iter_mut().enumerate() {
-        let xk = *x.offset(c as isize * ldx).add(K);
-        for (i, v) in a.iter_mut().enumerate() {
-            if strict::<LOWER>(i, K) || i == K {
-                *v = madd::<T, F>(*v, t[i], xk);
-            }
-        }
-    }
-}
-
-/// Expand `$step::<.., KK>(args)` for KK = 0..16 (steps past TL return at once).
-macro_rules! unroll16 {
-    ($step:ident::<$($g:tt),*>($($arg:expr),*)) => {
-        unroll16!(@ $step [$($g),*] ($($arg),*) 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
-    };
-    (@ $step:ident $g:tt $args:tt $($kk:literal)*) => {
-        $( unroll16!(@call $step $g $kk $args); )*
-    };
-    (@call $step:ident [$($g:tt),*] $kk:literal ($($arg:expr),*)) => {
-        $step::<$($g,)* $kk>($($arg),*)
-    };
-}
-
-/// TRSM column kernel: NC contiguous columns (column c at `x + c*ldx`) of an order-mb block,
-/// packed column-major with leading dimension `ld` (mb rounded up to TL).
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn trsm_col<T: Scalar, const TL: usize, const NC: usize, const LOWER: bool, const F: bool>(
-    mb: usize,
-    ld: usize,
-    p: *const T,
-    d: *const T,
-    alpha: T,
-    x: *mut T,
-    ldx: isize,
-) {
-    let ntiles = ld / TL;
-    for step in 0..ntiles {
-        let tile = if LOWER { step } else { ntiles - 1 - step };
-        let s = tile * TL;
-        let len = TL.min(mb - s);
-        let mut acc = load_tile::<T, TL, NC>(x, ldx, s, len, alpha);
-        // Rows solved so far: above the tile (forward) or below it (backward).
-        let (j0, j1) = if LOWER { (0, s) } else { ((s + TL).min(mb), mb) };
-        tile_update::<T, TL, NC, F, true>(&mut acc, p, ld, s, x, ldx, j0, j1);
-        let (pd, ds) = (p.add(s * ld + s), d.add(s));
-        unroll16!(trsm_step::<T, TL, NC, LOWER, F>(&mut acc, pd, ld, ds));
-        store_tile(&acc, x, ldx, s, len);
-    }
-}
-
-/// TRMM column kernel (layout as [`trsm_col`]). Tiles go bottom-up for lower T, top-down for
-/// upper, so the rows a tile reads outside itself still hold their old values.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn trmm_col<T: Scalar, const TL: usize, const NC: usize, const LOWER: bool, const F: bool>(
-    mb: usize,
-    ld: usize,
-    p: *const T,
-    d: *const T,
-    alpha: T,
-    x: *mut T,
-    ldx: isize,
-) {
-    let ntiles = ld / TL;
-    for step in 0..ntiles {
-        let tile = if LOWER { ntiles - 1 - step } else { step };
-        let s = tile * TL;
-        let len = TL.min(mb - s);
-        let mut acc = [[T::zero(); TL]; NC];
-        let (pd, ds, xs) = (p.add(s * ld + s), d.add(s), x.add(s));
-        unroll16!(trmm_step::<T, TL, NC, LOWER, F>(&mut acc, pd, ld, ds, xs, ldx, len));
-        // Rows outside the tile: above it (lower) or below it (upper), not yet overwritten.
-        let (j0, j1) = if LOWER { (0, s) } else { ((s + TL).min(mb), mb) };
-        tile_update::<T, TL, NC, F, false>(&mut acc, p, ld, s, x, ldx, j0, j1);
-        if !alpha.is_one() {
-            for a in acc.iter_mut() {
-                for v in a.iter_mut() {
-                    *v *= alpha;
+        // Column by column: contiguous on X's side when its columns are.
+        for c in 0..w {
+            for i in 0..x.rows {
+                let (xe, be) = (x.ptr_at(i, j0 + c), buf.add(i * ldb + c));
+                if into {
+                    *be = *xe;
+                } else {
+                    *xe = *be;
                 }
             }
         }
-        store_tile(&acc, x, ldx, s, len);
     }
 }
 
-/// TRSM row kernel: W contiguous columns of an order-mb block whose rows are `rs` apart;
-/// T packed row-major with leading dimension mb.
+/// TRSM row kernel: W contiguous columns of an order-mb block whose rows are `ldb` apart;
+/// T packed row-major with leading dimension mb. Row k is finished from the rows before it
+/// (lower: forward) or after it (upper: backward).
 #[inline(always)]
 unsafe fn trsm_row<T: Scalar, const W: usize, const LOWER: bool, const F: bool>(
     mb: usize,
@@ -791,11 +534,11 @@ unsafe fn trsm_row<T: Scalar, const W: usize, const LOWER: bool, const F: bool>(
     d: *const T,
     alpha: T,
     x: *mut T,
-    rs: isize,
+    ldb: usize,
 ) {
     for step in 0..mb {
         let k = if LOWER { step } else { mb - 1 - step };
-        let xk = x.offset(k as isize * rs);
+        let xk = x.add(k * ldb);
         let mut acc = [T::zero(); W];
         for (c, v) in acc.iter_mut().enumerate() {
             *v = *xk.add(c) * alpha;
@@ -804,7 +547,7 @@ unsafe fn trsm_row<T: Scalar, const W: usize, const LOWER: bool, const F: bool>(
         let prow = p.add(k * mb);
         for i in i0..i1 {
             let tki = *prow.add(i);
-            let xi = x.offset(i as isize * rs);
+            let xi = x.add(i * ldb);
             for (c, v) in acc.iter_mut().enumerate() {
                 *v = msub::<T, F>(*v, tki, *xi.add(c));
             }
@@ -816,7 +559,8 @@ unsafe fn trsm_row<T: Scalar, const W: usize, const LOWER: bool, const F: bool>(
     }
 }
 
-/// TRMM row kernel (layout as [`trsm_row`]): rows bottom-up for lower T, top-down for upper.
+/// TRMM row kernel (layout as [`trsm_row`]): rows bottom-up for lower T, top-down for upper,
+/// so the rows a row reads are still the old ones.
 #[inline(always)]
 unsafe fn trmm_row<T: Scalar, const W: usize, const LOWER: bool, const F: bool>(
     mb: usize,
@@ -824,11 +568,11 @@ unsafe fn trmm_row<T: Scalar, const W: usize, const LOWER: bool, const F: bool>(
     d: *const T,
     alpha: T,
     x: *mut T,
-    rs: isize,
+    ldb: usize,
 ) {
     for step in 0..mb {
         let k = if LOWER { mb - 1 - step } else { step };
-        let xk = x.offset(k as isize * rs);
+        let xk = x.add(k * ldb);
         let dk = *d.add(k);
         let mut acc = [T::zero(); W];
         for (c, v) in acc.iter_mut().enumerate() {
@@ -838,7 +582,7 @@ unsafe fn trmm_row<T: Scalar, const W: usize, const LOWER: bool, const F: bool>(
         let prow = p.add(k * mb);
         for i in i0..i1 {
             let tki = *prow.add(i);
-            let xi = x.offset(i as isize * rs);
+            let xi = x.add(i * ldb);
             for (c, v) in acc.iter_mut().enumerate() {
                 *v = madd::<T, F>(*v, tki, *xi.add(c));
             }
@@ -849,10 +593,12 @@ unsafe fn trmm_row<T: Scalar, const W: usize, const LOWER: bool, const F: bool>(
     }
 }
 
-/// Explicit-SIMD column kernels for f32 and f64 (AVX-512 and AVX2+FMA). Same algorithm as
-/// the generic `trsm_col`/`trmm_col`; written with intrinsics because the compiler's
-/// vectoriser does not reliably keep a tile in registers.
+/// Explicit-SIMD column kernels for f32 and f64 (AVX-512 and AVX2+FMA), written with
+/// intrinsics because the compiler's vectoriser does not reliably keep a tile in registers.
+// AVX-512 intrinsics are stable since Rust 1.89; the `gemm` crate's `x86-v4` feature (pulp)
+// already needs them, so the crate's real minimum is that.
 #[cfg(target_arch = "x86_64")]
+#[allow(clippy::incompatible_msrv)]
 mod x86 {
     use super::{Level, ISA};
     use crate::types::Scalar;
@@ -1087,14 +833,45 @@ mod x86 {
     unsafe fn id_ps(v: __m256) -> __m256 {
         v
     }
-    avx2_lanes!(Y8d, f64, __m256d, 8, 4, u64, _mm256_setzero_pd, _mm256_set1_pd, _mm256_loadu_pd, _mm256_storeu_pd,
-        _mm256_mul_pd, _mm256_fmadd_pd, _mm256_fnmadd_pd, _mm256_blendv_pd, id_pd);
-    avx2_lanes!(Y16s, f32, __m256, 16, 8, u32, _mm256_setzero_ps, _mm256_set1_ps, _mm256_loadu_ps, _mm256_storeu_ps,
-        _mm256_mul_ps, _mm256_fmadd_ps, _mm256_fnmadd_ps, _mm256_blendv_ps, id_ps);
+    avx2_lanes!(
+        Y8d,
+        f64,
+        __m256d,
+        8,
+        4,
+        u64,
+        _mm256_setzero_pd,
+        _mm256_set1_pd,
+        _mm256_loadu_pd,
+        _mm256_storeu_pd,
+        _mm256_mul_pd,
+        _mm256_fmadd_pd,
+        _mm256_fnmadd_pd,
+        _mm256_blendv_pd,
+        id_pd
+    );
+    avx2_lanes!(
+        Y16s,
+        f32,
+        __m256,
+        16,
+        8,
+        u32,
+        _mm256_setzero_ps,
+        _mm256_set1_ps,
+        _mm256_loadu_ps,
+        _mm256_storeu_ps,
+        _mm256_mul_ps,
+        _mm256_fmadd_ps,
+        _mm256_fnmadd_ps,
+        _mm256_blendv_ps,
+        id_ps
+    );
 
-    /// TRSM on NC columns (see the generic `trsm_col`): the finished rows are applied as a
-    /// rank-1 update per row, then the tile's triangle one unknown at a time, with masks so
-    /// that rows outside the triangle are left exactly as they are.
+    /// TRSM on NC columns (column c at `x + c*ldx`), tile by tile in solve order: the rows
+    /// already finished are applied as rank-1 updates (packed column of T times broadcast
+    /// element of X), then the tile's own triangle one unknown at a time, masked so that rows
+    /// outside the triangle are left exactly as they are.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn trsm_col<L: Lanes, const NC: usize, const LOWER: bool>(
@@ -1154,7 +931,8 @@ mod x86 {
         }
     }
 
-    /// TRMM on NC columns (see the generic `trmm_col`); the packed columns carry the diagonal.
+    /// TRMM on NC columns; the packed columns carry the diagonal. Tiles go bottom-up for lower
+    /// T, top-down for upper, so the rows a tile reads outside itself still hold old values.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn trmm_col<L: Lanes, const NC: usize, const LOWER: bool>(
@@ -1248,8 +1026,8 @@ mod x86 {
 
     macro_rules! entry {
         ($name:ident, $e:ty, $z:ty, $y:ty) => {
-            /// Column kernels for this precision at the best available level; false on a
-            /// machine without AVX2+FMA.
+            /// Column kernels for this precision at the best available level (never called at
+            /// the baseline level: see `has_simd_cols`).
             #[allow(clippy::too_many_arguments)]
             pub(super) unsafe fn $name(
                 solve: bool,
@@ -1262,7 +1040,7 @@ mod x86 {
                 x: *mut $e,
                 ldx: isize,
                 n: usize,
-            ) -> bool {
+            ) {
                 #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
                 #[allow(clippy::too_many_arguments)]
                 unsafe fn avx512(
@@ -1299,9 +1077,8 @@ mod x86 {
                 match *ISA {
                     Level::Avx512 => avx512(solve, lower, mb, ld, p, d, alpha, x, ldx, n),
                     Level::Avx2 => avx2(solve, lower, mb, ld, p, d, alpha, x, ldx, n),
-                    Level::Baseline => return false,
+                    Level::Baseline => {}
                 }
-                true
             }
         };
     }
