@@ -1,6 +1,6 @@
 //! GEMV and GBMV.
 
-use super::kernels::{axpy_cols, dot_cols, gemv_n_block, gemv_t_block, mac, L};
+use super::kernels::{axpy_cols, dot_cols, gemv_n_block, gemv_t_block, mac};
 use super::{kdispatch, scale_vec, with_flag, Contig, Staged, SyncPtr};
 use crate::cpu::threads;
 use crate::types::{MatRef, Scalar, VecMut, VecRef};
@@ -59,7 +59,8 @@ unsafe fn gemv_n<T: Scalar>(conj: bool, alpha: T, a: MatRef<T>, x: VecRef<T>, y:
     if t <= 1 {
         run(0, m);
     } else {
-        let chunk = m.div_ceil(t).next_multiple_of(L);
+        // Whole cache lines per thread.
+        let chunk = m.div_ceil(t).next_multiple_of(16);
         threads::for_each_part(t, t, |p| {
             let (r0, r1) = ((p * chunk).min(m), ((p + 1) * chunk).min(m));
             if r0 < r1 {
@@ -172,7 +173,7 @@ impl<T> Band<T> {
 
 /// Column by column: an axpy (N) or a dot (T) over the part of the column inside the band.
 #[inline(always)]
-unsafe fn gbmv_body<T: Scalar, const CJ: bool, const F: bool>(
+unsafe fn gbmv_body<T: Scalar, const CJ: bool, const LV: u8>(
     trans: bool,
     band: Band<T>,
     alpha: T,
@@ -185,10 +186,10 @@ unsafe fn gbmv_body<T: Scalar, const CJ: bool, const F: bool>(
             continue;
         }
         if trans {
-            let d = dot_cols::<T, CJ, 1, F>(&[p], x.add(i0), i1 - i0);
-            *y.add(j) = mac::<T, F>(*y.add(j), alpha, d[0]);
+            let d = dot_cols::<T, CJ, 1, LV>(&[p], x.add(i0), i1 - i0);
+            *y.add(j) = mac::<T, LV>(*y.add(j), alpha, d[0]);
         } else {
-            axpy_cols::<T, CJ, 1, F>(&[p], &[alpha * *x.add(j)], y.add(i0), i1 - i0);
+            axpy_cols::<T, CJ, 1, LV>(&[p], &[alpha * *x.add(j)], y.add(i0), i1 - i0);
         }
     }
 }

@@ -54,7 +54,7 @@ pub unsafe fn ger<T: Scalar>(alpha: T, x: VecRef<T>, conj_x: bool, y: VecRef<T>,
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn ger_cols<T: Scalar, const CX: bool, const F: bool>(
+unsafe fn ger_cols<T: Scalar, const CX: bool, const LV: u8>(
     m: usize,
     c0: usize,
     c1: usize,
@@ -68,7 +68,7 @@ unsafe fn ger_cols<T: Scalar, const CX: bool, const F: bool>(
     for j in c0..c1 {
         let yj = y.get(j);
         if !yj.is_zero() {
-            axpy_cols::<T, CX, 1, F>(&[x], &[alpha * yj.conj_if(conj_y)], a.add(j * lda), m);
+            axpy_cols::<T, CX, 1, LV>(&[x], &[alpha * yj.conj_if(conj_y)], a.add(j * lda), m);
         }
     }
 }
@@ -186,7 +186,7 @@ unsafe fn diag_add<T: Scalar>(p: *mut T, v: T, herm: bool) {
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn r1_cols<T: Scalar, const CJ: bool, const F: bool>(
+unsafe fn r1_cols<T: Scalar, const CJ: bool, const LV: u8>(
     s: Stor<T>,
     n: usize,
     upper: bool,
@@ -207,9 +207,9 @@ unsafe fn r1_cols<T: Scalar, const CJ: bool, const F: bool>(
         }
         let t = alpha * xj.conj_if(herm);
         if upper {
-            axpy_cols::<T, CJ, 1, F>(&[x], &[t], s.at(0, j), j);
+            axpy_cols::<T, CJ, 1, LV>(&[x], &[t], s.at(0, j), j);
         } else if j + 1 < n {
-            axpy_cols::<T, CJ, 1, F>(&[x.add(j + 1)], &[t], s.at(j + 1, j), n - j - 1);
+            axpy_cols::<T, CJ, 1, LV>(&[x.add(j + 1)], &[t], s.at(j + 1, j), n - j - 1);
         }
         diag_add(d, xj * t, herm);
     }
@@ -217,7 +217,7 @@ unsafe fn r1_cols<T: Scalar, const CJ: bool, const F: bool>(
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn r2_cols<T: Scalar, const CJ: bool, const F: bool>(
+unsafe fn r2_cols<T: Scalar, const CJ: bool, const LV: u8>(
     s: Stor<T>,
     n: usize,
     upper: bool,
@@ -241,9 +241,9 @@ unsafe fn r2_cols<T: Scalar, const CJ: bool, const F: bool>(
         let t1 = alpha * yj.conj_if(herm);
         let t2 = (alpha * xj).conj_if(herm);
         if upper {
-            axpy_cols::<T, CJ, 2, F>(&[x, y], &[t1, t2], s.at(0, j), j);
+            axpy_cols::<T, CJ, 2, LV>(&[x, y], &[t1, t2], s.at(0, j), j);
         } else if j + 1 < n {
-            axpy_cols::<T, CJ, 2, F>(&[x.add(j + 1), y.add(j + 1)], &[t1, t2], s.at(j + 1, j), n - j - 1);
+            axpy_cols::<T, CJ, 2, LV>(&[x.add(j + 1), y.add(j + 1)], &[t1, t2], s.at(j + 1, j), n - j - 1);
         }
         diag_add(d, xj * t1 + yj * t2, herm);
     }

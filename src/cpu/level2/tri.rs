@@ -97,7 +97,7 @@ fn blocks_up(n: usize) -> impl Iterator<Item = (usize, usize)> {
 }
 
 #[inline(always)]
-unsafe fn tr_mv<T: Scalar, const CJ: bool, const F: bool>(
+unsafe fn tr_mv<T: Scalar, const CJ: bool, const LV: u8>(
     s: Stor<T>,
     n: usize,
     upper: bool,
@@ -115,7 +115,7 @@ unsafe fn tr_mv<T: Scalar, const CJ: bool, const F: bool>(
                     let t = *x.add(j);
                     if !t.is_zero() {
                         for i in ib..j {
-                            *x.add(i) = mac::<T, F>(*x.add(i), op(i, j), t);
+                            *x.add(i) = mac::<T, LV>(*x.add(i), op(i, j), t);
                         }
                         if !unit {
                             *x.add(j) = t * op(j, j);
@@ -123,7 +123,7 @@ unsafe fn tr_mv<T: Scalar, const CJ: bool, const F: bool>(
                     }
                 }
                 if ie < n {
-                    gemv_n_block::<T, CJ, F>(ie - ib, n - ie, |k| s.at(ib, ie + k), x.add(ie), x.add(ib));
+                    gemv_n_block::<T, CJ, LV>(ie - ib, n - ie, |k| s.at(ib, ie + k), x.add(ie), x.add(ib));
                 }
             }
         }
@@ -134,7 +134,7 @@ unsafe fn tr_mv<T: Scalar, const CJ: bool, const F: bool>(
                     let t = *x.add(j);
                     if !t.is_zero() {
                         for i in j + 1..ie {
-                            *x.add(i) = mac::<T, F>(*x.add(i), op(i, j), t);
+                            *x.add(i) = mac::<T, LV>(*x.add(i), op(i, j), t);
                         }
                         if !unit {
                             *x.add(j) = t * op(j, j);
@@ -142,7 +142,7 @@ unsafe fn tr_mv<T: Scalar, const CJ: bool, const F: bool>(
                     }
                 }
                 if ib > 0 {
-                    gemv_n_block::<T, CJ, F>(ie - ib, ib, |k| s.at(ib, k), x, x.add(ib));
+                    gemv_n_block::<T, CJ, LV>(ie - ib, ib, |k| s.at(ib, k), x, x.add(ib));
                 }
             }
         }
@@ -155,12 +155,12 @@ unsafe fn tr_mv<T: Scalar, const CJ: bool, const F: bool>(
                         t = t * op(j, j);
                     }
                     for i in ib..j {
-                        t = mac::<T, F>(t, op(i, j), *x.add(i));
+                        t = mac::<T, LV>(t, op(i, j), *x.add(i));
                     }
                     *x.add(j) = t;
                 }
                 if ib > 0 {
-                    gemv_t_block::<T, CJ, F>(ib, ie - ib, |k| s.at(0, ib + k), x, one, x.add(ib), 1);
+                    gemv_t_block::<T, CJ, LV>(ib, ie - ib, |k| s.at(0, ib + k), x, one, x.add(ib), 1);
                 }
             }
         }
@@ -173,12 +173,12 @@ unsafe fn tr_mv<T: Scalar, const CJ: bool, const F: bool>(
                         t = t * op(j, j);
                     }
                     for i in j + 1..ie {
-                        t = mac::<T, F>(t, op(i, j), *x.add(i));
+                        t = mac::<T, LV>(t, op(i, j), *x.add(i));
                     }
                     *x.add(j) = t;
                 }
                 if ie < n {
-                    gemv_t_block::<T, CJ, F>(n - ie, ie - ib, |k| s.at(ie, ib + k), x.add(ie), one, x.add(ib), 1);
+                    gemv_t_block::<T, CJ, LV>(n - ie, ie - ib, |k| s.at(ie, ib + k), x.add(ie), one, x.add(ib), 1);
                 }
             }
         }
@@ -186,7 +186,7 @@ unsafe fn tr_mv<T: Scalar, const CJ: bool, const F: bool>(
 }
 
 #[inline(always)]
-unsafe fn tr_sv<T: Scalar, const CJ: bool, const F: bool>(
+unsafe fn tr_sv<T: Scalar, const CJ: bool, const LV: u8>(
     s: Stor<T>,
     n: usize,
     upper: bool,
@@ -204,7 +204,7 @@ unsafe fn tr_sv<T: Scalar, const CJ: bool, const F: bool>(
         (true, false) => {
             for (ib, ie) in blocks_up(n) {
                 if ie < n {
-                    gemv_n_block::<T, CJ, F>(ie - ib, n - ie, |k| s.at(ib, ie + k), nxp.add(ie), x.add(ib));
+                    gemv_n_block::<T, CJ, LV>(ie - ib, n - ie, |k| s.at(ib, ie + k), nxp.add(ie), x.add(ib));
                 }
                 for j in (ib..ie).rev() {
                     if !(*x.add(j)).is_zero() {
@@ -213,7 +213,7 @@ unsafe fn tr_sv<T: Scalar, const CJ: bool, const F: bool>(
                         }
                         let t = -*x.add(j);
                         for i in ib..j {
-                            *x.add(i) = mac::<T, F>(*x.add(i), op(i, j), t);
+                            *x.add(i) = mac::<T, LV>(*x.add(i), op(i, j), t);
                         }
                     }
                 }
@@ -226,7 +226,7 @@ unsafe fn tr_sv<T: Scalar, const CJ: bool, const F: bool>(
         (false, false) => {
             for (ib, ie) in blocks_down(n) {
                 if ib > 0 {
-                    gemv_n_block::<T, CJ, F>(ie - ib, ib, |k| s.at(ib, k), nxp, x.add(ib));
+                    gemv_n_block::<T, CJ, LV>(ie - ib, ib, |k| s.at(ib, k), nxp, x.add(ib));
                 }
                 for j in ib..ie {
                     if !(*x.add(j)).is_zero() {
@@ -235,7 +235,7 @@ unsafe fn tr_sv<T: Scalar, const CJ: bool, const F: bool>(
                         }
                         let t = -*x.add(j);
                         for i in j + 1..ie {
-                            *x.add(i) = mac::<T, F>(*x.add(i), op(i, j), t);
+                            *x.add(i) = mac::<T, LV>(*x.add(i), op(i, j), t);
                         }
                     }
                 }
@@ -248,12 +248,12 @@ unsafe fn tr_sv<T: Scalar, const CJ: bool, const F: bool>(
         (true, true) => {
             for (ib, ie) in blocks_down(n) {
                 if ib > 0 {
-                    gemv_t_block::<T, CJ, F>(ib, ie - ib, |k| s.at(0, ib + k), x, neg_one, x.add(ib), 1);
+                    gemv_t_block::<T, CJ, LV>(ib, ie - ib, |k| s.at(0, ib + k), x, neg_one, x.add(ib), 1);
                 }
                 for j in ib..ie {
                     let mut t = *x.add(j);
                     for i in ib..j {
-                        t = mac::<T, F>(t, op(i, j), -*x.add(i));
+                        t = mac::<T, LV>(t, op(i, j), -*x.add(i));
                     }
                     if !unit {
                         t = div(t, op(j, j));
@@ -266,12 +266,12 @@ unsafe fn tr_sv<T: Scalar, const CJ: bool, const F: bool>(
         (false, true) => {
             for (ib, ie) in blocks_up(n) {
                 if ie < n {
-                    gemv_t_block::<T, CJ, F>(n - ie, ie - ib, |k| s.at(ie, ib + k), x.add(ie), neg_one, x.add(ib), 1);
+                    gemv_t_block::<T, CJ, LV>(n - ie, ie - ib, |k| s.at(ie, ib + k), x.add(ie), neg_one, x.add(ib), 1);
                 }
                 for j in (ib..ie).rev() {
                     let mut t = *x.add(j);
                     for i in j + 1..ie {
-                        t = mac::<T, F>(t, op(i, j), -*x.add(i));
+                        t = mac::<T, LV>(t, op(i, j), -*x.add(i));
                     }
                     if !unit {
                         t = div(t, op(j, j));
@@ -349,7 +349,7 @@ unsafe fn tb<T: Scalar>(
 /// Column by column, each column's band part through the axpy/dot kernels.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn tb_body<T: Scalar, const CJ: bool, const F: bool>(
+unsafe fn tb_body<T: Scalar, const CJ: bool, const LV: u8>(
     upper: bool,
     trans: bool,
     unit: bool,
@@ -380,7 +380,7 @@ unsafe fn tb_body<T: Scalar, const CJ: bool, const F: bool>(
             (false, false) => {
                 let t = *x.add(j);
                 if !t.is_zero() {
-                    axpy_cols::<T, CJ, 1, F>(&[p], &[t], x.add(i0), len);
+                    axpy_cols::<T, CJ, 1, LV>(&[p], &[t], x.add(i0), len);
                     if !unit {
                         *x.add(j) = t * diag(j);
                     }
@@ -391,7 +391,7 @@ unsafe fn tb_body<T: Scalar, const CJ: bool, const F: bool>(
                     if !unit {
                         *x.add(j) = div(*x.add(j), diag(j));
                     }
-                    axpy_cols::<T, CJ, 1, F>(&[p], &[-*x.add(j)], x.add(i0), len);
+                    axpy_cols::<T, CJ, 1, LV>(&[p], &[-*x.add(j)], x.add(i0), len);
                 }
             }
             (true, false) => {
@@ -399,10 +399,10 @@ unsafe fn tb_body<T: Scalar, const CJ: bool, const F: bool>(
                 if !unit {
                     t = t * diag(j);
                 }
-                *x.add(j) = t + dot_cols::<T, CJ, 1, F>(&[p], x.add(i0), len)[0];
+                *x.add(j) = t + dot_cols::<T, CJ, 1, LV>(&[p], x.add(i0), len)[0];
             }
             (true, true) => {
-                let mut t = *x.add(j) - dot_cols::<T, CJ, 1, F>(&[p], x.add(i0), len)[0];
+                let mut t = *x.add(j) - dot_cols::<T, CJ, 1, LV>(&[p], x.add(i0), len)[0];
                 if !unit {
                     t = div(t, diag(j));
                 }
