@@ -33,39 +33,199 @@ macro_rules! fortran_decls {
             type T = $T;
             extern "C" {
                 #[link_name = concat!($p, "gemv", $sfx)]
-                pub fn gemv(t: *const u8, m: *const I, n: *const I, al: *const T, a: *const T, lda: *const I, x: *const T, incx: *const I, be: *const T, y: *mut T, incy: *const I);
+                pub fn gemv(
+                    t: *const u8,
+                    m: *const I,
+                    n: *const I,
+                    al: *const T,
+                    a: *const T,
+                    lda: *const I,
+                    x: *const T,
+                    incx: *const I,
+                    be: *const T,
+                    y: *mut T,
+                    incy: *const I,
+                );
                 #[link_name = concat!($p, "gbmv", $sfx)]
-                pub fn gbmv(t: *const u8, m: *const I, n: *const I, kl: *const I, ku: *const I, al: *const T, a: *const T, lda: *const I, x: *const T, incx: *const I, be: *const T, y: *mut T, incy: *const I);
+                pub fn gbmv(
+                    t: *const u8,
+                    m: *const I,
+                    n: *const I,
+                    kl: *const I,
+                    ku: *const I,
+                    al: *const T,
+                    a: *const T,
+                    lda: *const I,
+                    x: *const T,
+                    incx: *const I,
+                    be: *const T,
+                    y: *mut T,
+                    incy: *const I,
+                );
                 #[link_name = concat!($p, $symv, $sfx)]
-                pub fn symv(u: *const u8, n: *const I, al: *const T, a: *const T, lda: *const I, x: *const T, incx: *const I, be: *const T, y: *mut T, incy: *const I);
+                pub fn symv(
+                    u: *const u8,
+                    n: *const I,
+                    al: *const T,
+                    a: *const T,
+                    lda: *const I,
+                    x: *const T,
+                    incx: *const I,
+                    be: *const T,
+                    y: *mut T,
+                    incy: *const I,
+                );
                 #[link_name = concat!($p, $sbmv, $sfx)]
-                pub fn sbmv(u: *const u8, n: *const I, k: *const I, al: *const T, a: *const T, lda: *const I, x: *const T, incx: *const I, be: *const T, y: *mut T, incy: *const I);
+                pub fn sbmv(
+                    u: *const u8,
+                    n: *const I,
+                    k: *const I,
+                    al: *const T,
+                    a: *const T,
+                    lda: *const I,
+                    x: *const T,
+                    incx: *const I,
+                    be: *const T,
+                    y: *mut T,
+                    incy: *const I,
+                );
                 #[link_name = concat!($p, $spmv, $sfx)]
-                pub fn spmv(u: *const u8, n: *const I, al: *const T, ap: *const T, x: *const T, incx: *const I, be: *const T, y: *mut T, incy: *const I);
+                pub fn spmv(
+                    u: *const u8,
+                    n: *const I,
+                    al: *const T,
+                    ap: *const T,
+                    x: *const T,
+                    incx: *const I,
+                    be: *const T,
+                    y: *mut T,
+                    incy: *const I,
+                );
                 #[link_name = concat!($p, "trmv", $sfx)]
-                pub fn trmv(u: *const u8, t: *const u8, d: *const u8, n: *const I, a: *const T, lda: *const I, x: *mut T, incx: *const I);
+                pub fn trmv(
+                    u: *const u8,
+                    t: *const u8,
+                    d: *const u8,
+                    n: *const I,
+                    a: *const T,
+                    lda: *const I,
+                    x: *mut T,
+                    incx: *const I,
+                );
                 #[link_name = concat!($p, "trsv", $sfx)]
-                pub fn trsv(u: *const u8, t: *const u8, d: *const u8, n: *const I, a: *const T, lda: *const I, x: *mut T, incx: *const I);
+                pub fn trsv(
+                    u: *const u8,
+                    t: *const u8,
+                    d: *const u8,
+                    n: *const I,
+                    a: *const T,
+                    lda: *const I,
+                    x: *mut T,
+                    incx: *const I,
+                );
                 #[link_name = concat!($p, "tbmv", $sfx)]
-                pub fn tbmv(u: *const u8, t: *const u8, d: *const u8, n: *const I, k: *const I, a: *const T, lda: *const I, x: *mut T, incx: *const I);
+                pub fn tbmv(
+                    u: *const u8,
+                    t: *const u8,
+                    d: *const u8,
+                    n: *const I,
+                    k: *const I,
+                    a: *const T,
+                    lda: *const I,
+                    x: *mut T,
+                    incx: *const I,
+                );
                 #[link_name = concat!($p, "tbsv", $sfx)]
-                pub fn tbsv(u: *const u8, t: *const u8, d: *const u8, n: *const I, k: *const I, a: *const T, lda: *const I, x: *mut T, incx: *const I);
+                pub fn tbsv(
+                    u: *const u8,
+                    t: *const u8,
+                    d: *const u8,
+                    n: *const I,
+                    k: *const I,
+                    a: *const T,
+                    lda: *const I,
+                    x: *mut T,
+                    incx: *const I,
+                );
                 #[link_name = concat!($p, "tpmv", $sfx)]
-                pub fn tpmv(u: *const u8, t: *const u8, d: *const u8, n: *const I, ap: *const T, x: *mut T, incx: *const I);
+                pub fn tpmv(
+                    u: *const u8,
+                    t: *const u8,
+                    d: *const u8,
+                    n: *const I,
+                    ap: *const T,
+                    x: *mut T,
+                    incx: *const I,
+                );
                 #[link_name = concat!($p, "tpsv", $sfx)]
-                pub fn tpsv(u: *const u8, t: *const u8, d: *const u8, n: *const I, ap: *const T, x: *mut T, incx: *const I);
+                pub fn tpsv(
+                    u: *const u8,
+                    t: *const u8,
+                    d: *const u8,
+                    n: *const I,
+                    ap: *const T,
+                    x: *mut T,
+                    incx: *const I,
+                );
                 #[link_name = concat!($p, $ger, $sfx)]
-                pub fn ger(m: *const I, n: *const I, al: *const T, x: *const T, incx: *const I, y: *const T, incy: *const I, a: *mut T, lda: *const I);
+                pub fn ger(
+                    m: *const I,
+                    n: *const I,
+                    al: *const T,
+                    x: *const T,
+                    incx: *const I,
+                    y: *const T,
+                    incy: *const I,
+                    a: *mut T,
+                    lda: *const I,
+                );
                 #[link_name = concat!($p, $gerc, $sfx)]
-                pub fn gerc(m: *const I, n: *const I, al: *const T, x: *const T, incx: *const I, y: *const T, incy: *const I, a: *mut T, lda: *const I);
+                pub fn gerc(
+                    m: *const I,
+                    n: *const I,
+                    al: *const T,
+                    x: *const T,
+                    incx: *const I,
+                    y: *const T,
+                    incy: *const I,
+                    a: *mut T,
+                    lda: *const I,
+                );
                 #[link_name = concat!($p, $syr, $sfx)]
-                pub fn syr(u: *const u8, n: *const I, al: *const $R, x: *const T, incx: *const I, a: *mut T, lda: *const I);
+                pub fn syr(
+                    u: *const u8,
+                    n: *const I,
+                    al: *const $R,
+                    x: *const T,
+                    incx: *const I,
+                    a: *mut T,
+                    lda: *const I,
+                );
                 #[link_name = concat!($p, $spr, $sfx)]
                 pub fn spr(u: *const u8, n: *const I, al: *const $R, x: *const T, incx: *const I, ap: *mut T);
                 #[link_name = concat!($p, $syr2, $sfx)]
-                pub fn syr2(u: *const u8, n: *const I, al: *const T, x: *const T, incx: *const I, y: *const T, incy: *const I, a: *mut T, lda: *const I);
+                pub fn syr2(
+                    u: *const u8,
+                    n: *const I,
+                    al: *const T,
+                    x: *const T,
+                    incx: *const I,
+                    y: *const T,
+                    incy: *const I,
+                    a: *mut T,
+                    lda: *const I,
+                );
                 #[link_name = concat!($p, $spr2, $sfx)]
-                pub fn spr2(u: *const u8, n: *const I, al: *const T, x: *const T, incx: *const I, y: *const T, incy: *const I, ap: *mut T);
+                pub fn spr2(
+                    u: *const u8,
+                    n: *const I,
+                    al: *const T,
+                    x: *const T,
+                    incx: *const I,
+                    y: *const T,
+                    incy: *const I,
+                    ap: *mut T,
+                );
             }
         }
     };
@@ -85,13 +245,66 @@ macro_rules! cblas_decls {
             type E = c_int;
             extern "C" {
                 #[link_name = concat!("cblas_", $p, "gemv", $sfx)]
-                pub fn gemv(l: E, t: E, m: I, n: I, al: S, a: *const T, lda: I, x: *const T, incx: I, be: S, y: *mut T, incy: I);
+                pub fn gemv(
+                    l: E,
+                    t: E,
+                    m: I,
+                    n: I,
+                    al: S,
+                    a: *const T,
+                    lda: I,
+                    x: *const T,
+                    incx: I,
+                    be: S,
+                    y: *mut T,
+                    incy: I,
+                );
                 #[link_name = concat!("cblas_", $p, "gbmv", $sfx)]
-                pub fn gbmv(l: E, t: E, m: I, n: I, kl: I, ku: I, al: S, a: *const T, lda: I, x: *const T, incx: I, be: S, y: *mut T, incy: I);
+                pub fn gbmv(
+                    l: E,
+                    t: E,
+                    m: I,
+                    n: I,
+                    kl: I,
+                    ku: I,
+                    al: S,
+                    a: *const T,
+                    lda: I,
+                    x: *const T,
+                    incx: I,
+                    be: S,
+                    y: *mut T,
+                    incy: I,
+                );
                 #[link_name = concat!("cblas_", $p, $symv, $sfx)]
-                pub fn symv(l: E, u: E, n: I, al: S, a: *const T, lda: I, x: *const T, incx: I, be: S, y: *mut T, incy: I);
+                pub fn symv(
+                    l: E,
+                    u: E,
+                    n: I,
+                    al: S,
+                    a: *const T,
+                    lda: I,
+                    x: *const T,
+                    incx: I,
+                    be: S,
+                    y: *mut T,
+                    incy: I,
+                );
                 #[link_name = concat!("cblas_", $p, $sbmv, $sfx)]
-                pub fn sbmv(l: E, u: E, n: I, k: I, al: S, a: *const T, lda: I, x: *const T, incx: I, be: S, y: *mut T, incy: I);
+                pub fn sbmv(
+                    l: E,
+                    u: E,
+                    n: I,
+                    k: I,
+                    al: S,
+                    a: *const T,
+                    lda: I,
+                    x: *const T,
+                    incx: I,
+                    be: S,
+                    y: *mut T,
+                    incy: I,
+                );
                 #[link_name = concat!("cblas_", $p, $spmv, $sfx)]
                 pub fn spmv(l: E, u: E, n: I, al: S, ap: *const T, x: *const T, incx: I, be: S, y: *mut T, incy: I);
                 #[link_name = concat!("cblas_", $p, "trmv", $sfx)]
@@ -126,17 +339,61 @@ macro_rules! cblas_decls {
 macro_rules! real_decls {
     ($T:ty, $p:literal, $f32m:ident, $f64m:ident, $c32m:ident, $c64m:ident) => {
         fortran_decls!($f32m, $T, $T, i32, $p, "_", "symv", "sbmv", "spmv", "ger", "ger", "syr", "spr", "syr2", "spr2");
-        fortran_decls!($f64m, $T, $T, i64, $p, "_64_", "symv", "sbmv", "spmv", "ger", "ger", "syr", "spr", "syr2", "spr2");
-        cblas_decls!($c32m, $T, $T, $T, c_int, $p, "", "symv", "sbmv", "spmv", "ger", "ger", "syr", "spr", "syr2", "spr2");
-        cblas_decls!($c64m, $T, $T, $T, i64, $p, "64_", "symv", "sbmv", "spmv", "ger", "ger", "syr", "spr", "syr2", "spr2");
+        fortran_decls!(
+            $f64m, $T, $T, i64, $p, "_64_", "symv", "sbmv", "spmv", "ger", "ger", "syr", "spr", "syr2", "spr2"
+        );
+        cblas_decls!(
+            $c32m, $T, $T, $T, c_int, $p, "", "symv", "sbmv", "spmv", "ger", "ger", "syr", "spr", "syr2", "spr2"
+        );
+        cblas_decls!(
+            $c64m, $T, $T, $T, i64, $p, "64_", "symv", "sbmv", "spmv", "ger", "ger", "syr", "spr", "syr2", "spr2"
+        );
     };
 }
 macro_rules! complex_decls {
     ($T:ty, $R:ty, $p:literal, $f32m:ident, $f64m:ident, $c32m:ident, $c64m:ident) => {
-        fortran_decls!($f32m, $T, $R, i32, $p, "_", "hemv", "hbmv", "hpmv", "geru", "gerc", "her", "hpr", "her2", "hpr2");
-        fortran_decls!($f64m, $T, $R, i64, $p, "_64_", "hemv", "hbmv", "hpmv", "geru", "gerc", "her", "hpr", "her2", "hpr2");
-        cblas_decls!($c32m, $T, $R, *const $T, c_int, $p, "", "hemv", "hbmv", "hpmv", "geru", "gerc", "her", "hpr", "her2", "hpr2");
-        cblas_decls!($c64m, $T, $R, *const $T, i64, $p, "64_", "hemv", "hbmv", "hpmv", "geru", "gerc", "her", "hpr", "her2", "hpr2");
+        fortran_decls!(
+            $f32m, $T, $R, i32, $p, "_", "hemv", "hbmv", "hpmv", "geru", "gerc", "her", "hpr", "her2", "hpr2"
+        );
+        fortran_decls!(
+            $f64m, $T, $R, i64, $p, "_64_", "hemv", "hbmv", "hpmv", "geru", "gerc", "her", "hpr", "her2", "hpr2"
+        );
+        cblas_decls!(
+            $c32m,
+            $T,
+            $R,
+            *const $T,
+            c_int,
+            $p,
+            "",
+            "hemv",
+            "hbmv",
+            "hpmv",
+            "geru",
+            "gerc",
+            "her",
+            "hpr",
+            "her2",
+            "hpr2"
+        );
+        cblas_decls!(
+            $c64m,
+            $T,
+            $R,
+            *const $T,
+            i64,
+            $p,
+            "64_",
+            "hemv",
+            "hbmv",
+            "hpmv",
+            "geru",
+            "gerc",
+            "her",
+            "hpr",
+            "her2",
+            "hpr2"
+        );
     };
 }
 real_decls!(f32, "s", s_f, s_f64, s_c, s_c64);
@@ -506,7 +763,13 @@ fn complete_sym<T: Scalar>(d: &Dense, upper: bool) -> Dense {
     for i in 0..n {
         for j in 0..n {
             let from_stored = if upper { i <= j } else { i >= j };
-            s[i][j] = if from_stored { d[i][j] } else if T::IS_COMPLEX { d[j][i].conj() } else { d[j][i] };
+            s[i][j] = if from_stored {
+                d[i][j]
+            } else if T::IS_COMPLEX {
+                d[j][i].conj()
+            } else {
+                d[j][i]
+            };
         }
         if T::IS_COMPLEX {
             s[i][i] = C64::new(d[i][i].re, 0.0);
@@ -699,7 +962,11 @@ fn run_mv<T: L2>(rng: &mut Rng, cs: MvCase) {
     if special == 1 {
         // y = beta*y, computed in T exactly as the library does.
         for i in 0..ly {
-            let want = if beta.is_zero() { T::zero() } else { beta * T::from_parts(from_c::<T>(ys[i]).re(), from_c::<T>(ys[i]).im()) };
+            let want = if beta.is_zero() {
+                T::zero()
+            } else {
+                beta * T::from_parts(from_c::<T>(ys[i]).re(), from_c::<T>(ys[i]).im())
+            };
             assert!(same_bits(y.get(i), want), "{what}: alpha=0 element {i}: got {:?} want {want:?}", y.get(i));
         }
         return;
@@ -779,7 +1046,21 @@ fn mv_suite<T: L2>(seed: u64) {
     for (m, n) in [(4300, 5), (5, 4300), (300, 301)] {
         for (i, trans) in [b'N', b'T', b'C'].into_iter().enumerate() {
             let api = APIS[i * 2 + 1];
-            let case = MvCase { r: Rt::Gemv, api, m, n, kl: 0, ku: 0, trans, uplo: b'U', ai: 2, bi: 2, incx: 1, incy: -2, special: 0 };
+            let case = MvCase {
+                r: Rt::Gemv,
+                api,
+                m,
+                n,
+                kl: 0,
+                ku: 0,
+                trans,
+                uplo: b'U',
+                ai: 2,
+                bi: 2,
+                incx: 1,
+                incy: -2,
+                special: 0,
+            };
             run_mv::<T>(&mut rng, case);
             run_mv::<T>(&mut rng, MvCase { incx: 2, incy: 1, api: APIS[i], ..case });
         }
@@ -788,7 +1069,21 @@ fn mv_suite<T: L2>(seed: u64) {
         for uplo in [b'U', b'L'] {
             for r in [Rt::Symv, Rt::Spmv] {
                 for api in [APIS[0], APIS[3]] {
-                    let case = MvCase { r, api, m: n, n, kl: 0, ku: 0, trans: b'N', uplo, ai: 2, bi: 2, incx: -1, incy: 1, special: 0 };
+                    let case = MvCase {
+                        r,
+                        api,
+                        m: n,
+                        n,
+                        kl: 0,
+                        ku: 0,
+                        trans: b'N',
+                        uplo,
+                        ai: 2,
+                        bi: 2,
+                        incx: -1,
+                        incy: 1,
+                        special: 0,
+                    };
                     run_mv::<T>(&mut rng, case);
                 }
             }
@@ -880,7 +1175,14 @@ fn run_tri<T: L2>(rng: &mut Rng, r: Rt, api: Api, n: usize, k: usize, uplo: u8, 
     };
     // SAFETY: buffers sized for the call.
     unsafe { T::call(api, r, &call) };
-    let what = format!("{}{:?} {api:?} n={n} k={k} uplo={} trans={} diag={} incx={incx}", T::PREFIX, r, uplo as char, trans as char, diag as char);
+    let what = format!(
+        "{}{:?} {api:?} n={n} k={k} uplo={} trans={} diag={} incx={incx}",
+        T::PREFIX,
+        r,
+        uplo as char,
+        trans as char,
+        diag as char
+    );
     assert!(a.buf.iter().zip(&a0).all(|(&p, &q)| same_bits(p, q)), "{what}: A modified");
     for p in 0..x.buf.len() {
         if !x.is_element(p) {
@@ -951,7 +1253,18 @@ fn tri_z() {
 // Rank updates: GER/GERU/GERC, SYR/HER, SPR/HPR, SYR2/HER2, SPR2/HPR2.
 
 #[allow(clippy::too_many_arguments)]
-fn run_rank<T: L2>(rng: &mut Rng, r: Rt, api: Api, m: usize, n: usize, uplo: u8, ai: usize, incx: i64, incy: i64, zero_x: bool) {
+fn run_rank<T: L2>(
+    rng: &mut Rng,
+    r: Rt,
+    api: Api,
+    m: usize,
+    n: usize,
+    uplo: u8,
+    ai: usize,
+    incx: i64,
+    incy: i64,
+    zero_x: bool,
+) {
     let upper = uplo == b'U';
     let row = api.row();
     let herm = T::IS_COMPLEX && matches!(r, Rt::Syr | Rt::Spr | Rt::Syr2 | Rt::Spr2);
@@ -1027,7 +1340,12 @@ fn run_rank<T: L2>(rng: &mut Rng, r: Rt, api: Api, m: usize, n: usize, uplo: u8,
     };
     // SAFETY: buffers sized for the call.
     unsafe { T::call(api, r, &call) };
-    let what = format!("{}{:?} {api:?} m={m} n={n} uplo={} alpha={alpha:?} incx={incx} incy={incy} zero_x={zero_x}", T::PREFIX, r, uplo as char);
+    let what = format!(
+        "{}{:?} {api:?} m={m} n={n} uplo={} alpha={alpha:?} incx={incx} incy={incy} zero_x={zero_x}",
+        T::PREFIX,
+        r,
+        uplo as char
+    );
     assert!(x.buf.iter().zip(&x0).all(|(&p, &q)| same_bits(p, q)), "{what}: x modified");
     assert!(y.buf.iter().zip(&y0).all(|(&p, &q)| same_bits(p, q)), "{what}: y modified");
     let quick = m == 0 || n == 0 || alpha.is_zero();
@@ -1273,7 +1591,10 @@ fn err_child() {
         eprintln!("CASE {i}");
         // SAFETY: buffers larger than any valid interpretation of the call.
         unsafe { f64::call(api, r, &call) };
-        assert!(a.iter().all(|&v| v == 7.0) && x.iter().all(|&v| v == 8.0) && y.iter().all(|&v| v == 9.0), "case {i}: {r:?} {api:?} wrote output");
+        assert!(
+            a.iter().all(|&v| v == 7.0) && x.iter().all(|&v| v == 8.0) && y.iter().all(|&v| v == 9.0),
+            "case {i}: {r:?} {api:?} wrote output"
+        );
     }
     eprintln!("CASE END");
 }

@@ -47,8 +47,16 @@ type Symv = unsafe extern "C" fn(
     *mut f64,
     *const i32,
 );
-type Trsv =
-    unsafe extern "C" fn(*const c_char, *const c_char, *const c_char, *const i32, *const f64, *const i32, *mut f64, *const i32);
+type Trsv = unsafe extern "C" fn(
+    *const c_char,
+    *const c_char,
+    *const c_char,
+    *const i32,
+    *const f64,
+    *const i32,
+    *mut f64,
+    *const i32,
+);
 type Ger = unsafe extern "C" fn(
     *const i32,
     *const i32,
@@ -89,24 +97,31 @@ impl OpenBlas {
     }
 }
 
-/// Best time of a few batches, each at least ~30 ms.
-fn time(mut f: impl FnMut()) -> f64 {
-    f();
+/// Seconds per call of `ours` and `theirs`: batches of at least ~20 ms, alternating between
+/// the two so that both see the same machine load; the best batch of each counts.
+fn time2(mut ours: impl FnMut(), mut theirs: impl FnMut()) -> (f64, f64) {
+    ours();
+    theirs();
     let start = Instant::now();
     let mut reps = 0u64;
-    while start.elapsed().as_secs_f64() < 0.03 {
-        f();
+    while start.elapsed().as_secs_f64() < 0.02 {
+        ours();
         reps += 1;
     }
-    let mut best = f64::INFINITY;
-    for _ in 0..5 {
+    let (mut a, mut b) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..7 {
         let s = Instant::now();
         for _ in 0..reps {
-            f();
+            ours();
         }
-        best = best.min(s.elapsed().as_secs_f64() / reps as f64);
+        a = a.min(s.elapsed().as_secs_f64() / reps as f64);
+        let s = Instant::now();
+        for _ in 0..reps {
+            theirs();
+        }
+        b = b.min(s.elapsed().as_secs_f64() / reps as f64);
     }
-    best
+    (a, b)
 }
 
 #[test]
@@ -185,25 +200,27 @@ fn bench_level2_vs_openblas() {
             };
             if routines.contains("dgemv") {
                 for tr in [c"N", c"T"] {
+                    let yp = y.as_mut_ptr();
                     // SAFETY: valid n x n problem.
-                    let ours = time(|| unsafe {
-                        dgemv_(tr.as_ptr(), &ni, &ni, &one, a.as_ptr(), &ni, x.as_ptr(), &inc, &beta, y.as_mut_ptr(), &inc)
-                    });
-                    let theirs = time(|| unsafe {
-                        ob_gemv(tr.as_ptr(), &ni, &ni, &one, a.as_ptr(), &ni, x.as_ptr(), &inc, &beta, y.as_mut_ptr(), &inc)
-                    });
+                    let (ours, theirs) = time2(
+                        || unsafe {
+                            dgemv_(tr.as_ptr(), &ni, &ni, &one, a.as_ptr(), &ni, x.as_ptr(), &inc, &beta, yp, &inc)
+                        },
+                        || unsafe {
+                            ob_gemv(tr.as_ptr(), &ni, &ni, &one, a.as_ptr(), &ni, x.as_ptr(), &inc, &beta, yp, &inc)
+                        },
+                    );
                     report("dgemv", tr.to_str().unwrap_or("?"), flops, ours, theirs);
                 }
             }
             if routines.contains("dsymv") {
                 let u = c"U";
+                let yp = y.as_mut_ptr();
                 // SAFETY: valid n x n problem.
-                let ours = time(|| unsafe {
-                    dsymv_(u.as_ptr(), &ni, &one, a.as_ptr(), &ni, x.as_ptr(), &inc, &beta, y.as_mut_ptr(), &inc)
-                });
-                let theirs = time(|| unsafe {
-                    ob_symv(u.as_ptr(), &ni, &one, a.as_ptr(), &ni, x.as_ptr(), &inc, &beta, y.as_mut_ptr(), &inc)
-                });
+                let (ours, theirs) = time2(
+                    || unsafe { dsymv_(u.as_ptr(), &ni, &one, a.as_ptr(), &ni, x.as_ptr(), &inc, &beta, yp, &inc) },
+                    || unsafe { ob_symv(u.as_ptr(), &ni, &one, a.as_ptr(), &ni, x.as_ptr(), &inc, &beta, yp, &inc) },
+                );
                 report("dsymv", "U", flops, ours, theirs);
             }
             if routines.contains("dtrsv") {
@@ -211,29 +228,69 @@ fn bench_level2_vs_openblas() {
                 let t: Vec<f64> = a.iter().map(|v| v / n as f64).collect();
                 for (tr, ul) in [(c"N", c"U"), (c"T", c"U"), (c"N", c"L"), (c"T", c"L")] {
                     let mut xx = x.clone();
+                    let xp = xx.as_mut_ptr();
                     // SAFETY: valid n x n problem.
-                    let ours = time(|| unsafe {
-                        dtrsv_(ul.as_ptr(), tr.as_ptr(), c"U".as_ptr(), &ni, t.as_ptr(), &ni, xx.as_mut_ptr(), &inc)
-                    });
-                    let theirs = time(|| unsafe {
-                        ob_trsv(ul.as_ptr(), tr.as_ptr(), c"U".as_ptr(), &ni, t.as_ptr(), &ni, xx.as_mut_ptr(), &inc)
-                    });
+                    let (ours, theirs) = time2(
+                        || unsafe { dtrsv_(ul.as_ptr(), tr.as_ptr(), c"U".as_ptr(), &ni, t.as_ptr(), &ni, xp, &inc) },
+                        || unsafe { ob_trsv(ul.as_ptr(), tr.as_ptr(), c"U".as_ptr(), &ni, t.as_ptr(), &ni, xp, &inc) },
+                    );
                     let name = format!("{}{}", ul.to_str().unwrap_or("?"), tr.to_str().unwrap_or("?"));
                     report("dtrsv", &name, flops / 2.0, ours, theirs);
                 }
             }
             if routines.contains("dger") {
                 let mut aa = a.clone();
+                let ap = aa.as_mut_ptr();
                 let tiny = 1e-12;
                 // SAFETY: valid n x n problem.
-                let ours = time(|| unsafe {
-                    dger_(&ni, &ni, &tiny, x.as_ptr(), &inc, x.as_ptr(), &inc, aa.as_mut_ptr(), &ni)
-                });
-                let theirs = time(|| unsafe {
-                    ob_ger(&ni, &ni, &tiny, x.as_ptr(), &inc, x.as_ptr(), &inc, aa.as_mut_ptr(), &ni)
-                });
+                let (ours, theirs) = time2(
+                    || unsafe { dger_(&ni, &ni, &tiny, x.as_ptr(), &inc, x.as_ptr(), &inc, ap, &ni) },
+                    || unsafe { ob_ger(&ni, &ni, &tiny, x.as_ptr(), &inc, x.as_ptr(), &inc, ap, &ni) },
+                );
                 report("dger", "", flops, ours, theirs);
             }
         }
     }
+}
+
+/// Overhead of one parallel region of the engine's pool (for choosing thresholds).
+#[test]
+#[ignore]
+fn bench_pool_overhead() {
+    hyblas::cpu::threads::set_nthreads(2);
+    let (t, _) = time2(
+        || {
+            hyblas::cpu::threads::for_each_part(2, 2, |p| {
+                std::hint::black_box(p);
+            })
+        },
+        || {},
+    );
+    println!("for_each_part(2 threads, empty): {:.2} us", t * 1e6);
+}
+
+/// Parallel-region overhead of rayon's install versus running part 0 on the caller.
+#[test]
+#[ignore]
+fn bench_region_styles() {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
+    let (a, b) = time2(
+        || {
+            pool.install(|| {
+                use rayon::prelude::*;
+                (0..2usize).into_par_iter().for_each(|p| {
+                    std::hint::black_box(p);
+                })
+            })
+        },
+        || {
+            pool.in_place_scope(|s| {
+                s.spawn(|_| {
+                    std::hint::black_box(1);
+                });
+                std::hint::black_box(0);
+            })
+        },
+    );
+    println!("install+par_iter: {:.2} us, in_place_scope: {:.2} us", a * 1e6, b * 1e6);
 }

@@ -7,7 +7,7 @@ use crate::types::{MatRef, Scalar, VecMut, VecRef};
 use once_cell::sync::Lazy;
 
 /// Matrix elements (m*n) below which GEMV stays on one thread (`HYBLAS_GEMV_PAR_MIN`).
-pub static GEMV_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMV_PAR_MIN", 1 << 16));
+pub static GEMV_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMV_PAR_MIN", 1 << 19));
 
 /// Rows (N) or columns (T) each thread gets at least.
 const MIN_ROWS_PER_THREAD: usize = 64;

@@ -57,7 +57,47 @@ fn from_lanes<T: Scalar, R: Real>(re: R, im: R) -> T {
 
 #[inline(always)]
 fn cast_cols<T, R, const C: usize>(cols: &[*const T; C]) -> [*const R; C] {
-    std::array::from_fn(|k| cols[k] as *const R)
+    let mut out = [std::ptr::null(); C];
+    for k in 0..C {
+        out[k] = cols[k] as *const R;
+    }
+    out
+}
+
+#[inline(always)]
+fn reals<T: Scalar, R: Real, const C: usize>(s: &[T; C]) -> [R; C] {
+    let mut out = [<R as Scalar>::zero(); C];
+    for k in 0..C {
+        out[k] = re_as::<T, R>(s[k]);
+    }
+    out
+}
+
+#[inline(always)]
+fn pairs<T: Scalar, R: Real, const C: usize>(s: &[T; C]) -> [(R, R); C] {
+    let mut out = [(<R as Scalar>::zero(), <R as Scalar>::zero()); C];
+    for k in 0..C {
+        out[k] = (re_as::<T, R>(s[k]), im_as::<T, R>(s[k]));
+    }
+    out
+}
+
+#[inline(always)]
+fn from_reals<T: Scalar, R: Real, const C: usize>(d: [R; C]) -> [T; C] {
+    let mut out = [T::zero(); C];
+    for k in 0..C {
+        out[k] = from_lanes::<T, R>(d[k], <R as Scalar>::zero());
+    }
+    out
+}
+
+#[inline(always)]
+fn from_pairs<T: Scalar, R: Real, const C: usize>(d: [(R, R); C]) -> [T; C] {
+    let mut out = [T::zero(); C];
+    for k in 0..C {
+        out[k] = from_lanes::<T, R>(d[k].0, d[k].1);
+    }
+    out
 }
 
 /// Run the real or complex lane kernel for T: `$real`/`$cplx` are expressions using the
@@ -97,8 +137,8 @@ pub unsafe fn axpy_cols<T: Scalar, const CJ: bool, const C: usize, const LV: u8>
     m: usize,
 ) {
     let done = lanes!(T, LV, |R, V|
-        real => r_axpy::<R, V, C>(&cast_cols(cols), &s.map(re_as::<T, R>), y as *mut R, m),
-        complex => c_axpy::<R, V, CJ, C>(&cast_cols(cols), &s.map(|v| (re_as::<T, R>(v), im_as::<T, R>(v))), y as *mut R, m)
+        real => r_axpy::<R, V, C>(&cast_cols(cols), &reals::<T, R, C>(s), y as *mut R, m),
+        complex => c_axpy::<R, V, CJ, C>(&cast_cols(cols), &pairs::<T, R, C>(s), y as *mut R, m)
     );
     for i in done..m {
         let mut acc = *y.add(i);
@@ -122,11 +162,11 @@ pub unsafe fn dot_cols<T: Scalar, const CJ: bool, const C: usize, const LV: u8>(
     let (mut out, done): ([T; C], usize) = lanes!(T, LV, |R, V|
         real => {
             let (d, done) = r_dot::<R, V, C>(&cast_cols(cols), x as *const R, m);
-            (d.map(|v| from_lanes::<T, R>(v, 0.0)), done)
+            (from_reals::<T, R, C>(d), done)
         },
         complex => {
             let (d, done) = c_dot::<R, V, CJ, C>(&cast_cols(cols), x as *const R, m);
-            (d.map(|(re, im)| from_lanes::<T, R>(re, im)), done)
+            (from_pairs::<T, R, C>(d), done)
         }
     );
     for i in done..m {
@@ -153,13 +193,13 @@ pub unsafe fn symv_cols<T: Scalar, const CN: bool, const CT: bool, const C: usiz
 ) -> [T; C] {
     let (mut out, done): ([T; C], usize) = lanes!(T, LV, |R, V|
         real => {
-            let (d, done) = r_symv::<R, V, C>(&cast_cols(cols), &t.map(re_as::<T, R>), x as *const R, y as *mut R, m);
-            (d.map(|v| from_lanes::<T, R>(v, 0.0)), done)
+            let (d, done) = r_symv::<R, V, C>(&cast_cols(cols), &reals::<T, R, C>(t), x as *const R, y as *mut R, m);
+            (from_reals::<T, R, C>(d), done)
         },
         complex => {
-            let tp = t.map(|v| (re_as::<T, R>(v), im_as::<T, R>(v)));
+            let tp = pairs::<T, R, C>(t);
             let (d, done) = c_symv::<R, V, CN, CT, C>(&cast_cols(cols), &tp, x as *const R, y as *mut R, m);
-            (d.map(|(re, im)| from_lanes::<T, R>(re, im)), done)
+            (from_pairs::<T, R, C>(d), done)
         }
     );
     for i in done..m {
@@ -179,6 +219,25 @@ pub unsafe fn symv_cols<T: Scalar, const CN: bool, const CT: bool, const C: usiz
 #[inline(always)]
 pub fn row_block<T>() -> usize {
     (16 * 1024 / std::mem::size_of::<T>()).max(64)
+}
+
+/// Pointers to row `r0` of columns j..j+C, and s[j..j+C] (when `s` is not null).
+#[inline(always)]
+unsafe fn group<T: Scalar, const C: usize>(
+    col: &impl Fn(usize) -> *const T,
+    j: usize,
+    r0: usize,
+    s: *const T,
+) -> ([*const T; C], [T; C]) {
+    let mut cols = [std::ptr::null(); C];
+    let mut sv = [T::zero(); C];
+    for k in 0..C {
+        cols[k] = col(j + k).add(r0);
+        if !s.is_null() {
+            sv[k] = *s.add(j + k);
+        }
+    }
+    (cols, sv)
 }
 
 /// y[0..m] += A[0..m, 0..n] * s, where column j of the block starts at `col(j)`.
@@ -202,14 +261,12 @@ pub unsafe fn gemv_n_block<T: Scalar, const CJ: bool, const LV: u8>(
         let yb = y.add(r0);
         let mut j = 0;
         while j + 8 <= n {
-            let cols: [*const T; 8] = std::array::from_fn(|k| col(j + k).add(r0));
-            let sv: [T; 8] = std::array::from_fn(|k| *s.add(j + k));
+            let (cols, sv) = group::<T, 8>(&col, j, r0, s);
             axpy_cols::<T, CJ, 8, LV>(&cols, &sv, yb, rows);
             j += 8;
         }
         if j + 4 <= n {
-            let cols: [*const T; 4] = std::array::from_fn(|k| col(j + k).add(r0));
-            let sv: [T; 4] = std::array::from_fn(|k| *s.add(j + k));
+            let (cols, sv) = group::<T, 4>(&col, j, r0, s);
             axpy_cols::<T, CJ, 4, LV>(&cols, &sv, yb, rows);
             j += 4;
         }
@@ -239,7 +296,7 @@ pub unsafe fn gemv_t_block<T: Scalar, const CJ: bool, const LV: u8>(
 ) {
     let mut j = 0;
     while j + 4 <= n {
-        let cols: [*const T; 4] = std::array::from_fn(|k| col(j + k));
+        let (cols, _) = group::<T, 4>(&col, j, 0, std::ptr::null());
         let d = dot_cols::<T, CJ, 4, LV>(&cols, x, m);
         for (k, &dk) in d.iter().enumerate() {
             let p = out.offset((j + k) as isize * inc);
@@ -260,14 +317,12 @@ pub unsafe fn gemv_t_block<T: Scalar, const CJ: bool, const LV: u8>(
 // caller finishes the rest.
 
 #[inline(always)]
-unsafe fn r_axpy<R: Real, V: Vreg<R>, const C: usize>(
-    cols: &[*const R; C],
-    s: &[R; C],
-    y: *mut R,
-    m: usize,
-) -> usize {
+unsafe fn r_axpy<R: Real, V: Vreg<R>, const C: usize>(cols: &[*const R; C], s: &[R; C], y: *mut R, m: usize) -> usize {
     let n = V::N;
-    let sv: [V; C] = std::array::from_fn(|k| V::splat(s[k]));
+    let mut sv = [V::zero(); C];
+    for k in 0..C {
+        sv[k] = V::splat(s[k]);
+    }
     let mut i = 0;
     while i + 2 * n <= m {
         let (mut y0, mut y1) = (V::load(y.add(i)), V::load(y.add(i + n)));
@@ -311,7 +366,11 @@ unsafe fn r_dot<R: Real, V: Vreg<R>, const C: usize>(cols: &[*const R; C], x: *c
         }
         i += n;
     }
-    (std::array::from_fn(|k| acc0[k].add(acc1[k]).hsum()), i)
+    let mut out = [<R as Scalar>::zero(); C];
+    for k in 0..C {
+        out[k] = acc0[k].add(acc1[k]).hsum();
+    }
+    (out, i)
 }
 
 #[inline(always)]
@@ -323,7 +382,10 @@ unsafe fn r_symv<R: Real, V: Vreg<R>, const C: usize>(
     m: usize,
 ) -> ([R; C], usize) {
     let n = V::N;
-    let tv: [V; C] = std::array::from_fn(|k| V::splat(t[k]));
+    let mut tv = [V::zero(); C];
+    for k in 0..C {
+        tv[k] = V::splat(t[k]);
+    }
     let mut acc0 = [V::zero(); C];
     let mut acc1 = [V::zero(); C];
     let mut i = 0;
@@ -352,7 +414,11 @@ unsafe fn r_symv<R: Real, V: Vreg<R>, const C: usize>(
         y0.store(y.add(i));
         i += n;
     }
-    (std::array::from_fn(|k| acc0[k].add(acc1[k]).hsum()), i)
+    let mut out = [<R as Scalar>::zero(); C];
+    for k in 0..C {
+        out[k] = acc0[k].add(acc1[k]).hsum();
+    }
+    (out, i)
 }
 
 /// The (P, Q) multipliers of a complex scalar s for y += op(a)*s (see the module notes).
@@ -384,7 +450,10 @@ unsafe fn c_axpy<R: Real, V: Vreg<R>, const CJ: bool, const C: usize>(
     m: usize,
 ) -> usize {
     let n = V::N;
-    let pq: [(V, V); C] = std::array::from_fn(|k| cmul_pair::<R, V, CJ>(s[k]));
+    let mut pq = [(V::zero(), V::zero()); C];
+    for k in 0..C {
+        pq[k] = cmul_pair::<R, V, CJ>(s[k]);
+    }
     let mr = 2 * m;
     let mut i = 0;
     while i + 2 * n <= mr {
@@ -436,7 +505,11 @@ unsafe fn c_dot<R: Real, V: Vreg<R>, const CJ: bool, const C: usize>(
         }
         i += n;
     }
-    (std::array::from_fn(|k| cdot_finish::<R, V, CJ>(ax[k], axs[k])), i / 2)
+    let mut out = [(<R as Scalar>::zero(), <R as Scalar>::zero()); C];
+    for k in 0..C {
+        out[k] = cdot_finish::<R, V, CJ>(ax[k], axs[k]);
+    }
+    (out, i / 2)
 }
 
 #[inline(always)]
@@ -448,7 +521,10 @@ unsafe fn c_symv<R: Real, V: Vreg<R>, const CN: bool, const CT: bool, const C: u
     m: usize,
 ) -> ([(R, R); C], usize) {
     let n = V::N;
-    let pq: [(V, V); C] = std::array::from_fn(|k| cmul_pair::<R, V, CN>(t[k]));
+    let mut pq = [(V::zero(), V::zero()); C];
+    for k in 0..C {
+        pq[k] = cmul_pair::<R, V, CN>(t[k]);
+    }
     let mut ax = [V::zero(); C];
     let mut axs = [V::zero(); C];
     let mr = 2 * m;
@@ -468,5 +544,9 @@ unsafe fn c_symv<R: Real, V: Vreg<R>, const CN: bool, const CT: bool, const C: u
         y0.add(z0.swap_pairs()).store(y.add(i));
         i += n;
     }
-    (std::array::from_fn(|k| cdot_finish::<R, V, CT>(ax[k], axs[k])), i / 2)
+    let mut out = [(<R as Scalar>::zero(), <R as Scalar>::zero()); C];
+    for k in 0..C {
+        out[k] = cdot_finish::<R, V, CT>(ax[k], axs[k]);
+    }
+    (out, i / 2)
 }

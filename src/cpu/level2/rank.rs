@@ -10,7 +10,7 @@ use once_cell::sync::Lazy;
 
 /// Matrix elements updated below which GER/SYR/SYR2 (and packed/Hermitian forms) stay on
 /// one thread (`HYBLAS_RANK_PAR_MIN`).
-pub static RANK_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_RANK_PAR_MIN", 1 << 16));
+pub static RANK_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_RANK_PAR_MIN", 1 << 19));
 
 /// A := alpha * op(x) * op(y)^T + A for an m x n `a`, where op conjugates x when `conj_x`
 /// and y when `conj_y` (GERU: neither, GERC: y). Columns with y(j) == 0 are not touched, as

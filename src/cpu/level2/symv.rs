@@ -13,7 +13,7 @@ use once_cell::sync::Lazy;
 
 /// Stored elements (n*n/2) below which SYMV/HEMV/SPMV/HPMV stay on one thread
 /// (`HYBLAS_SYMV_PAR_MIN`).
-pub static SYMV_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_SYMV_PAR_MIN", 1 << 16));
+pub static SYMV_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_SYMV_PAR_MIN", 1 << 19));
 
 /// Columns per fused group.
 const G: usize = 4;
@@ -154,10 +154,18 @@ unsafe fn sym_group<T: Scalar, const CN: bool, const CT: bool, const C: usize, c
     x: *const T,
     y: *mut T,
 ) {
-    let t1: [T; C] = std::array::from_fn(|k| alpha * *x.add(j + k));
+    let mut t1 = [T::zero(); C];
+    let mut cols = [std::ptr::null(); C];
+    // Rows of the fused rectangle: above the group (upper) or below it (lower).
+    let r0 = if upper { 0 } else { j + C };
+    for k in 0..C {
+        t1[k] = alpha * *x.add(j + k);
+        if r0 < n {
+            cols[k] = s.at(r0, j + k) as *const T;
+        }
+    }
     let mut t2 = [T::zero(); C];
     if upper {
-        let cols: [*const T; C] = std::array::from_fn(|k| s.at(0, j + k) as *const T);
         t2 = symv_cols::<T, CN, CT, C, LV>(&cols, &t1, x, y, j);
         for k in 0..C {
             let jj = j + k;
@@ -168,9 +176,7 @@ unsafe fn sym_group<T: Scalar, const CN: bool, const CT: bool, const C: usize, c
             }
         }
     } else {
-        let r0 = j + C;
         if r0 < n {
-            let cols: [*const T; C] = std::array::from_fn(|k| s.at(r0, j + k) as *const T);
             t2 = symv_cols::<T, CN, CT, C, LV>(&cols, &t1, x.add(r0), y.add(r0), n - r0);
         }
         for k in 0..C {
