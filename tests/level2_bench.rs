@@ -213,6 +213,9 @@ fn bench_level2_vs_openblas() {
                     report("dgemv", tr.to_str().unwrap_or("?"), flops, ours, theirs);
                 }
             }
+            if routines.contains("sgemv") || routines.contains("zgemv") {
+                other_gemv(&ob, n, threads, &routines);
+            }
             if routines.contains("dsymv") {
                 let u = c"U";
                 let yp = y.as_mut_ptr();
@@ -258,15 +261,19 @@ fn bench_level2_vs_openblas() {
 #[ignore]
 fn bench_pool_overhead() {
     hyblas::cpu::threads::set_nthreads(2);
-    let (t, _) = time2(
+    let (t, e) = time2(
         || {
             hyblas::cpu::threads::for_each_part(2, 2, |p| {
                 std::hint::black_box(p);
             })
         },
-        || {},
+        || {
+            hyblas::cpu::threads::for_each_part_eager(2, 2, |p| {
+                std::hint::black_box(p);
+            })
+        },
     );
-    println!("for_each_part(2 threads, empty): {:.2} us", t * 1e6);
+    println!("empty 2-part region: for_each_part {:.2} us, for_each_part_eager {:.2} us", t * 1e6, e * 1e6);
 }
 
 /// Parallel-region overhead of rayon's install versus running part 0 on the caller.
@@ -293,4 +300,166 @@ fn bench_region_styles() {
         },
     );
     println!("install+par_iter: {:.2} us, in_place_scope: {:.2} us", a * 1e6, b * 1e6);
+}
+
+/// SGEMV and ZGEMV, same shapes as the DGEMV runs (GF counts real flops: 8n^2 for complex).
+fn other_gemv(ob: &OpenBlas, n: usize, threads: c_int, routines: &str) {
+    use hyblas::types::C64;
+    type G<T> = unsafe extern "C" fn(
+        *const c_char,
+        *const i32,
+        *const i32,
+        *const T,
+        *const T,
+        *const i32,
+        *const T,
+        *const i32,
+        *const T,
+        *mut T,
+        *const i32,
+    );
+    extern "C" {
+        fn sgemv_(
+            t: *const c_char,
+            m: *const i32,
+            n: *const i32,
+            al: *const f32,
+            a: *const f32,
+            lda: *const i32,
+            x: *const f32,
+            incx: *const i32,
+            be: *const f32,
+            y: *mut f32,
+            incy: *const i32,
+        );
+        fn zgemv_(
+            t: *const c_char,
+            m: *const i32,
+            n: *const i32,
+            al: *const C64,
+            a: *const C64,
+            lda: *const i32,
+            x: *const C64,
+            incx: *const i32,
+            be: *const C64,
+            y: *mut C64,
+            incy: *const i32,
+        );
+    }
+    let ni = n as i32;
+    let inc = 1i32;
+    if routines.contains("sgemv") {
+        // SAFETY: symbol of the reference signature.
+        let theirs_f: G<f32> = unsafe { std::mem::transmute::<*mut c_void, G<f32>>(ob.sym(c"sgemv_")) };
+        let a: Vec<f32> = (0..n * n).map(|i| ((i * 7919) % 1000) as f32 / 1000.0 - 0.5).collect();
+        let x: Vec<f32> = (0..n).map(|i| (i % 13) as f32 / 13.0).collect();
+        let mut y = vec![0.0f32; n];
+        let yp = y.as_mut_ptr();
+        let (one, beta) = (1.0f32, 0.5f32);
+        for tr in [c"N", c"T"] {
+            // SAFETY: valid n x n problem.
+            let (ours, theirs) = time2(
+                || unsafe { sgemv_(tr.as_ptr(), &ni, &ni, &one, a.as_ptr(), &ni, x.as_ptr(), &inc, &beta, yp, &inc) },
+                || unsafe { theirs_f(tr.as_ptr(), &ni, &ni, &one, a.as_ptr(), &ni, x.as_ptr(), &inc, &beta, yp, &inc) },
+            );
+            let f = 2.0 * (n * n) as f64;
+            println!(
+                "sgemv  {:>2} {n:>5} {threads:>3} {:>10.2} {:>10.2} {:>6.2}",
+                tr.to_str().unwrap_or("?"),
+                f / ours * 1e-9,
+                f / theirs * 1e-9,
+                theirs / ours
+            );
+        }
+    }
+    if routines.contains("zgemv") {
+        // SAFETY: symbol of the reference signature.
+        let theirs_f: G<C64> = unsafe { std::mem::transmute::<*mut c_void, G<C64>>(ob.sym(c"zgemv_")) };
+        let a: Vec<C64> = (0..n * n).map(|i| C64::new(((i * 7919) % 1000) as f64 / 1000.0 - 0.5, 0.25)).collect();
+        let x: Vec<C64> = (0..n).map(|i| C64::new((i % 13) as f64 / 13.0, -0.5)).collect();
+        let mut y = vec![C64::new(0.0, 0.0); n];
+        let yp = y.as_mut_ptr();
+        let (one, beta) = (C64::new(1.0, 0.0), C64::new(0.5, 0.0));
+        for tr in [c"N", c"T", c"C"] {
+            // SAFETY: valid n x n problem.
+            let (ours, theirs) = time2(
+                || unsafe { zgemv_(tr.as_ptr(), &ni, &ni, &one, a.as_ptr(), &ni, x.as_ptr(), &inc, &beta, yp, &inc) },
+                || unsafe { theirs_f(tr.as_ptr(), &ni, &ni, &one, a.as_ptr(), &ni, x.as_ptr(), &inc, &beta, yp, &inc) },
+            );
+            let f = 8.0 * (n * n) as f64;
+            println!(
+                "zgemv  {:>2} {n:>5} {threads:>3} {:>10.2} {:>10.2} {:>6.2}",
+                tr.to_str().unwrap_or("?"),
+                f / ours * 1e-9,
+                f / theirs * 1e-9,
+                theirs / ours
+            );
+        }
+    }
+}
+
+/// Does a two-part region with ~200 us of work per part run in parallel?
+#[test]
+#[ignore]
+fn bench_region_parallel() {
+    fn spin(us: u64) {
+        let t = Instant::now();
+        while t.elapsed().as_micros() < us as u128 {
+            std::hint::spin_loop();
+        }
+    }
+    hyblas::cpu::threads::set_nthreads(2);
+    for _ in 0..3 {
+        let t = Instant::now();
+        for _ in 0..100 {
+            hyblas::cpu::threads::for_each_part(2, 2, |_| spin(200));
+        }
+        println!("2 parts x 200us on 2 threads: {:.1} us per region", t.elapsed().as_secs_f64() * 1e4);
+    }
+}
+
+/// DGEMV alone, 1 vs 2 threads (`L2_BENCH_SIZES`, trans from `L2_BENCH_TRANS`).
+#[test]
+#[ignore]
+fn bench_dgemv_scaling() {
+    let sizes: Vec<usize> = std::env::var("L2_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|v| v.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1024, 2048]);
+    let tr = if std::env::var("L2_BENCH_TRANS").as_deref() == Ok("N") { c"N" } else { c"T" };
+    for &n in &sizes {
+        let ni = n as i32;
+        let a: Vec<f64> = (0..n * n).map(|i| ((i * 7919) % 1000) as f64 / 1000.0 - 0.5).collect();
+        let x: Vec<f64> = (0..n).map(|i| (i % 13) as f64 / 13.0).collect();
+        let mut y = vec![0.0f64; n];
+        let yp = y.as_mut_ptr();
+        let (one, beta, inc) = (1.0f64, 0.5f64, 1i32);
+        let call = |t: usize| {
+            hyblas::cpu::threads::set_nthreads(t);
+            // SAFETY: valid n x n problem.
+            unsafe { dgemv_(tr.as_ptr(), &ni, &ni, &one, a.as_ptr(), &ni, x.as_ptr(), &inc, &beta, yp, &inc) }
+        };
+        let (t1, t2) = time2(|| call(1), || call(2));
+        println!(
+            "dgemv {} n={n}: 1 thread {:.1} us, 2 threads {:.1} us",
+            tr.to_str().unwrap_or("?"),
+            t1 * 1e6,
+            t2 * 1e6
+        );
+    }
+}
+
+/// Cost of asking for the thread count (as every threaded call does).
+#[test]
+#[ignore]
+fn bench_nthreads_cost() {
+    let (a, b) = time2(
+        || {
+            std::hint::black_box(hyblas::cpu::threads::nthreads());
+        },
+        || {
+            std::hint::black_box(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+        },
+    );
+    println!("nthreads(): {:.3} us, available_parallelism(): {:.3} us", a * 1e6, b * 1e6);
 }

@@ -7,9 +7,11 @@ use crate::types::{MatRef, Scalar, VecMut, VecRef};
 use once_cell::sync::Lazy;
 
 /// Matrix elements (m*n) below which GEMV stays on one thread (`HYBLAS_GEMV_PAR_MIN`).
-pub static GEMV_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMV_PAR_MIN", 1 << 19));
+pub static GEMV_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMV_PAR_MIN", 1 << 15));
 
-/// Rows (N) or columns (T) each thread gets at least.
+/// Work split: parts per thread for `T` (claimed dynamically, so a late worker leaves the
+/// caller less to finish alone), rows (N) or columns (T) per thread at least.
+const PARTS_PER_THREAD: usize = 4;
 const MIN_ROWS_PER_THREAD: usize = 64;
 const MIN_COLS_PER_THREAD: usize = 16;
 
@@ -59,9 +61,11 @@ unsafe fn gemv_n<T: Scalar>(conj: bool, alpha: T, a: MatRef<T>, x: VecRef<T>, y:
     if t <= 1 {
         run(0, m);
     } else {
-        // Whole cache lines per thread.
-        let chunk = m.div_ceil(t).next_multiple_of(16);
-        threads::for_each_part(t, t, |p| {
+        // One part per thread: shorter column segments would cost the fused kernel more than
+        // finer balancing gains. Whole cache lines per part.
+        let parts = t;
+        let chunk = m.div_ceil(parts).next_multiple_of(16);
+        threads::for_each_part_eager(t, parts, |p| {
             let (r0, r1) = ((p * chunk).min(m), ((p + 1) * chunk).min(m));
             if r0 < r1 {
                 run(r0, r1);
@@ -90,8 +94,9 @@ unsafe fn gemv_t<T: Scalar>(conj: bool, alpha: T, a: MatRef<T>, x: VecRef<T>, y:
     if t <= 1 {
         run(0, n);
     } else {
-        let chunk = n.div_ceil(t).next_multiple_of(4);
-        threads::for_each_part(t, t, |p| {
+        let parts = PARTS_PER_THREAD * t;
+        let chunk = n.div_ceil(parts).next_multiple_of(4);
+        threads::for_each_part_eager(t, parts, |p| {
             let (c0, c1) = ((p * chunk).min(n), ((p + 1) * chunk).min(n));
             if c0 < c1 {
                 run(c0, c1);

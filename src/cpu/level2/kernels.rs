@@ -260,12 +260,7 @@ pub unsafe fn gemv_n_block<T: Scalar, const CJ: bool, const LV: u8>(
         let rows = mb.min(m - r0);
         let yb = y.add(r0);
         let mut j = 0;
-        while j + 8 <= n {
-            let (cols, sv) = group::<T, 8>(&col, j, r0, s);
-            axpy_cols::<T, CJ, 8, LV>(&cols, &sv, yb, rows);
-            j += 8;
-        }
-        if j + 4 <= n {
+        while j + 4 <= n {
             let (cols, sv) = group::<T, 4>(&col, j, r0, s);
             axpy_cols::<T, CJ, 4, LV>(&cols, &sv, yb, rows);
             j += 4;
@@ -295,6 +290,15 @@ pub unsafe fn gemv_t_block<T: Scalar, const CJ: bool, const LV: u8>(
     inc: isize,
 ) {
     let mut j = 0;
+    while j + 8 <= n {
+        let (cols, _) = group::<T, 8>(&col, j, 0, std::ptr::null());
+        let d = dot_cols::<T, CJ, 8, LV>(&cols, x, m);
+        for (k, &dk) in d.iter().enumerate() {
+            let p = out.offset((j + k) as isize * inc);
+            *p = mac::<T, LV>(*p, alpha, dk);
+        }
+        j += 8;
+    }
     while j + 4 <= n {
         let (cols, _) = group::<T, 4>(&col, j, 0, std::ptr::null());
         let d = dot_cols::<T, CJ, 4, LV>(&cols, x, m);

@@ -10,7 +10,7 @@ use once_cell::sync::Lazy;
 
 /// Matrix elements updated below which GER/SYR/SYR2 (and packed/Hermitian forms) stay on
 /// one thread (`HYBLAS_RANK_PAR_MIN`).
-pub static RANK_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_RANK_PAR_MIN", 1 << 19));
+pub static RANK_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_RANK_PAR_MIN", 1 << 17));
 
 /// A := alpha * op(x) * op(y)^T + A for an m x n `a`, where op conjugates x when `conj_x`
 /// and y when `conj_y` (GERU: neither, GERC: y). Columns with y(j) == 0 are not touched, as
@@ -41,8 +41,9 @@ pub unsafe fn ger<T: Scalar>(alpha: T, x: VecRef<T>, conj_x: bool, y: VecRef<T>,
     if t <= 1 {
         run(0, n);
     } else {
-        let chunk = n.div_ceil(t);
-        threads::for_each_part(t, t, |p| {
+        let parts = 4 * t;
+        let chunk = n.div_ceil(parts);
+        threads::for_each_part_eager(t, parts, |p| {
             let (c0, c1) = ((p * chunk).min(n), ((p + 1) * chunk).min(n));
             if c0 < c1 {
                 run(c0, c1);
@@ -168,8 +169,9 @@ unsafe fn sy_r<T: Scalar>(
     if t <= 1 {
         run(0, n);
     } else {
-        let bounds = triangle_split(n, t, upper);
-        threads::for_each_part(t, t, |p| {
+        let parts = 4 * t;
+        let bounds = triangle_split(n, parts, upper);
+        threads::for_each_part_eager(t, parts, |p| {
             if bounds[p] < bounds[p + 1] {
                 run(bounds[p], bounds[p + 1]);
             }

@@ -61,7 +61,9 @@ macro_rules! with_vec {
 }
 pub(crate) use with_vec;
 
+// AVX-512 intrinsics need Rust 1.89, as do the AVX-512 target features `dispatch!` enables.
 #[cfg(target_arch = "x86_64")]
+#[allow(clippy::incompatible_msrv)]
 mod x86 {
     use super::{Lanes, Vreg};
     use std::arch::x86_64::*;

@@ -13,7 +13,7 @@ use once_cell::sync::Lazy;
 
 /// Stored elements (n*n/2) below which SYMV/HEMV/SPMV/HPMV stay on one thread
 /// (`HYBLAS_SYMV_PAR_MIN`).
-pub static SYMV_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_SYMV_PAR_MIN", 1 << 19));
+pub static SYMV_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_SYMV_PAR_MIN", 1 << 17));
 
 /// Columns per fused group.
 const G: usize = 4;
@@ -100,7 +100,7 @@ unsafe fn sym_mv<T: Scalar>(
         let mut bufs: Vec<Vec<T>> = (1..t).map(|_| vec![T::zero(); n]).collect();
         let mut outs = vec![SyncPtr(yw.ptr())];
         outs.extend(bufs.iter_mut().map(|b| SyncPtr(b.as_mut_ptr())));
-        threads::for_each_part(t, t, |p| {
+        threads::for_each_part_eager(t, t, |p| {
             if bounds[p] < bounds[p + 1] {
                 run(bounds[p], bounds[p + 1], outs[p].get());
             }

@@ -147,7 +147,7 @@ unsafe fn tr_mv<T: Scalar, const CJ: bool, const LV: u8>(
                 let (i0, len) = in_block(upper, ib, ie, j);
                 let mut t = *x.add(j);
                 if !unit {
-                    t = t * diag(j);
+                    t *= diag(j);
                 }
                 let d = dot_cols::<T, CJ, 1, LV>(&[s.at(i0, j) as *const T], x.add(i0), len);
                 *x.add(j) = t + d[0];
@@ -333,7 +333,7 @@ unsafe fn tb_body<T: Scalar, const CJ: bool, const LV: u8>(
             (true, false) => {
                 let mut t = *x.add(j);
                 if !unit {
-                    t = t * diag(j);
+                    t *= diag(j);
                 }
                 *x.add(j) = t + dot_cols::<T, CJ, 1, LV>(&[p], x.add(i0), len)[0];
             }
