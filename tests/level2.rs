@@ -906,6 +906,16 @@ fn run_mv<T: L2>(rng: &mut Rng, cs: MvCase) {
                 a.buf[p] = nan();
             }
         }
+        // GEMV/GBMV N: a column whose x(j) is zero is skipped, NaN or not (reference BLAS).
+        3 => {
+            let j0 = n / 2;
+            x.set(j0, T::zero());
+            for (p, _, j) in a.position() {
+                if j == j0 {
+                    a.buf[p] = nan();
+                }
+            }
+        }
         _ => {}
     }
     // beta == 0: y must be overwritten, NaN or not.
@@ -914,7 +924,12 @@ fn run_mv<T: L2>(rng: &mut Rng, cs: MvCase) {
             y.set(i, nan());
         }
     }
-    let ad = a.stored();
+    let mut ad = a.stored();
+    if special == 3 {
+        for row in ad.iter_mut() {
+            row[n / 2] = C64::new(0.0, 0.0);
+        }
+    }
     let dense = match r {
         Rt::Gemv | Rt::Gbmv => ad.clone(),
         _ => complete_sym::<T>(&ad, upper),
@@ -1033,6 +1048,9 @@ fn mv_suite<T: L2>(seed: u64) {
                 if m > 0 && n > 0 && idx % 3 == 0 {
                     run_mv::<T>(&mut rng, MvCase { special: 1, ..case });
                     run_mv::<T>(&mut rng, MvCase { special: 2, ai: 1, bi: 1, ..case });
+                }
+                if m > 0 && n > 0 && trans == b'N' && (r == Rt::Gemv || r == Rt::Gbmv) && !case.api.row() {
+                    run_mv::<T>(&mut rng, MvCase { special: 3, ai: 2, bi: 2, ..case });
                 }
                 idx += 1;
             }

@@ -193,7 +193,7 @@ unsafe fn gbmv_body<T: Scalar, const CJ: bool, const LV: u8>(
         if trans {
             let d = dot_cols::<T, CJ, 1, LV>(&[p], x.add(i0), i1 - i0);
             *y.add(j) = mac::<T, LV>(*y.add(j), alpha, d[0]);
-        } else {
+        } else if !(*x.add(j)).is_zero() {
             axpy_cols::<T, CJ, 1, LV>(&[p], &[alpha * *x.add(j)], y.add(i0), i1 - i0);
         }
     }

@@ -241,7 +241,8 @@ unsafe fn group<T: Scalar, const C: usize>(
 }
 
 /// y[0..m] += A[0..m, 0..n] * s, where column j of the block starts at `col(j)`.
-/// `s` is the (already scaled) vector; groups of 8 columns share each pass over `y`.
+/// `s` is the (already scaled) vector; groups of 4 columns share each pass over `y`; columns
+/// whose multiplier is zero are not read.
 ///
 /// # Safety
 /// `col(j)` points at `m` readable elements for each `j < n`; `s` has `n` elements; `y` has
@@ -262,11 +263,23 @@ pub unsafe fn gemv_n_block<T: Scalar, const CJ: bool, const LV: u8>(
         let mut j = 0;
         while j + 4 <= n {
             let (cols, sv) = group::<T, 4>(&col, j, r0, s);
-            axpy_cols::<T, CJ, 4, LV>(&cols, &sv, yb, rows);
+            if sv.iter().all(|v| !v.is_zero()) {
+                axpy_cols::<T, CJ, 4, LV>(&cols, &sv, yb, rows);
+            } else {
+                // Columns with a zero multiplier are skipped, as reference BLAS does (Inf or
+                // NaN in them must not reach y).
+                for (&c, &v) in cols.iter().zip(&sv) {
+                    if !v.is_zero() {
+                        axpy_cols::<T, CJ, 1, LV>(&[c], &[v], yb, rows);
+                    }
+                }
+            }
             j += 4;
         }
         while j < n {
-            axpy_cols::<T, CJ, 1, LV>(&[col(j).add(r0)], &[*s.add(j)], yb, rows);
+            if !(*s.add(j)).is_zero() {
+                axpy_cols::<T, CJ, 1, LV>(&[col(j).add(r0)], &[*s.add(j)], yb, rows);
+            }
             j += 1;
         }
         r0 += rows;
