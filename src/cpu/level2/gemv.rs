@@ -1,15 +1,17 @@
 //! GEMV and GBMV.
 
-use super::kernels::{axpy_cols, dot_cols, gemv_n_block, gemv_t_block, mac, L};
+use super::kernels::{axpy_cols, dot_cols, gemv_n_block, gemv_t_block, mac};
 use super::{kdispatch, scale_vec, with_flag, Contig, Staged, SyncPtr};
 use crate::cpu::threads;
 use crate::types::{MatRef, Scalar, VecMut, VecRef};
 use once_cell::sync::Lazy;
 
 /// Matrix elements (m*n) below which GEMV stays on one thread (`HYBLAS_GEMV_PAR_MIN`).
-pub static GEMV_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMV_PAR_MIN", 1 << 16));
+pub static GEMV_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMV_PAR_MIN", 1 << 15));
 
-/// Rows (N) or columns (T) each thread gets at least.
+/// Work split: parts per thread for `T` (claimed dynamically, so a late worker leaves the
+/// caller less to finish alone), rows (N) or columns (T) per thread at least.
+const PARTS_PER_THREAD: usize = 4;
 const MIN_ROWS_PER_THREAD: usize = 64;
 const MIN_COLS_PER_THREAD: usize = 16;
 
@@ -59,8 +61,11 @@ unsafe fn gemv_n<T: Scalar>(conj: bool, alpha: T, a: MatRef<T>, x: VecRef<T>, y:
     if t <= 1 {
         run(0, m);
     } else {
-        let chunk = m.div_ceil(t).next_multiple_of(L);
-        threads::for_each_part(t, t, |p| {
+        // One part per thread: shorter column segments would cost the fused kernel more than
+        // finer balancing gains. Whole cache lines per part.
+        let parts = t;
+        let chunk = m.div_ceil(parts).next_multiple_of(16);
+        threads::for_each_part_eager(t, parts, |p| {
             let (r0, r1) = ((p * chunk).min(m), ((p + 1) * chunk).min(m));
             if r0 < r1 {
                 run(r0, r1);
@@ -89,8 +94,9 @@ unsafe fn gemv_t<T: Scalar>(conj: bool, alpha: T, a: MatRef<T>, x: VecRef<T>, y:
     if t <= 1 {
         run(0, n);
     } else {
-        let chunk = n.div_ceil(t).next_multiple_of(4);
-        threads::for_each_part(t, t, |p| {
+        let parts = PARTS_PER_THREAD * t;
+        let chunk = n.div_ceil(parts).next_multiple_of(4);
+        threads::for_each_part_eager(t, parts, |p| {
             let (c0, c1) = ((p * chunk).min(n), ((p + 1) * chunk).min(n));
             if c0 < c1 {
                 run(c0, c1);
@@ -172,7 +178,7 @@ impl<T> Band<T> {
 
 /// Column by column: an axpy (N) or a dot (T) over the part of the column inside the band.
 #[inline(always)]
-unsafe fn gbmv_body<T: Scalar, const CJ: bool, const F: bool>(
+unsafe fn gbmv_body<T: Scalar, const CJ: bool, const LV: u8>(
     trans: bool,
     band: Band<T>,
     alpha: T,
@@ -185,10 +191,10 @@ unsafe fn gbmv_body<T: Scalar, const CJ: bool, const F: bool>(
             continue;
         }
         if trans {
-            let d = dot_cols::<T, CJ, 1, F>(&[p], x.add(i0), i1 - i0);
-            *y.add(j) = mac::<T, F>(*y.add(j), alpha, d[0]);
-        } else {
-            axpy_cols::<T, CJ, 1, F>(&[p], &[alpha * *x.add(j)], y.add(i0), i1 - i0);
+            let d = dot_cols::<T, CJ, 1, LV>(&[p], x.add(i0), i1 - i0);
+            *y.add(j) = mac::<T, LV>(*y.add(j), alpha, d[0]);
+        } else if !(*x.add(j)).is_zero() {
+            axpy_cols::<T, CJ, 1, LV>(&[p], &[alpha * *x.add(j)], y.add(i0), i1 - i0);
         }
     }
 }

@@ -17,6 +17,7 @@
 mod gemv;
 mod kernels;
 mod rank;
+mod simd;
 mod symv;
 mod tri;
 
@@ -28,9 +29,12 @@ pub use tri::{tbmv, tbsv, tpmv, tpsv, trmv, trsv};
 use crate::types::{Scalar, VecMut, VecRef};
 use num_traits::Float;
 
-/// Like `crate::dispatch!`, but also passes the kernel whether fused multiply-add may be used
-/// (as the last const generic argument): the AVX2 and AVX-512 builds use `mul_add`, the
-/// baseline build plain `a*b + c` (there `mul_add` would be a libm call per element).
+/// Like `crate::dispatch!`, but also passes the kernel its build level as the last const
+/// generic argument (`LV`: 2 = AVX-512, 1 = AVX2+FMA, 0 = baseline), which picks the SIMD
+/// registers (`simd.rs`) and whether scalar code may use `mul_add` (on the baseline it would
+/// be a libm call per element). The closures are `#[inline(always)]`: a large body left as
+/// an out-of-line closure would be compiled without the wrapper's target features, turning
+/// every intrinsic into a call.
 macro_rules! kdispatch {
     ($f:ident :: < $($g:tt),* > ( $($arg:expr),* $(,)? )) => {{
         #[cfg(target_arch = "x86_64")]
@@ -46,14 +50,14 @@ macro_rules! kdispatch {
                 f()
             }
             match *$crate::cpu::simd::LEVEL {
-                $crate::cpu::simd::Level::Avx512 => unsafe { avx512(|| $f::<$($g),*, true>($($arg),*)) },
-                $crate::cpu::simd::Level::Avx2 => unsafe { avx2(|| $f::<$($g),*, true>($($arg),*)) },
-                $crate::cpu::simd::Level::Baseline => $f::<$($g),*, false>($($arg),*),
+                $crate::cpu::simd::Level::Avx512 => unsafe { avx512(#[inline(always)] || $f::<$($g),*, 2>($($arg),*)) },
+                $crate::cpu::simd::Level::Avx2 => unsafe { avx2(#[inline(always)] || $f::<$($g),*, 1>($($arg),*)) },
+                $crate::cpu::simd::Level::Baseline => $f::<$($g),*, 0>($($arg),*),
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            $f::<$($g),*, false>($($arg),*)
+            $f::<$($g),*, 0>($($arg),*)
         }
     }};
 }

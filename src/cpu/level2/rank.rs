@@ -10,7 +10,7 @@ use once_cell::sync::Lazy;
 
 /// Matrix elements updated below which GER/SYR/SYR2 (and packed/Hermitian forms) stay on
 /// one thread (`HYBLAS_RANK_PAR_MIN`).
-pub static RANK_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_RANK_PAR_MIN", 1 << 16));
+pub static RANK_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_RANK_PAR_MIN", 1 << 17));
 
 /// A := alpha * op(x) * op(y)^T + A for an m x n `a`, where op conjugates x when `conj_x`
 /// and y when `conj_y` (GERU: neither, GERC: y). Columns with y(j) == 0 are not touched, as
@@ -41,8 +41,9 @@ pub unsafe fn ger<T: Scalar>(alpha: T, x: VecRef<T>, conj_x: bool, y: VecRef<T>,
     if t <= 1 {
         run(0, n);
     } else {
-        let chunk = n.div_ceil(t);
-        threads::for_each_part(t, t, |p| {
+        let parts = 4 * t;
+        let chunk = n.div_ceil(parts);
+        threads::for_each_part_eager(t, parts, |p| {
             let (c0, c1) = ((p * chunk).min(n), ((p + 1) * chunk).min(n));
             if c0 < c1 {
                 run(c0, c1);
@@ -54,7 +55,7 @@ pub unsafe fn ger<T: Scalar>(alpha: T, x: VecRef<T>, conj_x: bool, y: VecRef<T>,
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn ger_cols<T: Scalar, const CX: bool, const F: bool>(
+unsafe fn ger_cols<T: Scalar, const CX: bool, const LV: u8>(
     m: usize,
     c0: usize,
     c1: usize,
@@ -68,7 +69,7 @@ unsafe fn ger_cols<T: Scalar, const CX: bool, const F: bool>(
     for j in c0..c1 {
         let yj = y.get(j);
         if !yj.is_zero() {
-            axpy_cols::<T, CX, 1, F>(&[x], &[alpha * yj.conj_if(conj_y)], a.add(j * lda), m);
+            axpy_cols::<T, CX, 1, LV>(&[x], &[alpha * yj.conj_if(conj_y)], a.add(j * lda), m);
         }
     }
 }
@@ -168,8 +169,9 @@ unsafe fn sy_r<T: Scalar>(
     if t <= 1 {
         run(0, n);
     } else {
-        let bounds = triangle_split(n, t, upper);
-        threads::for_each_part(t, t, |p| {
+        let parts = 4 * t;
+        let bounds = triangle_split(n, parts, upper);
+        threads::for_each_part_eager(t, parts, |p| {
             if bounds[p] < bounds[p + 1] {
                 run(bounds[p], bounds[p + 1]);
             }
@@ -186,7 +188,7 @@ unsafe fn diag_add<T: Scalar>(p: *mut T, v: T, herm: bool) {
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn r1_cols<T: Scalar, const CJ: bool, const F: bool>(
+unsafe fn r1_cols<T: Scalar, const CJ: bool, const LV: u8>(
     s: Stor<T>,
     n: usize,
     upper: bool,
@@ -207,9 +209,9 @@ unsafe fn r1_cols<T: Scalar, const CJ: bool, const F: bool>(
         }
         let t = alpha * xj.conj_if(herm);
         if upper {
-            axpy_cols::<T, CJ, 1, F>(&[x], &[t], s.at(0, j), j);
+            axpy_cols::<T, CJ, 1, LV>(&[x], &[t], s.at(0, j), j);
         } else if j + 1 < n {
-            axpy_cols::<T, CJ, 1, F>(&[x.add(j + 1)], &[t], s.at(j + 1, j), n - j - 1);
+            axpy_cols::<T, CJ, 1, LV>(&[x.add(j + 1)], &[t], s.at(j + 1, j), n - j - 1);
         }
         diag_add(d, xj * t, herm);
     }
@@ -217,7 +219,7 @@ unsafe fn r1_cols<T: Scalar, const CJ: bool, const F: bool>(
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn r2_cols<T: Scalar, const CJ: bool, const F: bool>(
+unsafe fn r2_cols<T: Scalar, const CJ: bool, const LV: u8>(
     s: Stor<T>,
     n: usize,
     upper: bool,
@@ -241,9 +243,9 @@ unsafe fn r2_cols<T: Scalar, const CJ: bool, const F: bool>(
         let t1 = alpha * yj.conj_if(herm);
         let t2 = (alpha * xj).conj_if(herm);
         if upper {
-            axpy_cols::<T, CJ, 2, F>(&[x, y], &[t1, t2], s.at(0, j), j);
+            axpy_cols::<T, CJ, 2, LV>(&[x, y], &[t1, t2], s.at(0, j), j);
         } else if j + 1 < n {
-            axpy_cols::<T, CJ, 2, F>(&[x.add(j + 1), y.add(j + 1)], &[t1, t2], s.at(j + 1, j), n - j - 1);
+            axpy_cols::<T, CJ, 2, LV>(&[x.add(j + 1), y.add(j + 1)], &[t1, t2], s.at(j + 1, j), n - j - 1);
         }
         diag_add(d, xj * t1 + yj * t2, herm);
     }

@@ -13,7 +13,7 @@ use once_cell::sync::Lazy;
 
 /// Stored elements (n*n/2) below which SYMV/HEMV/SPMV/HPMV stay on one thread
 /// (`HYBLAS_SYMV_PAR_MIN`).
-pub static SYMV_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_SYMV_PAR_MIN", 1 << 16));
+pub static SYMV_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_SYMV_PAR_MIN", 1 << 17));
 
 /// Columns per fused group.
 const G: usize = 4;
@@ -100,7 +100,7 @@ unsafe fn sym_mv<T: Scalar>(
         let mut bufs: Vec<Vec<T>> = (1..t).map(|_| vec![T::zero(); n]).collect();
         let mut outs = vec![SyncPtr(yw.ptr())];
         outs.extend(bufs.iter_mut().map(|b| SyncPtr(b.as_mut_ptr())));
-        threads::for_each_part(t, t, |p| {
+        threads::for_each_part_eager(t, t, |p| {
             if bounds[p] < bounds[p + 1] {
                 run(bounds[p], bounds[p + 1], outs[p].get());
             }
@@ -118,7 +118,7 @@ unsafe fn sym_mv<T: Scalar>(
 /// Columns [c0, c1): groups of `G`, then single columns.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn sym_cols<T: Scalar, const CN: bool, const CT: bool, const F: bool>(
+unsafe fn sym_cols<T: Scalar, const CN: bool, const CT: bool, const LV: u8>(
     s: Stor<T>,
     n: usize,
     upper: bool,
@@ -131,11 +131,11 @@ unsafe fn sym_cols<T: Scalar, const CN: bool, const CT: bool, const F: bool>(
 ) {
     let mut j = c0;
     while j + G <= c1 {
-        sym_group::<T, CN, CT, G, F>(s, n, upper, herm, alpha, j, x, y);
+        sym_group::<T, CN, CT, G, LV>(s, n, upper, herm, alpha, j, x, y);
         j += G;
     }
     while j < c1 {
-        sym_group::<T, CN, CT, 1, F>(s, n, upper, herm, alpha, j, x, y);
+        sym_group::<T, CN, CT, 1, LV>(s, n, upper, herm, alpha, j, x, y);
         j += 1;
     }
 }
@@ -144,7 +144,7 @@ unsafe fn sym_cols<T: Scalar, const CN: bool, const CT: bool, const F: bool>(
 /// diagonal block element by element.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn sym_group<T: Scalar, const CN: bool, const CT: bool, const C: usize, const F: bool>(
+unsafe fn sym_group<T: Scalar, const CN: bool, const CT: bool, const C: usize, const LV: u8>(
     s: Stor<T>,
     n: usize,
     upper: bool,
@@ -154,31 +154,37 @@ unsafe fn sym_group<T: Scalar, const CN: bool, const CT: bool, const C: usize, c
     x: *const T,
     y: *mut T,
 ) {
-    let t1: [T; C] = std::array::from_fn(|k| alpha * *x.add(j + k));
+    let mut t1 = [T::zero(); C];
+    let mut cols = [std::ptr::null(); C];
+    // Rows of the fused rectangle: above the group (upper) or below it (lower).
+    let r0 = if upper { 0 } else { j + C };
+    for k in 0..C {
+        t1[k] = alpha * *x.add(j + k);
+        if r0 < n {
+            cols[k] = s.at(r0, j + k) as *const T;
+        }
+    }
     let mut t2 = [T::zero(); C];
     if upper {
-        let cols: [*const T; C] = std::array::from_fn(|k| s.at(0, j + k) as *const T);
-        t2 = symv_cols::<T, CN, CT, C, F>(&cols, &t1, x, y, j);
+        t2 = symv_cols::<T, CN, CT, C, LV>(&cols, &t1, x, y, j);
         for k in 0..C {
             let jj = j + k;
             for i in j..jj {
                 let a = *s.at(i, jj);
-                *y.add(i) = mac::<T, F>(*y.add(i), a.conj_if(CN), t1[k]);
-                t2[k] = mac::<T, F>(t2[k], a.conj_if(CT), *x.add(i));
+                *y.add(i) = mac::<T, LV>(*y.add(i), a.conj_if(CN), t1[k]);
+                t2[k] = mac::<T, LV>(t2[k], a.conj_if(CT), *x.add(i));
             }
         }
     } else {
-        let r0 = j + C;
         if r0 < n {
-            let cols: [*const T; C] = std::array::from_fn(|k| s.at(r0, j + k) as *const T);
-            t2 = symv_cols::<T, CN, CT, C, F>(&cols, &t1, x.add(r0), y.add(r0), n - r0);
+            t2 = symv_cols::<T, CN, CT, C, LV>(&cols, &t1, x.add(r0), y.add(r0), n - r0);
         }
         for k in 0..C {
             let jj = j + k;
             for i in jj + 1..r0 {
                 let a = *s.at(i, jj);
-                *y.add(i) = mac::<T, F>(*y.add(i), a.conj_if(CN), t1[k]);
-                t2[k] = mac::<T, F>(t2[k], a.conj_if(CT), *x.add(i));
+                *y.add(i) = mac::<T, LV>(*y.add(i), a.conj_if(CN), t1[k]);
+                t2[k] = mac::<T, LV>(t2[k], a.conj_if(CT), *x.add(i));
             }
         }
     }
@@ -186,8 +192,8 @@ unsafe fn sym_group<T: Scalar, const CN: bool, const CT: bool, const C: usize, c
         let jj = j + k;
         let d = *s.at(jj, jj);
         let d = if herm { real_part(d) } else { d };
-        let yj = mac::<T, F>(*y.add(jj), t1[k], d);
-        *y.add(jj) = mac::<T, F>(yj, alpha, t2[k]);
+        let yj = mac::<T, LV>(*y.add(jj), t1[k], d);
+        *y.add(jj) = mac::<T, LV>(yj, alpha, t2[k]);
     }
 }
 
@@ -229,7 +235,7 @@ pub unsafe fn sbmv<T: Scalar>(
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn sbmv_body<T: Scalar, const CN: bool, const CT: bool, const F: bool>(
+unsafe fn sbmv_body<T: Scalar, const CN: bool, const CT: bool, const LV: u8>(
     upper: bool,
     herm: bool,
     n: usize,
@@ -245,15 +251,15 @@ unsafe fn sbmv_body<T: Scalar, const CN: bool, const CT: bool, const F: bool>(
         let col = a.add(j * lda);
         let (d, t2) = if upper {
             let i0 = j.saturating_sub(k);
-            let t2 = symv_cols::<T, CN, CT, 1, F>(&[col.add(k + i0 - j)], &[t1], x.add(i0), y.add(i0), j - i0);
+            let t2 = symv_cols::<T, CN, CT, 1, LV>(&[col.add(k + i0 - j)], &[t1], x.add(i0), y.add(i0), j - i0);
             (*col.add(k), t2[0])
         } else {
             let len = (n - 1).min(j + k) - j;
-            let t2 = symv_cols::<T, CN, CT, 1, F>(&[col.add(1)], &[t1], x.add(j + 1), y.add(j + 1), len);
+            let t2 = symv_cols::<T, CN, CT, 1, LV>(&[col.add(1)], &[t1], x.add(j + 1), y.add(j + 1), len);
             (*col, t2[0])
         };
         let d = if herm { real_part(d) } else { d };
-        let yj = mac::<T, F>(*y.add(j), t1, d);
-        *y.add(j) = mac::<T, F>(yj, alpha, t2);
+        let yj = mac::<T, LV>(*y.add(j), t1, d);
+        *y.add(j) = mac::<T, LV>(yj, alpha, t2);
     }
 }

@@ -1,12 +1,13 @@
 //! Triangular products and solves: TRMV/TRSV and TPMV/TPSV (one blocked body over full or
 //! packed storage), TBMV/TBSV (band storage).
 //!
-//! Blocked by `NB` columns: the triangle inside a diagonal block is done by the plain
-//! column loops, everything off the diagonal by the GEMV kernels (`N`: fused axpys into the
-//! block's rows, `T`: multi-column dots), in the order that leaves unprocessed parts of x
-//! untouched until they are read.
+//! Blocked by `NB` columns: the triangle inside a diagonal block goes column by column
+//! through the axpy/dot kernels, everything off the diagonal through the GEMV kernels (`N`:
+//! a block's columns applied to the rows outside it as fused axpys over long columns, `T`:
+//! multi-column dots), in an order that reads every part of x before it changes (products)
+//! or after it is solved (solves).
 
-use super::kernels::{axpy_cols, dot_cols, gemv_n_block, gemv_t_block, mac};
+use super::kernels::{axpy_cols, dot_cols, gemv_n_block, gemv_t_block};
 use super::{div, kdispatch, with_flag, Staged, Stor};
 use crate::types::{MatRef, Scalar, VecMut};
 
@@ -83,21 +84,30 @@ unsafe fn tr<T: Scalar>(
     xw.finish();
 }
 
-/// Blocks [ib, ie) top-down.
+/// Diagonal block `step` of an n x n matrix, counting top-down or bottom-up: [ib, ie).
 #[inline(always)]
-fn blocks_down(n: usize) -> impl Iterator<Item = (usize, usize)> {
-    (0..n).step_by(NB).map(move |ib| (ib, (ib + NB).min(n)))
+fn block(n: usize, step: usize, down: bool) -> (usize, usize) {
+    let b = if down { step } else { n.div_ceil(NB) - 1 - step };
+    (b * NB, ((b + 1) * NB).min(n))
 }
 
-/// Blocks [ib, ie) bottom-up.
+/// The off-diagonal part of column j inside the diagonal block [ib, ie): its first row and
+/// length (rows ib..j when upper, j+1..ie when lower).
 #[inline(always)]
-fn blocks_up(n: usize) -> impl Iterator<Item = (usize, usize)> {
-    let nblk = n.div_ceil(NB);
-    (0..nblk).rev().map(move |b| (b * NB, ((b + 1) * NB).min(n)))
+fn in_block(upper: bool, ib: usize, ie: usize, j: usize) -> (usize, usize) {
+    if upper {
+        (ib, j - ib)
+    } else {
+        (j + 1, ie - j - 1)
+    }
 }
 
+/// x := op(A) x. `N`: each block's diagonal triangle, then its columns applied to the rows
+/// outside it as one GEMV (x of the block still unchanged when it is used). `T`: each block
+/// takes dots of its columns with the part of x outside it (still unchanged), then its own
+/// triangle.
 #[inline(always)]
-unsafe fn tr_mv<T: Scalar, const CJ: bool, const F: bool>(
+unsafe fn tr_mv<T: Scalar, const CJ: bool, const LV: u8>(
     s: Stor<T>,
     n: usize,
     upper: bool,
@@ -105,88 +115,57 @@ unsafe fn tr_mv<T: Scalar, const CJ: bool, const F: bool>(
     unit: bool,
     x: *mut T,
 ) {
-    let op = |i: usize, j: usize| (*s.at(i, j)).conj_if(CJ);
+    let diag = |j: usize| (*s.at(j, j)).conj_if(CJ);
     let one = T::one();
-    match (upper, trans) {
-        // x := U x: a block's rows need x below it, so go top-down.
-        (true, false) => {
-            for (ib, ie) in blocks_down(n) {
-                for j in ib..ie {
-                    let t = *x.add(j);
-                    if !t.is_zero() {
-                        for i in ib..j {
-                            *x.add(i) = mac::<T, F>(*x.add(i), op(i, j), t);
-                        }
-                        if !unit {
-                            *x.add(j) = t * op(j, j);
-                        }
-                    }
+    // Order: N upper / T lower top-down; N lower / T upper bottom-up.
+    let down = upper != trans;
+    for step in 0..n.div_ceil(NB) {
+        let (ib, ie) = block(n, step, down);
+        if !trans {
+            // Rows outside the block (above it when upper) get this block's columns.
+            let (r0, r1) = if upper { (0, ib) } else { (ie, n) };
+            if r0 < r1 {
+                gemv_n_block::<T, CJ, LV>(r1 - r0, ie - ib, |k| s.at(r0, ib + k), x.add(ib), x.add(r0));
+            }
+            // The block's triangle, columns in the order that reads each x(j) unchanged.
+            for step in 0..ie - ib {
+                let j = if upper { ib + step } else { ie - 1 - step };
+                let t = *x.add(j);
+                if t.is_zero() {
+                    continue;
                 }
-                if ie < n {
-                    gemv_n_block::<T, CJ, F>(ie - ib, n - ie, |k| s.at(ib, ie + k), x.add(ie), x.add(ib));
+                let (i0, len) = in_block(upper, ib, ie, j);
+                axpy_cols::<T, CJ, 1, LV>(&[s.at(i0, j) as *const T], &[t], x.add(i0), len);
+                if !unit {
+                    *x.add(j) = t * diag(j);
                 }
             }
-        }
-        // x := L x: bottom-up.
-        (false, false) => {
-            for (ib, ie) in blocks_up(n) {
-                for j in (ib..ie).rev() {
-                    let t = *x.add(j);
-                    if !t.is_zero() {
-                        for i in j + 1..ie {
-                            *x.add(i) = mac::<T, F>(*x.add(i), op(i, j), t);
-                        }
-                        if !unit {
-                            *x.add(j) = t * op(j, j);
-                        }
-                    }
+        } else {
+            // The block's triangle first (it reads x inside the block only)...
+            for step in 0..ie - ib {
+                let j = if upper { ie - 1 - step } else { ib + step };
+                let (i0, len) = in_block(upper, ib, ie, j);
+                let mut t = *x.add(j);
+                if !unit {
+                    t *= diag(j);
                 }
-                if ib > 0 {
-                    gemv_n_block::<T, CJ, F>(ie - ib, ib, |k| s.at(ib, k), x, x.add(ib));
-                }
+                let d = dot_cols::<T, CJ, 1, LV>(&[s.at(i0, j) as *const T], x.add(i0), len);
+                *x.add(j) = t + d[0];
             }
-        }
-        // x := U^T x: a block needs x above it, so go bottom-up.
-        (true, true) => {
-            for (ib, ie) in blocks_up(n) {
-                for j in (ib..ie).rev() {
-                    let mut t = *x.add(j);
-                    if !unit {
-                        t = t * op(j, j);
-                    }
-                    for i in ib..j {
-                        t = mac::<T, F>(t, op(i, j), *x.add(i));
-                    }
-                    *x.add(j) = t;
-                }
-                if ib > 0 {
-                    gemv_t_block::<T, CJ, F>(ib, ie - ib, |k| s.at(0, ib + k), x, one, x.add(ib), 1);
-                }
-            }
-        }
-        // x := L^T x: top-down.
-        (false, true) => {
-            for (ib, ie) in blocks_down(n) {
-                for j in ib..ie {
-                    let mut t = *x.add(j);
-                    if !unit {
-                        t = t * op(j, j);
-                    }
-                    for i in j + 1..ie {
-                        t = mac::<T, F>(t, op(i, j), *x.add(i));
-                    }
-                    *x.add(j) = t;
-                }
-                if ie < n {
-                    gemv_t_block::<T, CJ, F>(n - ie, ie - ib, |k| s.at(ie, ib + k), x.add(ie), one, x.add(ib), 1);
-                }
+            // ...then the dots with x outside it (above when upper), not yet changed.
+            let (r0, r1) = if upper { (0, ib) } else { (ie, n) };
+            if r0 < r1 {
+                gemv_t_block::<T, CJ, LV>(r1 - r0, ie - ib, |k| s.at(r0, ib + k), x.add(r0), one, x.add(ib), 1);
             }
         }
     }
 }
 
+/// Solve op(A) x = b. `N`: solve a block's triangle, then subtract its columns times the
+/// solved part from the rows still to solve (one GEMV). `T`: subtract the dots of a block's
+/// columns with the solved part of x, then solve its triangle.
 #[inline(always)]
-unsafe fn tr_sv<T: Scalar, const CJ: bool, const F: bool>(
+unsafe fn tr_sv<T: Scalar, const CJ: bool, const LV: u8>(
     s: Stor<T>,
     n: usize,
     upper: bool,
@@ -194,94 +173,51 @@ unsafe fn tr_sv<T: Scalar, const CJ: bool, const F: bool>(
     unit: bool,
     x: *mut T,
 ) {
-    let op = |i: usize, j: usize| (*s.at(i, j)).conj_if(CJ);
-    let neg_one = -T::one();
-    // For the N cases: the solved part of x, negated, as the GEMV kernel's input vector.
-    let mut nx = if trans { Vec::new() } else { vec![T::zero(); n] };
-    let nxp = nx.as_mut_ptr();
-    match (upper, trans) {
-        // U x = b: bottom-up.
-        (true, false) => {
-            for (ib, ie) in blocks_up(n) {
-                if ie < n {
-                    gemv_n_block::<T, CJ, F>(ie - ib, n - ie, |k| s.at(ib, ie + k), nxp.add(ie), x.add(ib));
+    let diag = |j: usize| (*s.at(j, j)).conj_if(CJ);
+    // Order: N lower / T upper top-down; N upper / T lower bottom-up.
+    let down = upper == trans;
+    let mut neg = [T::zero(); NB];
+    for step in 0..n.div_ceil(NB) {
+        let (ib, ie) = block(n, step, down);
+        if !trans {
+            for step in 0..ie - ib {
+                let j = if upper { ie - 1 - step } else { ib + step };
+                if (*x.add(j)).is_zero() {
+                    continue;
                 }
-                for j in (ib..ie).rev() {
-                    if !(*x.add(j)).is_zero() {
-                        if !unit {
-                            *x.add(j) = div(*x.add(j), op(j, j));
-                        }
-                        let t = -*x.add(j);
-                        for i in ib..j {
-                            *x.add(i) = mac::<T, F>(*x.add(i), op(i, j), t);
-                        }
-                    }
+                if !unit {
+                    *x.add(j) = div(*x.add(j), diag(j));
                 }
-                for i in ib..ie {
-                    *nxp.add(i) = -*x.add(i);
-                }
+                let (i0, len) = in_block(upper, ib, ie, j);
+                axpy_cols::<T, CJ, 1, LV>(&[s.at(i0, j) as *const T], &[-*x.add(j)], x.add(i0), len);
             }
-        }
-        // L x = b: top-down.
-        (false, false) => {
-            for (ib, ie) in blocks_down(n) {
-                if ib > 0 {
-                    gemv_n_block::<T, CJ, F>(ie - ib, ib, |k| s.at(ib, k), nxp, x.add(ib));
+            // Rows still to solve (above the block when upper) lose this block's part.
+            let (r0, r1) = if upper { (0, ib) } else { (ie, n) };
+            if r0 < r1 {
+                for (k, v) in neg.iter_mut().take(ie - ib).enumerate() {
+                    *v = -*x.add(ib + k);
                 }
-                for j in ib..ie {
-                    if !(*x.add(j)).is_zero() {
-                        if !unit {
-                            *x.add(j) = div(*x.add(j), op(j, j));
-                        }
-                        let t = -*x.add(j);
-                        for i in j + 1..ie {
-                            *x.add(i) = mac::<T, F>(*x.add(i), op(i, j), t);
-                        }
-                    }
-                }
-                for i in ib..ie {
-                    *nxp.add(i) = -*x.add(i);
-                }
+                gemv_n_block::<T, CJ, LV>(r1 - r0, ie - ib, |k| s.at(r0, ib + k), neg.as_ptr(), x.add(r0));
             }
-        }
-        // U^T x = b: top-down.
-        (true, true) => {
-            for (ib, ie) in blocks_down(n) {
-                if ib > 0 {
-                    gemv_t_block::<T, CJ, F>(ib, ie - ib, |k| s.at(0, ib + k), x, neg_one, x.add(ib), 1);
-                }
-                for j in ib..ie {
-                    let mut t = *x.add(j);
-                    for i in ib..j {
-                        t = mac::<T, F>(t, op(i, j), -*x.add(i));
-                    }
-                    if !unit {
-                        t = div(t, op(j, j));
-                    }
-                    *x.add(j) = t;
-                }
+        } else {
+            // Dots with the solved part of x (above the block when upper)...
+            let (r0, r1) = if upper { (0, ib) } else { (ie, n) };
+            if r0 < r1 {
+                gemv_t_block::<T, CJ, LV>(r1 - r0, ie - ib, |k| s.at(r0, ib + k), x.add(r0), -T::one(), x.add(ib), 1);
             }
-        }
-        // L^T x = b: bottom-up.
-        (false, true) => {
-            for (ib, ie) in blocks_up(n) {
-                if ie < n {
-                    gemv_t_block::<T, CJ, F>(n - ie, ie - ib, |k| s.at(ie, ib + k), x.add(ie), neg_one, x.add(ib), 1);
+            // ...then the block's triangle.
+            for step in 0..ie - ib {
+                let j = if upper { ib + step } else { ie - 1 - step };
+                let (i0, len) = in_block(upper, ib, ie, j);
+                let d = dot_cols::<T, CJ, 1, LV>(&[s.at(i0, j) as *const T], x.add(i0), len);
+                let mut t = *x.add(j) - d[0];
+                if !unit {
+                    t = div(t, diag(j));
                 }
-                for j in (ib..ie).rev() {
-                    let mut t = *x.add(j);
-                    for i in j + 1..ie {
-                        t = mac::<T, F>(t, op(i, j), -*x.add(i));
-                    }
-                    if !unit {
-                        t = div(t, op(j, j));
-                    }
-                    *x.add(j) = t;
-                }
+                *x.add(j) = t;
             }
         }
     }
-    drop(nx);
 }
 
 /// x := op(A)*x, A triangular band with `k` off-diagonals in band storage (upper:
@@ -349,7 +285,7 @@ unsafe fn tb<T: Scalar>(
 /// Column by column, each column's band part through the axpy/dot kernels.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn tb_body<T: Scalar, const CJ: bool, const F: bool>(
+unsafe fn tb_body<T: Scalar, const CJ: bool, const LV: u8>(
     upper: bool,
     trans: bool,
     unit: bool,
@@ -380,7 +316,7 @@ unsafe fn tb_body<T: Scalar, const CJ: bool, const F: bool>(
             (false, false) => {
                 let t = *x.add(j);
                 if !t.is_zero() {
-                    axpy_cols::<T, CJ, 1, F>(&[p], &[t], x.add(i0), len);
+                    axpy_cols::<T, CJ, 1, LV>(&[p], &[t], x.add(i0), len);
                     if !unit {
                         *x.add(j) = t * diag(j);
                     }
@@ -391,18 +327,18 @@ unsafe fn tb_body<T: Scalar, const CJ: bool, const F: bool>(
                     if !unit {
                         *x.add(j) = div(*x.add(j), diag(j));
                     }
-                    axpy_cols::<T, CJ, 1, F>(&[p], &[-*x.add(j)], x.add(i0), len);
+                    axpy_cols::<T, CJ, 1, LV>(&[p], &[-*x.add(j)], x.add(i0), len);
                 }
             }
             (true, false) => {
                 let mut t = *x.add(j);
                 if !unit {
-                    t = t * diag(j);
+                    t *= diag(j);
                 }
-                *x.add(j) = t + dot_cols::<T, CJ, 1, F>(&[p], x.add(i0), len)[0];
+                *x.add(j) = t + dot_cols::<T, CJ, 1, LV>(&[p], x.add(i0), len)[0];
             }
             (true, true) => {
-                let mut t = *x.add(j) - dot_cols::<T, CJ, 1, F>(&[p], x.add(i0), len)[0];
+                let mut t = *x.add(j) - dot_cols::<T, CJ, 1, LV>(&[p], x.add(i0), len)[0];
                 if !unit {
                     t = div(t, diag(j));
                 }
