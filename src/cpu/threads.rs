@@ -80,7 +80,6 @@ pub fn for_each_part(threads: usize, parts: usize, f: impl Fn(usize) + Sync + Se
     });
 }
 
-<<<<<<< HEAD
 /// Shared by the threads of one [`for_each_part_inline`] call.
 struct InlineJob {
     /// Next part to claim.
@@ -93,6 +92,9 @@ struct InlineJob {
     f: *const (dyn Fn(usize) + Sync),
     caller: std::thread::Thread,
     caller_cpu: i32,
+    /// A part panicked on a helper thread (re-raised on the caller: a panic must not take
+    /// down a pool thread, which would abort the process).
+    panicked: AtomicBool,
 }
 
 // SAFETY: `f` points to a `Sync` closure and is only used as described on the field.
@@ -108,7 +110,10 @@ impl InlineJob {
                 return;
             }
             // SAFETY: a part was claimed, so the caller is still waiting for it (see `f`).
-            unsafe { (*self.f)(p) };
+            let f = unsafe { &*self.f };
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(p))).is_err() {
+                self.panicked.store(true, Ordering::Release);
+            }
             if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.parts {
                 self.caller.unpark();
             }
@@ -207,23 +212,10 @@ fn move_off(cpu: i32) {
 /// nothing to claim. Helpers stay awake briefly after a call (see `inline_helper`). The
 /// caller waits for the parts helpers took by spinning briefly, then yielding, then parking.
 pub fn for_each_part_inline(threads: usize, parts: usize, f: impl Fn(usize) + Sync + Send) {
-=======
-/// Like [`for_each_part`], for short memory-bound regions (Level 1/2 calls of tens of
-/// microseconds, where two sleep/wake round trips through the pool cost as much as the work):
-/// the calling thread takes parts too and never sleeps. Parts are claimed through a counter;
-/// `threads - 1` pool workers are asked to join, and whatever they have not claimed when the
-/// caller runs out of parts the caller does itself, so a slow worker wake-up costs at most
-/// the serial time. A panic in any part is re-raised on the caller once all claimed parts are
-/// finished.
-pub fn for_each_part_eager(threads: usize, parts: usize, f: impl Fn(usize) + Sync + Send) {
-    use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-    use std::sync::Arc;
->>>>>>> l2
     let pool = match POOL.as_ref() {
         Some(pool) if parts > 1 && threads > 1 && !FORKED_CHILD.load(Ordering::Relaxed) => pool,
         _ => return (0..parts).for_each(f),
     };
-<<<<<<< HEAD
     let f: &(dyn Fn(usize) + Sync) = &f;
     // SAFETY: only the lifetime is erased; see `InlineJob::f`.
     let f: *const (dyn Fn(usize) + Sync + 'static) = unsafe { std::mem::transmute(f) };
@@ -234,6 +226,7 @@ pub fn for_each_part_eager(threads: usize, parts: usize, f: impl Fn(usize) + Syn
         f,
         caller: std::thread::current(),
         caller_cpu: current_cpu(),
+        panicked: AtomicBool::new(false),
     });
     *INLINE_SLOT.lock() = Some(job.clone());
     INLINE_GEN.fetch_add(1, Ordering::AcqRel);
@@ -244,8 +237,9 @@ pub fn for_each_part_eager(threads: usize, parts: usize, f: impl Fn(usize) + Syn
         let job = job.clone();
         pool.spawn(move || inline_helper(job));
     }
-    // SAFETY: `f` is alive for the whole call.
-    unsafe { (*f)(0) };
+    // SAFETY: `f` is alive for the whole call. A panic in part 0 is held until the helpers
+    // are done with `f`.
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { (*f)(0) })).err();
     job.run_claimed();
     let start = std::time::Instant::now();
     while job.done.load(Ordering::Acquire) < parts {
@@ -261,62 +255,17 @@ pub fn for_each_part_eager(threads: usize, parts: usize, f: impl Fn(usize) + Syn
     }
     // Helpers must not find this job once it is over (they could claim nothing from it, but
     // holding it would keep its Arc alive needlessly).
-    let mut slot = INLINE_SLOT.lock();
-    if slot.as_ref().is_some_and(|j| std::sync::Arc::ptr_eq(j, &job)) {
-        *slot = None;
-=======
-    struct Shared {
-        next: AtomicUsize,
-        done: AtomicUsize,
-        panicked: AtomicBool,
-    }
-    let shared =
-        Arc::new(Shared { next: AtomicUsize::new(0), done: AtomicUsize::new(0), panicked: AtomicBool::new(false) });
-    let run: &(dyn Fn(usize) + Sync) = &f;
-    // SAFETY: a worker calls `run` only for a part it claimed (p < parts), and this function
-    // returns only after every claimed part has finished, so `f` outlives all its uses. A job
-    // that starts late finds no part left and touches only `shared`, which it co-owns.
-    let run: &'static (dyn Fn(usize) + Sync) = unsafe { std::mem::transmute(run) };
-    for _ in 1..threads.min(parts) {
-        let sh = Arc::clone(&shared);
-        pool.spawn(move || loop {
-            let p = sh.next.fetch_add(1, Ordering::AcqRel);
-            if p >= parts {
-                break;
-            }
-            if catch_unwind(AssertUnwindSafe(|| run(p))).is_err() {
-                sh.panicked.store(true, Ordering::Release);
-            }
-            sh.done.fetch_add(1, Ordering::Release);
-        });
-    }
-    let mut caught = None;
-    loop {
-        let p = shared.next.fetch_add(1, Ordering::AcqRel);
-        if p >= parts {
-            break;
-        }
-        if let Err(e) = catch_unwind(AssertUnwindSafe(|| f(p))) {
-            caught = Some(e);
-        }
-        shared.done.fetch_add(1, Ordering::Release);
-    }
-    // Only parts a worker is running are left: wait for them without sleeping.
-    let mut spins = 0u32;
-    while shared.done.load(Ordering::Acquire) < parts {
-        if spins < 1 << 12 {
-            std::hint::spin_loop();
-            spins += 1;
-        } else {
-            std::thread::yield_now();
+    {
+        let mut slot = INLINE_SLOT.lock();
+        if slot.as_ref().is_some_and(|j| std::sync::Arc::ptr_eq(j, &job)) {
+            *slot = None;
         }
     }
     if let Some(e) = caught {
-        resume_unwind(e);
+        std::panic::resume_unwind(e);
     }
-    if shared.panicked.load(Ordering::Acquire) {
-        panic!("a worker thread panicked in a parallel part");
->>>>>>> l2
+    if job.panicked.load(Ordering::Acquire) {
+        panic!("a part of a parallel loop panicked on a pool thread");
     }
 }
 

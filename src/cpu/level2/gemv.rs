@@ -65,7 +65,7 @@ unsafe fn gemv_n<T: Scalar>(conj: bool, alpha: T, a: MatRef<T>, x: VecRef<T>, y:
         // finer balancing gains. Whole cache lines per part.
         let parts = t;
         let chunk = m.div_ceil(parts).next_multiple_of(16);
-        threads::for_each_part_eager(t, parts, |p| {
+        threads::for_each_part_inline(t, parts, |p| {
             let (r0, r1) = ((p * chunk).min(m), ((p + 1) * chunk).min(m));
             if r0 < r1 {
                 run(r0, r1);
@@ -96,7 +96,7 @@ unsafe fn gemv_t<T: Scalar>(conj: bool, alpha: T, a: MatRef<T>, x: VecRef<T>, y:
     } else {
         let parts = PARTS_PER_THREAD * t;
         let chunk = n.div_ceil(parts).next_multiple_of(4);
-        threads::for_each_part_eager(t, parts, |p| {
+        threads::for_each_part_inline(t, parts, |p| {
             let (c0, c1) = ((p * chunk).min(n), ((p + 1) * chunk).min(n));
             if c0 < c1 {
                 run(c0, c1);

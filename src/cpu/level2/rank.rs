@@ -43,7 +43,7 @@ pub unsafe fn ger<T: Scalar>(alpha: T, x: VecRef<T>, conj_x: bool, y: VecRef<T>,
     } else {
         let parts = 4 * t;
         let chunk = n.div_ceil(parts);
-        threads::for_each_part_eager(t, parts, |p| {
+        threads::for_each_part_inline(t, parts, |p| {
             let (c0, c1) = ((p * chunk).min(n), ((p + 1) * chunk).min(n));
             if c0 < c1 {
                 run(c0, c1);
@@ -171,7 +171,7 @@ unsafe fn sy_r<T: Scalar>(
     } else {
         let parts = 4 * t;
         let bounds = triangle_split(n, parts, upper);
-        threads::for_each_part_eager(t, parts, |p| {
+        threads::for_each_part_inline(t, parts, |p| {
             if bounds[p] < bounds[p + 1] {
                 run(bounds[p], bounds[p + 1]);
             }

@@ -100,7 +100,7 @@ unsafe fn sym_mv<T: Scalar>(
         let mut bufs: Vec<Vec<T>> = (1..t).map(|_| vec![T::zero(); n]).collect();
         let mut outs = vec![SyncPtr(yw.ptr())];
         outs.extend(bufs.iter_mut().map(|b| SyncPtr(b.as_mut_ptr())));
-        threads::for_each_part_eager(t, t, |p| {
+        threads::for_each_part_inline(t, t, |p| {
             if bounds[p] < bounds[p + 1] {
                 run(bounds[p], bounds[p + 1], outs[p].get());
             }
