@@ -41,7 +41,8 @@ pub unsafe fn ger<T: Scalar>(alpha: T, x: VecRef<T>, conj_x: bool, y: VecRef<T>,
     if t <= 1 {
         run(0, n);
     } else {
-        let parts = 4 * t;
+        // One contiguous part per thread (the same core updates the same columns each call).
+        let parts = t;
         let chunk = n.div_ceil(parts);
         threads::for_each_part_eager(t, parts, |p| {
             let (c0, c1) = ((p * chunk).min(n), ((p + 1) * chunk).min(n));
@@ -169,7 +170,7 @@ unsafe fn sy_r<T: Scalar>(
     if t <= 1 {
         run(0, n);
     } else {
-        let parts = 4 * t;
+        let parts = t;
         let bounds = triangle_split(n, parts, upper);
         threads::for_each_part_eager(t, parts, |p| {
             if bounds[p] < bounds[p + 1] {
