@@ -22,7 +22,7 @@ pub unsafe fn ger<T: Scalar>(alpha: T, x: VecRef<T>, conj_x: bool, y: VecRef<T>,
     if a.rs != 1 && a.cs == 1 {
         return ger(alpha, y, conj_y, x, conj_x, a.t());
     }
-    debug_assert_eq!(a.rs, 1, "ger: matrix needs a unit stride");
+    assert_eq!(a.rs, 1, "ger: matrix needs a unit stride");
     let (m, n) = (a.rows, a.cols);
     if m == 0 || n == 0 || alpha.is_zero() {
         return;
@@ -87,7 +87,7 @@ pub unsafe fn syr<T: Scalar>(upper: bool, herm: bool, alpha: T, x: VecRef<T>, co
         // The transposed view's other triangle holds conj(A) when Hermitian.
         return syr(!upper, herm, alpha, x, conj_x ^ herm, a.t());
     }
-    debug_assert_eq!(a.rs, 1, "syr: matrix needs a unit stride");
+    assert_eq!(a.rs, 1, "syr: matrix needs a unit stride");
     sy_r(Stor::full(a.ptr, a.cs as usize), a.rows, upper, herm, alpha, x, None, conj_x);
 }
 
@@ -116,7 +116,7 @@ pub unsafe fn syr2<T: Scalar>(upper: bool, herm: bool, alpha: T, x: VecRef<T>, y
             syr2(!upper, herm, alpha, x, y, conj, a.t())
         };
     }
-    debug_assert_eq!(a.rs, 1, "syr2: matrix needs a unit stride");
+    assert_eq!(a.rs, 1, "syr2: matrix needs a unit stride");
     sy_r(Stor::full(a.ptr, a.cs as usize), a.rows, upper, herm, alpha, x, Some(y), conj);
 }
 

@@ -24,7 +24,7 @@ pub unsafe fn trmv<T: Scalar>(upper: bool, trans: bool, conj: bool, unit: bool, 
         // A = B^T for the column-major view B, whose stored triangle is the other one.
         return trmv(!upper, !trans, conj, unit, a.t(), x);
     }
-    debug_assert_eq!(a.rs, 1, "trmv: matrix needs a unit stride");
+    assert_eq!(a.rs, 1, "trmv: matrix needs a unit stride");
     tr(Stor::full(a.ptr, a.cs as usize), a.rows, upper, trans, conj, unit, false, x);
 }
 
@@ -37,7 +37,7 @@ pub unsafe fn trsv<T: Scalar>(upper: bool, trans: bool, conj: bool, unit: bool, 
     if a.rs != 1 && a.cs == 1 {
         return trsv(!upper, !trans, conj, unit, a.t(), x);
     }
-    debug_assert_eq!(a.rs, 1, "trsv: matrix needs a unit stride");
+    assert_eq!(a.rs, 1, "trsv: matrix needs a unit stride");
     tr(Stor::full(a.ptr, a.cs as usize), a.rows, upper, trans, conj, unit, true, x);
 }
 
