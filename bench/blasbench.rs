@@ -849,7 +849,7 @@ fn run_case(
 
     for r in 0..rounds {
         // Alternate which library goes first, so neither always follows the other.
-        let order = if (r + seeded) % 2 == 0 { [0, 1] } else { [1, 0] };
+        let order = if (r + seeded).is_multiple_of(2) { [0, 1] } else { [1, 0] };
         let mut secs = [0.0f64; 2];
         for s in order {
             settle.before(s, libs);

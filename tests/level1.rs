@@ -1297,7 +1297,7 @@ fn check_rotmg_vs_reference<T: RealL1>(lib: &Lib) {
     for _ in 0..40000 {
         let mut v = || -> T {
             let e = (rng.next_u64() % 80) as i32 - 40;
-            let s = if rng.next_u64() % 8 == 0 { -1.0 } else { 1.0 };
+            let s = if rng.next_u64().is_multiple_of(8) { -1.0 } else { 1.0 };
             match rng.next_u64() % 16 {
                 0 => real::<T>(0.0),
                 _ => real::<T>(s * (1.0 + rng.unit().abs()) * 2f64.powi(e)),

@@ -1040,12 +1040,12 @@ fn mv_suite<T: L2>(seed: u64) {
                 };
                 run_mv::<T>(&mut rng, case);
                 // Every layout/interface for the same shape, plus alpha == 0 and NaN checks.
-                if idx % 4 == 0 {
+                if idx.is_multiple_of(4) {
                     for api in APIS {
                         run_mv::<T>(&mut rng, MvCase { api, ..case });
                     }
                 }
-                if m > 0 && n > 0 && idx % 3 == 0 {
+                if m > 0 && n > 0 && idx.is_multiple_of(3) {
                     run_mv::<T>(&mut rng, MvCase { special: 1, ..case });
                     run_mv::<T>(&mut rng, MvCase { special: 2, ai: 1, bi: 1, ..case });
                 }
@@ -1427,7 +1427,7 @@ fn rank_suite<T: L2>(seed: u64) {
                 }
                 let api = APIS[idx % 6];
                 run_rank::<T>(&mut rng, r, api, m, n, uplo, idx / 6, INCS[idx % 5], INCS[(idx / 5) % 5], idx % 7 == 3);
-                if idx % 5 == 0 {
+                if idx.is_multiple_of(5) {
                     for api in APIS {
                         run_rank::<T>(&mut rng, r, api, m, n, uplo, 2, -1, 2, false);
                     }
@@ -1440,7 +1440,7 @@ fn rank_suite<T: L2>(seed: u64) {
     for r in [Rt::Ger, Rt::Gerc, Rt::Syr, Rt::Spr, Rt::Syr2, Rt::Spr2] {
         for uplo in [b'U', b'L'] {
             idx += 1;
-            run_rank::<T>(&mut rng, r, APIS[idx % 6], 301, 300, uplo, 2, 1, -2, idx % 2 == 0);
+            run_rank::<T>(&mut rng, r, APIS[idx % 6], 301, 300, uplo, 2, 1, -2, idx.is_multiple_of(2));
         }
     }
 }

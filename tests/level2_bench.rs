@@ -100,6 +100,29 @@ impl OpenBlas {
 /// Seconds per call of `ours` and `theirs`: batches of at least ~20 ms, alternating between
 /// the two so that both see the same machine load; the best batch of each counts.
 fn time2(mut ours: impl FnMut(), mut theirs: impl FnMut()) -> (f64, f64) {
+    // `L2_BENCH_ONLY=ours|theirs` times one side only (the other reads NaN): OpenBLAS's idle
+    // threads spin for a long while after each call and would take a core from the other
+    // library's threads when the two alternate.
+    let only = std::env::var("L2_BENCH_ONLY").unwrap_or_default();
+    if only == "ours" || only == "theirs" {
+        let f: &mut dyn FnMut() = if only == "ours" { &mut ours } else { &mut theirs };
+        f();
+        let start = Instant::now();
+        let mut reps = 0u64;
+        while start.elapsed().as_secs_f64() < 0.02 {
+            f();
+            reps += 1;
+        }
+        let mut best = f64::INFINITY;
+        for _ in 0..7 {
+            let s = Instant::now();
+            for _ in 0..reps {
+                f();
+            }
+            best = best.min(s.elapsed().as_secs_f64() / reps as f64);
+        }
+        return if only == "ours" { (best, f64::NAN) } else { (f64::NAN, best) };
+    }
     ours();
     theirs();
     let start = Instant::now();
@@ -268,12 +291,12 @@ fn bench_pool_overhead() {
             })
         },
         || {
-            hyblas::cpu::threads::for_each_part_eager(2, 2, |p| {
+            hyblas::cpu::threads::for_each_part_inline(2, 2, |p| {
                 std::hint::black_box(p);
             })
         },
     );
-    println!("empty 2-part region: for_each_part {:.2} us, for_each_part_eager {:.2} us", t * 1e6, e * 1e6);
+    println!("empty 2-part region: for_each_part {:.2} us, for_each_part_inline {:.2} us", t * 1e6, e * 1e6);
 }
 
 /// Parallel-region overhead of rayon's install versus running part 0 on the caller.

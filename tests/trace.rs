@@ -21,11 +21,11 @@ fn trace_file_gets_one_line_per_call() {
     let _ = std::fs::remove_file(&path);
     std::env::set_var("HYBLAS_TRACE", &path);
     let (n, inc) = (1000i32, 1i32);
-    let x = vec![1.0f64; 1000];
+    let x = [1.0f64; 1000];
     let mut y = vec![2.0f64; 1000];
     unsafe { daxpy_(&n, &3.0, x.as_ptr(), &inc, y.as_mut_ptr(), &inc) };
     assert!(y.iter().all(|&v| v == 5.0));
-    let zx = vec![hyblas::types::C64::new(1.0, 1.0); 10];
+    let zx = [hyblas::types::C64::new(1.0, 1.0); 10];
     let mut zy = vec![hyblas::types::C64::new(0.0, 0.0); 10];
     unsafe { cblas_zaxpy64_(10, &hyblas::types::C64::new(0.0, 1.0), zx.as_ptr(), 1, zy.as_mut_ptr(), -1) };
     assert!(zy.iter().all(|&v| v == hyblas::types::C64::new(-1.0, 1.0)));

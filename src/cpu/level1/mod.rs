@@ -134,7 +134,7 @@ fn par_reduce<A: Copy + Send + Default>(
 fn peel<R>(p: *const R, m: usize) -> usize {
     let size = std::mem::size_of::<R>();
     let mis = p as usize % 64;
-    if mis % size != 0 {
+    if !mis.is_multiple_of(size) {
         return 0;
     }
     (((64 - mis) % 64) / size).min(m)

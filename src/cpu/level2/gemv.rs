@@ -9,9 +9,9 @@ use once_cell::sync::Lazy;
 /// Matrix elements (m*n) below which GEMV stays on one thread (`HYBLAS_GEMV_PAR_MIN`).
 pub static GEMV_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMV_PAR_MIN", 1 << 15));
 
-/// Work split: parts per thread for `T` (claimed dynamically, so a late worker leaves the
-/// caller less to finish alone), rows (N) or columns (T) per thread at least.
-const PARTS_PER_THREAD: usize = 4;
+/// Work split: one contiguous part per thread, so that repeated calls on the same matrix
+/// find each part in the same core's cache (the caller claims part 0 first; a worker that
+/// is late leaves its part to the caller). Rows or columns per thread at least.
 const MIN_ROWS_PER_THREAD: usize = 64;
 const MIN_COLS_PER_THREAD: usize = 16;
 
@@ -43,36 +43,58 @@ pub unsafe fn gemv<T: Scalar>(trans: bool, conj: bool, alpha: T, a: MatRef<T>, x
     }
 }
 
-/// y += A * (alpha*x): rows split across threads, each running fused column axpys.
+/// y += A * (alpha*x) through fused column axpys. Threads split the columns, each but the
+/// first summing into a private y that is added in at the end (each thread then streams
+/// whole columns, which scales much better than splitting the rows); matrices too narrow for
+/// that split their rows.
 unsafe fn gemv_n<T: Scalar>(conj: bool, alpha: T, a: MatRef<T>, x: VecRef<T>, y: VecMut<T>) {
     let (m, n) = (a.rows, a.cols);
-    let s: Vec<T> = (0..n).map(|j| alpha * x.get(j)).collect();
     let mut yw = Staged::new(y);
     let ap = SyncPtr(a.ptr as *mut T);
     let lda = a.cs as usize;
-    let sp = SyncPtr(s.as_ptr() as *mut T);
-    let yp = SyncPtr(yw.ptr());
-    let run = move |r0: usize, r1: usize| {
-        let (ap, sp, yb) = (ap.get() as *const T, sp.get() as *const T, yp.get().add(r0));
-        let col = move |j: usize| ap.add(r0 + j * lda);
-        with_flag!(conj, CJ => kdispatch!(gemv_n_block::<T, CJ>(r1 - r0, n, col, sp, yb)))
+    // Rows [r0, r1) of columns [c0, c1) into `out` (which holds rows r0..r1).
+    let run = move |r0: usize, r1: usize, c0: usize, c1: usize, out: *mut T| {
+        let ap = ap.get() as *const T;
+        let col = move |j: usize| ap.add(r0 + (c0 + j) * lda);
+        let s = move |j: usize| alpha * x.get(c0 + j);
+        with_flag!(conj, CJ => kdispatch!(gemv_n_block::<T, CJ>(r1 - r0, c1 - c0, col, s, out)))
     };
-    let t = threads::threads_for(m.saturating_mul(n), *GEMV_PAR_MIN / 2).min(m / MIN_ROWS_PER_THREAD).max(1);
+    let t = threads::threads_for(m.saturating_mul(n), *GEMV_PAR_MIN / 2);
     if t <= 1 {
-        run(0, m);
+        run(0, m, 0, n, yw.ptr());
+    } else if n >= MIN_COLS_PER_THREAD * t {
+        let chunk = n.div_ceil(t).next_multiple_of(4);
+        let mut bufs: Vec<Vec<T>> = (1..t).map(|_| vec![T::zero(); m]).collect();
+        let mut outs = vec![SyncPtr(yw.ptr())];
+        outs.extend(bufs.iter_mut().map(|b| SyncPtr(b.as_mut_ptr())));
+        threads::for_each_part_inline(t, t, |p| {
+            let (c0, c1) = ((p * chunk).min(n), ((p + 1) * chunk).min(n));
+            if c0 < c1 {
+                run(0, m, c0, c1, outs[p].get());
+            }
+        });
+        let yp = yw.ptr();
+        for b in &bufs {
+            kdispatch!(add_into::<T>(b.as_ptr(), yp, m));
+        }
     } else {
-        // One part per thread: shorter column segments would cost the fused kernel more than
-        // finer balancing gains. Whole cache lines per part.
-        let parts = t;
-        let chunk = m.div_ceil(parts).next_multiple_of(16);
-        threads::for_each_part_inline(t, parts, |p| {
+        let t = t.min(m / MIN_ROWS_PER_THREAD).max(1);
+        let chunk = m.div_ceil(t).next_multiple_of(16);
+        let yp = SyncPtr(yw.ptr());
+        threads::for_each_part_inline(t, t, |p| {
             let (r0, r1) = ((p * chunk).min(m), ((p + 1) * chunk).min(m));
             if r0 < r1 {
-                run(r0, r1);
+                run(r0, r1, 0, n, yp.get().add(r0));
             }
         });
     }
     yw.finish();
+}
+
+/// y[0..m] += src[0..m].
+#[inline(always)]
+unsafe fn add_into<T: Scalar, const LV: u8>(src: *const T, y: *mut T, m: usize) {
+    axpy_cols::<T, false, 1, LV>(&[src], &[T::one()], y, m);
 }
 
 /// y += alpha * A^T x: columns split across threads, each running multi-column dots.
@@ -94,7 +116,7 @@ unsafe fn gemv_t<T: Scalar>(conj: bool, alpha: T, a: MatRef<T>, x: VecRef<T>, y:
     if t <= 1 {
         run(0, n);
     } else {
-        let parts = PARTS_PER_THREAD * t;
+        let parts = t;
         let chunk = n.div_ceil(parts).next_multiple_of(4);
         threads::for_each_part_inline(t, parts, |p| {
             let (c0, c1) = ((p * chunk).min(n), ((p + 1) * chunk).min(n));

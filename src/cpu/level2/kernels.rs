@@ -221,68 +221,81 @@ pub fn row_block<T>() -> usize {
     (16 * 1024 / std::mem::size_of::<T>()).max(64)
 }
 
-/// Pointers to row `r0` of columns j..j+C, and s[j..j+C] (when `s` is not null).
+/// Pointers to row `r0` of columns j..j+C.
 #[inline(always)]
-unsafe fn group<T: Scalar, const C: usize>(
-    col: &impl Fn(usize) -> *const T,
-    j: usize,
-    r0: usize,
-    s: *const T,
-) -> ([*const T; C], [T; C]) {
+unsafe fn group<T, const C: usize>(col: &impl Fn(usize) -> *const T, j: usize, r0: usize) -> [*const T; C] {
     let mut cols = [std::ptr::null(); C];
-    let mut sv = [T::zero(); C];
-    for k in 0..C {
-        cols[k] = col(j + k).add(r0);
-        if !s.is_null() {
-            sv[k] = *s.add(j + k);
-        }
+    for (k, c) in cols.iter_mut().enumerate() {
+        *c = col(j + k).add(r0);
     }
-    (cols, sv)
+    cols
 }
 
-/// y[0..m] += A[0..m, 0..n] * s, where column j of the block starts at `col(j)`.
-/// `s` is the (already scaled) vector; groups of 4 columns share each pass over `y`; columns
-/// whose multiplier is zero are not read.
+/// y[0..m] += sum_j A[0..m, j] * s(j), where column j of the block starts at `col(j)` and
+/// `s(j)` is its (already scaled) multiplier; groups of 4 or 8 columns share each pass over
+/// `y`; columns whose multiplier is zero are not read.
 ///
 /// # Safety
-/// `col(j)` points at `m` readable elements for each `j < n`; `s` has `n` elements; `y` has
-/// `m` and overlaps neither.
+/// `col(j)` points at `m` readable elements for each `j < n`; `y` has `m` elements and
+/// overlaps no column.
 #[inline(always)]
 pub unsafe fn gemv_n_block<T: Scalar, const CJ: bool, const LV: u8>(
     m: usize,
     n: usize,
     col: impl Fn(usize) -> *const T,
-    s: *const T,
+    s: impl Fn(usize) -> T,
     y: *mut T,
 ) {
     let mb = row_block::<T>();
     let mut r0 = 0;
     while r0 < m {
         let rows = mb.min(m - r0);
-        let yb = y.add(r0);
-        let mut j = 0;
-        while j + 4 <= n {
-            let (cols, sv) = group::<T, 4>(&col, j, r0, s);
-            if sv.iter().all(|v| !v.is_zero()) {
-                axpy_cols::<T, CJ, 4, LV>(&cols, &sv, yb, rows);
-            } else {
-                // Columns with a zero multiplier are skipped, as reference BLAS does (Inf or
-                // NaN in them must not reach y).
-                for (&c, &v) in cols.iter().zip(&sv) {
-                    if !v.is_zero() {
-                        axpy_cols::<T, CJ, 1, LV>(&[c], &[v], yb, rows);
-                    }
-                }
-            }
-            j += 4;
-        }
-        while j < n {
-            if !(*s.add(j)).is_zero() {
-                axpy_cols::<T, CJ, 1, LV>(&[col(j).add(r0)], &[*s.add(j)], yb, rows);
-            }
-            j += 1;
+        // Short columns: 8 per pass halves the passes over y (which dominate when the block
+        // is in L1). Long ones: 4, fewer concurrent streams for the prefetchers.
+        if rows <= 512 {
+            n_pass::<T, CJ, 8, LV>(rows, n, &col, &s, r0, y.add(r0));
+        } else {
+            n_pass::<T, CJ, 4, LV>(rows, n, &col, &s, r0, y.add(r0));
         }
         r0 += rows;
+    }
+}
+
+/// One row block of [`gemv_n_block`]: the columns with a non-zero multiplier, `G` at a time.
+#[inline(always)]
+unsafe fn n_pass<T: Scalar, const CJ: bool, const G: usize, const LV: u8>(
+    rows: usize,
+    n: usize,
+    col: &impl Fn(usize) -> *const T,
+    s: &impl Fn(usize) -> T,
+    r0: usize,
+    y: *mut T,
+) {
+    let mut cols = [std::ptr::null(); G];
+    let mut sv = [T::zero(); G];
+    let mut k = 0;
+    for j in 0..n {
+        let sj = s(j);
+        if sj.is_zero() {
+            continue;
+        }
+        cols[k] = col(j).add(r0);
+        sv[k] = sj;
+        k += 1;
+        if k == G {
+            axpy_cols::<T, CJ, G, LV>(&cols, &sv, y, rows);
+            k = 0;
+        }
+    }
+    let mut i = 0;
+    if k >= 4 {
+        let c4 = [cols[0], cols[1], cols[2], cols[3]];
+        axpy_cols::<T, CJ, 4, LV>(&c4, &[sv[0], sv[1], sv[2], sv[3]], y, rows);
+        i = 4;
+    }
+    while i < k {
+        axpy_cols::<T, CJ, 1, LV>(&[cols[i]], &[sv[i]], y, rows);
+        i += 1;
     }
 }
 
@@ -304,7 +317,7 @@ pub unsafe fn gemv_t_block<T: Scalar, const CJ: bool, const LV: u8>(
 ) {
     let mut j = 0;
     while j + 8 <= n {
-        let (cols, _) = group::<T, 8>(&col, j, 0, std::ptr::null());
+        let cols = group::<T, 8>(&col, j, 0);
         let d = dot_cols::<T, CJ, 8, LV>(&cols, x, m);
         for (k, &dk) in d.iter().enumerate() {
             let p = out.offset((j + k) as isize * inc);
@@ -313,7 +326,7 @@ pub unsafe fn gemv_t_block<T: Scalar, const CJ: bool, const LV: u8>(
         j += 8;
     }
     while j + 4 <= n {
-        let (cols, _) = group::<T, 4>(&col, j, 0, std::ptr::null());
+        let cols = group::<T, 4>(&col, j, 0);
         let d = dot_cols::<T, CJ, 4, LV>(&cols, x, m);
         for (k, &dk) in d.iter().enumerate() {
             let p = out.offset((j + k) as isize * inc);

@@ -4,15 +4,24 @@
 //! axpys (`y += sum_k a_k * s_k`), multi-column dots, and the fused axpy+dot that symmetric and
 //! Hermitian products need (one pass over each column serves both halves of the matrix).
 //!
-//! - `gemv.rs`: GEMV (rows split across threads for `N`, columns for `T`) and GBMV.
+//! - `gemv.rs`: GEMV (threads split the columns; for `N` each extra thread sums into a private
+//!   `y`) and GBMV.
 //! - `symv.rs`: SYMV/HEMV/SPMV/HPMV (columns split, private `y` per thread) and SBMV/HBMV.
 //! - `tri.rs`: TRMV/TRSV/TPMV/TPSV, blocked so the off-diagonal work is GEMV; TBMV/TBSV.
 //! - `rank.rs`: GER, SYR/HER/SPR/HPR, SYR2/HER2/SPR2/HPR2.
 //!
+//! - `simd.rs`: the SIMD register abstraction the kernels are written against.
+//!
 //! Conventions: matrices arrive with unit row stride (the ABI maps row-major CBLAS onto the
-//! column-major problem); `op` is given as `(trans, conj)` so that "conjugate, no transpose",
-//! which row-major CBLAS calls need, costs no copy. Vectors with non-unit increments are staged
-//! into contiguous buffers (O(n) next to the O(n^2) work).
+//! column-major problem; a view with unit column stride is transposed on entry); `op` is given
+//! as `(trans, conj)` so that "conjugate, no transpose", which row-major CBLAS calls need, costs
+//! no copy. Vectors with non-unit increments are staged into contiguous buffers (O(n) next to
+//! the O(n^2) work). Parallel regions use `threads::for_each_part_inline` with one contiguous
+//! part per thread: the caller works too, and the same core sees the same part on every call.
+//!
+//! Thresholds (elements of the matrix touched; environment or config file): `HYBLAS_GEMV_PAR_MIN`
+//! (default 2^15), `HYBLAS_SYMV_PAR_MIN` (2^17), `HYBLAS_RANK_PAR_MIN` (2^17, GER/SYR/SYR2 and
+//! their packed and Hermitian forms). TRMV/TRSV and the band forms run on one thread.
 
 mod gemv;
 mod kernels;

@@ -22,7 +22,7 @@ pub unsafe fn ger<T: Scalar>(alpha: T, x: VecRef<T>, conj_x: bool, y: VecRef<T>,
     if a.rs != 1 && a.cs == 1 {
         return ger(alpha, y, conj_y, x, conj_x, a.t());
     }
-    debug_assert_eq!(a.rs, 1, "ger: matrix needs a unit stride");
+    assert_eq!(a.rs, 1, "ger: matrix needs a unit stride");
     let (m, n) = (a.rows, a.cols);
     if m == 0 || n == 0 || alpha.is_zero() {
         return;
@@ -41,7 +41,8 @@ pub unsafe fn ger<T: Scalar>(alpha: T, x: VecRef<T>, conj_x: bool, y: VecRef<T>,
     if t <= 1 {
         run(0, n);
     } else {
-        let parts = 4 * t;
+        // One contiguous part per thread (the same core updates the same columns each call).
+        let parts = t;
         let chunk = n.div_ceil(parts);
         threads::for_each_part_inline(t, parts, |p| {
             let (c0, c1) = ((p * chunk).min(n), ((p + 1) * chunk).min(n));
@@ -86,7 +87,7 @@ pub unsafe fn syr<T: Scalar>(upper: bool, herm: bool, alpha: T, x: VecRef<T>, co
         // The transposed view's other triangle holds conj(A) when Hermitian.
         return syr(!upper, herm, alpha, x, conj_x ^ herm, a.t());
     }
-    debug_assert_eq!(a.rs, 1, "syr: matrix needs a unit stride");
+    assert_eq!(a.rs, 1, "syr: matrix needs a unit stride");
     sy_r(Stor::full(a.ptr, a.cs as usize), a.rows, upper, herm, alpha, x, None, conj_x);
 }
 
@@ -115,7 +116,7 @@ pub unsafe fn syr2<T: Scalar>(upper: bool, herm: bool, alpha: T, x: VecRef<T>, y
             syr2(!upper, herm, alpha, x, y, conj, a.t())
         };
     }
-    debug_assert_eq!(a.rs, 1, "syr2: matrix needs a unit stride");
+    assert_eq!(a.rs, 1, "syr2: matrix needs a unit stride");
     sy_r(Stor::full(a.ptr, a.cs as usize), a.rows, upper, herm, alpha, x, Some(y), conj);
 }
 
@@ -169,7 +170,7 @@ unsafe fn sy_r<T: Scalar>(
     if t <= 1 {
         run(0, n);
     } else {
-        let parts = 4 * t;
+        let parts = t;
         let bounds = triangle_split(n, parts, upper);
         threads::for_each_part_inline(t, parts, |p| {
             if bounds[p] < bounds[p + 1] {

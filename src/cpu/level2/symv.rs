@@ -39,7 +39,7 @@ pub unsafe fn symv<T: Scalar>(
         // The transposed view holds the same triangle as the other one, of conj(A).
         return symv(!upper, herm, !conj, alpha, a.t(), x, beta, y);
     }
-    debug_assert_eq!(a.rs, 1, "symv: matrix needs a unit stride");
+    assert_eq!(a.rs, 1, "symv: matrix needs a unit stride");
     sym_mv(Stor::full(a.ptr, a.cs as usize), a.rows, upper, herm, conj, alpha, x, beta, y);
 }
 

@@ -24,7 +24,7 @@ pub unsafe fn trmv<T: Scalar>(upper: bool, trans: bool, conj: bool, unit: bool, 
         // A = B^T for the column-major view B, whose stored triangle is the other one.
         return trmv(!upper, !trans, conj, unit, a.t(), x);
     }
-    debug_assert_eq!(a.rs, 1, "trmv: matrix needs a unit stride");
+    assert_eq!(a.rs, 1, "trmv: matrix needs a unit stride");
     tr(Stor::full(a.ptr, a.cs as usize), a.rows, upper, trans, conj, unit, false, x);
 }
 
@@ -37,7 +37,7 @@ pub unsafe fn trsv<T: Scalar>(upper: bool, trans: bool, conj: bool, unit: bool, 
     if a.rs != 1 && a.cs == 1 {
         return trsv(!upper, !trans, conj, unit, a.t(), x);
     }
-    debug_assert_eq!(a.rs, 1, "trsv: matrix needs a unit stride");
+    assert_eq!(a.rs, 1, "trsv: matrix needs a unit stride");
     tr(Stor::full(a.ptr, a.cs as usize), a.rows, upper, trans, conj, unit, true, x);
 }
 
@@ -125,7 +125,7 @@ unsafe fn tr_mv<T: Scalar, const CJ: bool, const LV: u8>(
             // Rows outside the block (above it when upper) get this block's columns.
             let (r0, r1) = if upper { (0, ib) } else { (ie, n) };
             if r0 < r1 {
-                gemv_n_block::<T, CJ, LV>(r1 - r0, ie - ib, |k| s.at(r0, ib + k), x.add(ib), x.add(r0));
+                gemv_n_block::<T, CJ, LV>(r1 - r0, ie - ib, |k| s.at(r0, ib + k), |k| *x.add(ib + k), x.add(r0));
             }
             // The block's triangle, columns in the order that reads each x(j) unchanged.
             for step in 0..ie - ib {
@@ -176,7 +176,6 @@ unsafe fn tr_sv<T: Scalar, const CJ: bool, const LV: u8>(
     let diag = |j: usize| (*s.at(j, j)).conj_if(CJ);
     // Order: N lower / T upper top-down; N upper / T lower bottom-up.
     let down = upper == trans;
-    let mut neg = [T::zero(); NB];
     for step in 0..n.div_ceil(NB) {
         let (ib, ie) = block(n, step, down);
         if !trans {
@@ -194,10 +193,7 @@ unsafe fn tr_sv<T: Scalar, const CJ: bool, const LV: u8>(
             // Rows still to solve (above the block when upper) lose this block's part.
             let (r0, r1) = if upper { (0, ib) } else { (ie, n) };
             if r0 < r1 {
-                for (k, v) in neg.iter_mut().take(ie - ib).enumerate() {
-                    *v = -*x.add(ib + k);
-                }
-                gemv_n_block::<T, CJ, LV>(r1 - r0, ie - ib, |k| s.at(r0, ib + k), neg.as_ptr(), x.add(r0));
+                gemv_n_block::<T, CJ, LV>(r1 - r0, ie - ib, |k| s.at(r0, ib + k), |k| -*x.add(ib + k), x.add(r0));
             }
         } else {
             // Dots with the solved part of x (above the block when upper)...
