@@ -30,7 +30,10 @@
 //! spread only where the arithmetic really takes them.
 
 use crate::cpu::level3::gemm::gemm;
-use crate::cpu::simd::{Level, LEVEL};
+use crate::cpu::simd::Level;
+/// SIMD level of the base-case kernels: the process-wide one (`HYBLAS_SIMD` caps it, which is
+/// how the tests exercise every build on one machine).
+use crate::cpu::simd::LEVEL as ISA;
 use crate::cpu::threads;
 use crate::types::{Diag, MatMut, MatRef, Scalar, Side, Trans, Uplo, C32, C64};
 use num_traits::Float;
@@ -46,16 +49,6 @@ pub static TRI_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYB
 /// Right-hand sides a thread should get at least when they are split.
 const MIN_RHS_PER_THREAD: usize = 16;
 
-/// SIMD level of the base-case kernels: the detected one, capped by `HYBLAS_TRI_ISA`
-/// (`avx512`, `avx2` or `baseline`; lets the tests exercise every build on one machine).
-static ISA: Lazy<Level> = Lazy::new(|| {
-    let cap = match crate::config::value("HYBLAS_TRI_ISA").as_deref() {
-        Some("baseline") => Level::Baseline,
-        Some("avx2") => Level::Avx2,
-        _ => Level::Avx512,
-    };
-    (*LEVEL).min(cap)
-});
 
 /// The precisions TRMM/TRSM run on: each picks its kernel shapes, and f32/f64 add the
 /// explicit-SIMD column kernels.
