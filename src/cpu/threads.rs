@@ -75,6 +75,23 @@ pub fn for_each_part(threads: usize, parts: usize, f: impl Fn(usize) + Sync + Se
     });
 }
 
+/// As [`for_each_part`], but the calling thread runs part 0 itself while the pool takes the
+/// others, so only one hand-off (a pool wake-up, overlapped with the caller's own share)
+/// separates the call from parallel work. For coarse parts of equal size.
+pub fn for_each_part_with_caller(threads: usize, parts: usize, f: impl Fn(usize) + Sync + Send) {
+    let pool = match POOL.as_ref() {
+        Some(pool) if parts > 1 && threads > 1 && !FORKED_CHILD.load(Ordering::Relaxed) => pool,
+        _ => return (0..parts).for_each(f),
+    };
+    let f = &f;
+    pool.in_place_scope(|s| {
+        for part in 1..parts {
+            s.spawn(move |_| f(part));
+        }
+        f(0);
+    });
+}
+
 /// Threads worth using for `work` units when one thread should get at least `min_per_thread`.
 #[inline]
 pub fn threads_for(work: usize, min_per_thread: usize) -> usize {
