@@ -1614,7 +1614,7 @@ fn rank_parallel_blocks() {
     let s = |v: f64| vec![v];
     run_rank_with::<f64>(37, false, false, &[(300, 520)], &[Abi::Lp64], &s(0.7), &[0.0, 1.3]);
     let z = C64::new(0.7, -0.4);
-    run_rank_with::<C64>(38, true, false, &[(300, 130)], &[Abi::Cblas], &[z], &[C64::zero(), z]);
+    run_rank_with::<C64>(38, true, false, &[(300, 230)], &[Abi::Cblas], &[z], &[C64::zero(), z]);
     run_rank_with::<C64>(39, true, true, &[(260, 140)], &[Abi::Ilp64], &[z], &[z]);
 }
 

@@ -69,14 +69,22 @@ pub fn install<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
 }
 
 /// Call `f(part)` for `part in 0..parts` on up to `threads` threads; returns when all are done.
+///
+/// The calling thread runs part 0 itself while the pool takes the others, so only one
+/// hand-off (a pool wake-up, overlapped with the caller's own share) separates the call from
+/// parallel work. For coarse parts (Level 3 panels); Level 1/2 loops of microseconds use
+/// [`for_each_part_inline`]. A panic in any part reaches the caller after all parts ended.
 pub fn for_each_part(threads: usize, parts: usize, f: impl Fn(usize) + Sync + Send) {
-    if parts <= 1 || threads <= 1 || FORKED_CHILD.load(Ordering::Relaxed) || POOL.is_none() {
-        (0..parts).for_each(f);
-        return;
-    }
-    install(threads, || {
-        use rayon::prelude::*;
-        (0..parts).into_par_iter().for_each(f);
+    let pool = match POOL.as_ref() {
+        Some(pool) if parts > 1 && threads > 1 && !FORKED_CHILD.load(Ordering::Relaxed) => pool,
+        _ => return (0..parts).for_each(f),
+    };
+    let f = &f;
+    pool.in_place_scope(|s| {
+        for part in 1..parts {
+            s.spawn(move |_| f(part));
+        }
+        f(0);
     });
 }
 

@@ -4,6 +4,9 @@
 //! `gemm` crate's conjugating path for complex operands is several times slower than its plain
 //! one, so a conjugated operand is copied once, conjugated, into a packed buffer (O(mk) work
 //! next to O(mnk)) and the product runs on the fast path.
+//!
+//! On several threads C is cut into one panel per thread (see [`gemm_with`]), each a
+//! one-thread product, with the calling thread taking the first.
 
 use crate::cpu::threads;
 use crate::types::{MatMut, MatRef, Scalar};
@@ -14,6 +17,9 @@ use once_cell::sync::Lazy;
 /// thread: under ~128^3 the pool's wake-up and the split cost more than the second core gains.
 pub static GEMM_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMM_PAR_MIN", 128 * 128 * 128));
 
+/// Elements above which a conjugated copy is made on all threads.
+const COPY_PAR_MIN: usize = 1 << 16;
+
 /// A packed copy of `a` (conjugated when `conj`) and a view of it. The copy keeps the
 /// operand's orientation (column-major for a column-oriented view, row-major for a transposed
 /// one) so the source is read along its contiguous dimension.
@@ -21,27 +27,32 @@ pub static GEMM_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HY
 /// # Safety
 /// `a` is a valid view.
 pub unsafe fn packed_copy<T: Scalar>(a: MatRef<T>, conj: bool) -> (Vec<T>, MatRef<T>) {
-    let (rows, cols) = (a.rows, a.cols);
-    let mut buf = Vec::with_capacity(rows * cols);
+    // Work on the column-major orientation of the copy: `src` is a (transposed if need be)
+    // view whose columns are the destination's contiguous runs.
     let row_major = a.cs.unsigned_abs() < a.rs.unsigned_abs();
-    if row_major {
-        for i in 0..rows {
-            let r = a.sub(i, 0, 1, cols);
-            buf.extend((0..cols).map(|j| r.get(0, j).conj_if(conj)));
+    let src = if row_major { a.t() } else { a };
+    let (inner, outer) = (src.rows, src.cols);
+    let mut buf: Vec<T> = Vec::with_capacity(inner * outer);
+    let dst = MatMut::col_major(buf.as_mut_ptr(), inner, outer, inner.max(1));
+    let copy = |j0: usize, j1: usize| {
+        for j in j0..j1 {
+            let (s, d) = (src.sub(0, j, inner, 1), dst.sub(0, j, inner, 1));
+            for i in 0..inner {
+                *d.at(i, 0) = s.get(i, 0).conj_if(conj);
+            }
         }
-    } else {
-        for j in 0..cols {
-            let c = a.sub(0, j, rows, 1);
-            buf.extend((0..rows).map(|i| c.get(i, 0).conj_if(conj)));
-        }
-    }
-    let view = if row_major {
-        MatRef { ptr: buf.as_ptr(), rows, cols, rs: cols as isize, cs: 1 }
-    } else {
-        MatRef::col_major(buf.as_ptr(), rows, cols, rows.max(1))
     };
-    // Moving the Vec out does not move its heap buffer, so `view` stays valid.
-    (buf, view)
+    let t = if inner * outer >= COPY_PAR_MIN { threads::nthreads().min(outer) } else { 1 };
+    if t > 1 {
+        let step = outer.div_ceil(t);
+        threads::for_each_part(t, t, |p| copy((p * step).min(outer), ((p + 1) * step).min(outer)));
+    } else {
+        copy(0, outer);
+    }
+    buf.set_len(inner * outer);
+    let view = MatRef::col_major(buf.as_ptr(), inner, outer, inner.max(1));
+    // Moving the Vec out does not move its heap buffer, so the view stays valid.
+    (buf, if row_major { view.t() } else { view })
 }
 
 /// C := beta*C for an m x n view (beta == 0 assigns zero, so NaN/Inf in C are cleared).
@@ -125,31 +136,54 @@ pub unsafe fn gemm_with<T: Scalar>(
         b
     };
 
-    let par = if t > 1 { Parallelism::Rayon(t) } else { Parallelism::None };
-    threads::install(t, move || {
-        // Capture the views whole (they are Send), not their raw-pointer fields.
-        let (a, b, c) = (a, b, c);
-        // The gemm crate computes dst := alpha*dst + beta*lhs*rhs: its alpha is our beta.
-        gemm::gemm(
-            m,
-            n,
-            k,
-            c.ptr,
-            c.cs,
-            c.rs,
-            !beta.is_zero(),
-            a.ptr,
-            a.cs,
-            a.rs,
-            b.ptr,
-            b.cs,
-            b.rs,
-            beta,
-            alpha,
-            false,
-            false,
-            false,
-            par,
-        )
+    if t <= 1 {
+        return kernel(alpha, a, b, beta, c, Parallelism::None);
+    }
+    // One panel of C per thread, split along its longer side; each panel is a one-thread
+    // product and the caller computes the first. This beats the gemm crate's own threading
+    // (a fork-join per k-block, all on pool threads) most below n ~ 1000, where the pool's
+    // wake-ups and barriers cost more than the duplicated packing of the shared operand.
+    let split_cols = n >= m;
+    let len = if split_cols { n } else { m };
+    let step = len.div_ceil(t).div_ceil(SPLIT_ALIGN) * SPLIT_ALIGN;
+    let parts = len.div_ceil(step);
+    threads::for_each_part(t, parts, |p| {
+        let (s0, l) = (p * step, step.min(len - p * step));
+        if split_cols {
+            kernel(alpha, a, b.sub(0, s0, k, l), beta, c.sub(0, s0, m, l), Parallelism::None)
+        } else {
+            kernel(alpha, a.sub(s0, 0, l, k), b, beta, c.sub(s0, 0, l, n), Parallelism::None)
+        }
     });
+}
+
+/// Panel boundaries of a split GEMM fall on multiples of this (a multiple of every kernel's
+/// register block).
+const SPLIT_ALIGN: usize = 16;
+
+/// One call into the `gemm` crate: C := alpha*A*B + beta*C (beta == 0: C not read).
+#[inline]
+unsafe fn kernel<T: Scalar>(alpha: T, a: MatRef<T>, b: MatRef<T>, beta: T, c: MatMut<T>, par: Parallelism) {
+    // The gemm crate computes dst := alpha*dst + beta*lhs*rhs: its alpha is our beta.
+    gemm::gemm(
+        c.rows,
+        c.cols,
+        a.cols,
+        c.ptr,
+        c.cs,
+        c.rs,
+        !beta.is_zero(),
+        a.ptr,
+        a.cs,
+        a.rs,
+        b.ptr,
+        b.cs,
+        b.rs,
+        beta,
+        alpha,
+        false,
+        false,
+        false,
+        par,
+    )
 }

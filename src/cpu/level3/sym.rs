@@ -8,8 +8,9 @@
 //! goes straight through GEMM into C. What is left are diagonal blocks of order nb (n/8
 //! within [64, `HYBLAS_SYRK_NB`]); each is formed by a small GEMM into a temporary and only its
 //! triangle is merged into C, so nothing outside the referenced triangle is read or written
-//! and all but a fraction nb/n of the flops run as large GEMMs. The diagonal blocks are
-//! independent and are dealt to the threads whole.
+//! and all but a fraction nb/n of the flops run as large GEMMs. On several threads the
+//! triangle is first cut into column panels of equal area, one per thread, each updated with
+//! one-thread GEMMs.
 
 use super::gemm::{gemm, gemm_with, packed_copy, scale, threads_for_gemm};
 use crate::cpu::threads;
@@ -155,7 +156,9 @@ unsafe fn merge_lower<T: Scalar>(herm: bool, t: &[T], ldt: usize, beta: T, c: Ma
 /// Off-diagonal part of the lower triangle of C := sum(alpha_i P_i Q_i^T) + beta*C for rows
 /// and columns `r0..r0+n`, by recursive halving: each C21 rectangle is one GEMM per term
 /// straight into C. The diagonal blocks left over (order <= nb) are appended to `diag`.
+#[allow(clippy::too_many_arguments)]
 unsafe fn off_diagonal<T: Scalar>(
+    t: usize,
     terms: &[Term<T>],
     beta: T,
     c: MatMut<T>,
@@ -172,14 +175,15 @@ unsafe fn off_diagonal<T: Scalar>(
     // (the last one smaller) and the GEMM rectangles stay kernel-aligned.
     let n1 = (n.div_ceil(nb).div_ceil(2) * nb).min(n - 1);
     let n2 = n - n1;
-    off_diagonal(terms, beta, c, r0, n1, nb, diag);
+    off_diagonal(t, terms, beta, c, r0, n1, nb, diag);
     let c21 = c.sub(r0 + n1, r0, n2, n1);
     for (i, term) in terms.iter().enumerate() {
         let p2 = term.rows(r0 + n1, n2).0;
         let q1 = term.rows(r0, n1).1;
-        gemm(term.alpha, p2, false, q1.t(), false, if i == 0 { beta } else { T::one() }, c21);
+        let t = if t > 1 { threads_for_gemm::<T>(n2, n1, p2.cols) } else { 1 };
+        gemm_with(t, term.alpha, p2, false, q1.t(), false, if i == 0 { beta } else { T::one() }, c21);
     }
-    off_diagonal(terms, beta, c, r0 + n1, n2, nb, diag);
+    off_diagonal(t, terms, beta, c, r0 + n1, n2, nb, diag);
 }
 
 /// Diagonal block `r0..r0+n` of the lower triangle: the full n x n product into a temporary
@@ -210,7 +214,36 @@ fn block_order(n: usize) -> usize {
     (n / 8).div_ceil(16).saturating_mul(16).clamp(64.min(max), max)
 }
 
+/// Lower triangle of C := sum(alpha_i P_i Q_i^T) + beta*C for rows and columns
+/// `r0..r0+n`, on the caller's thread only.
+unsafe fn lower_serial<T: Scalar>(herm: bool, terms: &[Term<T>], beta: T, c: MatMut<T>, r0: usize, n: usize) {
+    let mut diag = Vec::new();
+    off_diagonal(1, terms, beta, c, r0, n, block_order(n), &mut diag);
+    for (d0, len) in diag {
+        diagonal_block(1, herm, terms, beta, c, d0, len);
+    }
+}
+
+/// Column boundaries that cut the lower triangle of an n x n matrix into `parts` pieces of
+/// equal area: the first j columns hold n*j - j^2/2 elements, so boundary i sits at
+/// n*(1 - sqrt(1 - i/parts)), rounded to a multiple of 8.
+fn equal_area_columns(n: usize, parts: usize) -> Vec<usize> {
+    let mut b: Vec<usize> = (0..=parts)
+        .map(|i| {
+            let x = n as f64 * (1.0 - (1.0 - i as f64 / parts as f64).sqrt());
+            ((x / 8.0).round() as usize * 8).min(n)
+        })
+        .collect();
+    b[parts] = n;
+    b
+}
+
 /// The `uplo` triangle of C := sum(alpha_i P_i Q_i^T) + beta*C.
+///
+/// On several threads the triangle is cut into one column panel per thread, of equal area;
+/// each thread updates its panel (its diagonal triangle and the rectangle below it) with
+/// one-thread GEMMs, so every product runs at full single-core speed with no split overhead
+/// and no synchronisation until the end.
 unsafe fn rank_update<T: Scalar>(uplo: Uplo, herm: bool, mut terms: Vec<Term<T>>, beta: T, c: MatMut<T>) {
     // The upper triangle of C is the lower triangle of C^T = sum(alpha_i Q_i P_i^T).
     let c = match uplo {
@@ -224,25 +257,35 @@ unsafe fn rank_update<T: Scalar>(uplo: Uplo, herm: bool, mut terms: Vec<Term<T>>
     };
     let n = c.rows;
     let k = terms[0].p.cols;
-    let mut diag = Vec::new();
-    off_diagonal(&terms, beta, c, 0, n, block_order(n), &mut diag);
-    // Diagonal blocks are independent: with as many blocks as threads, each thread takes whole
-    // blocks (one-thread GEMMs, no split of small products); otherwise each block's GEMM
-    // gets the threads.
-    let nb = diag.iter().map(|d| d.1).max().unwrap_or(0);
-    let t_block = threads_for_gemm::<T>(nb, nb, k);
     let t = threads::nthreads();
-    if t > 1 && t_block > 1 && diag.len() >= t {
+    // Half the n x n x k product: the work of the triangle.
+    let parallel = t > 1 && n >= 64 * t && threads_for_gemm::<T>(n, n / 2, k) > 1;
+    if parallel {
+        let bounds = equal_area_columns(n, t);
         let terms = &terms;
-        let diag = &diag;
-        threads::for_each_part(t, diag.len(), |b| {
-            let (r0, len) = diag[b];
-            diagonal_block(1, herm, terms, beta, c, r0, len);
+        threads::for_each_part(t, t, |part| {
+            let (j0, j1) = (bounds[part], bounds[part + 1]);
+            if j1 <= j0 {
+                return;
+            }
+            lower_serial(herm, terms, beta, c, j0, j1 - j0);
+            if j1 < n {
+                let rect = c.sub(j1, j0, n - j1, j1 - j0);
+                for (i, term) in terms.iter().enumerate() {
+                    let p = term.rows(j1, n - j1).0;
+                    let q = term.rows(j0, j1 - j0).1;
+                    gemm_with(1, term.alpha, p, false, q.t(), false, if i == 0 { beta } else { T::one() }, rect);
+                }
+            }
         });
-    } else {
-        for &(r0, len) in &diag {
-            diagonal_block(t_block, herm, &terms, beta, c, r0, len);
-        }
+        return;
+    }
+    // One thread, or a product too small to split: GEMMs get whatever threads they merit.
+    let mut diag = Vec::new();
+    off_diagonal(t, &terms, beta, c, 0, n, block_order(n), &mut diag);
+    for &(r0, len) in &diag {
+        let t_block = if t > 1 { threads_for_gemm::<T>(len, len, k) } else { 1 };
+        diagonal_block(t_block, herm, &terms, beta, c, r0, len);
     }
 }
 

@@ -49,7 +49,6 @@ pub static TRI_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYB
 /// Right-hand sides a thread should get at least when they are split.
 const MIN_RHS_PER_THREAD: usize = 16;
 
-
 /// The precisions TRMM/TRSM run on: each picks its kernel shapes, and f32/f64 add the
 /// explicit-SIMD column kernels.
 pub trait TriScalar: Scalar {
