@@ -47,6 +47,8 @@ pub fn describe() -> &'static str {
 }
 
 /// Call `$body(args...)` (an `#[inline(always)]` generic fn) compiled for the best level.
+/// The closures handed to the `#[target_feature]` wrappers are `#[inline(always)]` too:
+/// otherwise a large body may stay outside the wrapper and be built without AVX.
 ///
 /// ```ignore
 /// dispatch!(axpy_body::<T>(alpha, x, y))
@@ -64,8 +66,8 @@ macro_rules! dispatch {
             #[inline]
             unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R { f() }
             match *$crate::cpu::simd::LEVEL {
-                $crate::cpu::simd::Level::Avx512 => unsafe { avx512(|| $f$(::<$($g),*>)?($($arg),*)) },
-                $crate::cpu::simd::Level::Avx2 => unsafe { avx2(|| $f$(::<$($g),*>)?($($arg),*)) },
+                $crate::cpu::simd::Level::Avx512 => unsafe { avx512(#[inline(always)] || $f$(::<$($g),*>)?($($arg),*)) },
+                $crate::cpu::simd::Level::Avx2 => unsafe { avx2(#[inline(always)] || $f$(::<$($g),*>)?($($arg),*)) },
                 $crate::cpu::simd::Level::Baseline => $f$(::<$($g),*>)?($($arg),*),
             }
         }
