@@ -5,8 +5,8 @@
 //! cargo run --release --example l3bench -- [routines] [--sizes 512,1024,2048] [--threads 1,2]
 //!     [--reps 3] [--openblas /path/libopenblas.so.0]
 //! ```
-//! routines: dgemm sgemm zgemm zgemmnc cgemm dsyrk ssyrk zherk dsyr2k zher2k dsymm zhemm
-//! (default: dgemm sgemm zgemm zgemmnc dsyrk). OpenBLAS is dlopen'ed with RTLD_DEEPBIND so its
+//! routines: dgemm dgemmtt sgemm zgemm zgemmnc zgemmnt cgemm dsyrk dsyrkt ssyrk zherk dsyr2k
+//! zher2k dsymm zhemm (default: dgemm sgemm zgemm zgemmnc dsyrk); all on n x n operands. OpenBLAS is dlopen'ed with RTLD_DEEPBIND so its
 //! symbols never mix with the hyblas ones linked into this program; hyblas runs through its
 //! exported Fortran symbols, exactly as a C caller sees them.
 

@@ -1333,7 +1333,7 @@ fn gemm_large() {
     let shapes = [(127, 129, 65), (128, 64, 300), (200, 130, 96)];
     run_gemm::<f64>(5, &shapes, &[Abi::Cblas]);
     run_gemm::<C64>(6, &shapes[..2], &[Abi::Cblas64]);
-    run_gemm::<f32>(7, &shapes[1..], &[Abi::Lp64]);
+    run_gemm::<f32>(7, &[(200, 180, 130)], &[Abi::Lp64]);
     run_gemm::<C32>(8, &shapes[..1], &[Abi::Ilp64]);
 }
 
@@ -1787,4 +1787,51 @@ fn errors_write_nothing() {
         );
     }
     assert_eq!(cz, origz);
+}
+
+/// Reference CBLAS 3.11 quirk: row-major complex SYRK/SYR2K take ConjTrans as Trans, and
+/// row-major HERK/HER2K take Trans as ConjTrans (the wrapper maps both to 'N').
+#[test]
+fn cblas_row_major_trans_aliases() {
+    let mut rng = Rng::new(40);
+    let (n, k) = (6, 4);
+    let a: Vec<C64> = rng.vec(k * n);
+    let b: Vec<C64> = rng.vec(k * n);
+    let c0: Vec<C64> = rng.vec(n * n);
+    let alpha = C64::new(0.7, -0.2);
+    let beta = C64::new(0.3, 0.0);
+    for (herm, two, alias, canon) in
+        [(false, false, b'C', b'T'), (false, true, b'C', b'T'), (true, false, b'T', b'C'), (true, true, b'T', b'C')]
+    {
+        let run = |tr: u8| {
+            let mut c = c0.clone();
+            unsafe {
+                if two {
+                    C64::syr2k(
+                        Abi::Cblas,
+                        ROW,
+                        herm,
+                        b'U',
+                        tr,
+                        n,
+                        k,
+                        alpha,
+                        a.as_ptr(),
+                        n,
+                        b.as_ptr(),
+                        n,
+                        beta,
+                        c.as_mut_ptr(),
+                        n,
+                    )
+                } else {
+                    let alpha = if herm { C64::new(alpha.re, 0.0) } else { alpha };
+                    C64::syrk(Abi::Cblas, ROW, herm, b'U', tr, n, k, alpha, a.as_ptr(), n, beta, c.as_mut_ptr(), n)
+                }
+            }
+            c
+        };
+        assert_eq!(run(alias), run(canon), "herm={herm} two={two}");
+        assert_ne!(run(canon), c0, "herm={herm} two={two}: the call must have run");
+    }
 }

@@ -13,8 +13,9 @@ use crate::types::{MatMut, MatRef, Scalar};
 use gemm::Parallelism;
 use once_cell::sync::Lazy;
 
-/// Multiply-adds (m*n*k, a complex one counting as 4) below which GEMM stays on the caller's
-/// thread: under ~128^3 the pool's wake-up and the split cost more than the second core gains.
+/// Work (m*n*k in double-precision multiply-add times: a complex one counts 4, a single
+/// precision one half) below which GEMM stays on the caller's thread: under ~128^3 the
+/// hand-off to the pool costs more than the second core gains.
 pub static GEMM_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMM_PAR_MIN", 128 * 128 * 128));
 
 /// Elements above which a conjugated copy is made on all threads.
@@ -76,6 +77,7 @@ pub unsafe fn scale<T: Scalar>(beta: T, c: MatMut<T>) {
 pub fn threads_for_gemm<T: Scalar>(m: usize, n: usize, k: usize) -> usize {
     let work = m.saturating_mul(n).saturating_mul(k);
     let work = if T::IS_COMPLEX { work.saturating_mul(4) } else { work };
+    let work = if std::mem::size_of::<T::Real>() == 4 { work / 2 } else { work };
     if work < *GEMM_PAR_MIN {
         1
     } else {

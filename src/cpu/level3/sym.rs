@@ -6,7 +6,7 @@
 //! The rank-k routines update one triangle of C by recursive halving on block boundaries:
 //! C = [C11 .; C21 C22] becomes two half-size triangles plus the full rectangle C21, which
 //! goes straight through GEMM into C. What is left are diagonal blocks of order nb (n/8
-//! within [64, `HYBLAS_SYRK_NB`]); each is formed by a small GEMM into a temporary and only its
+//! within [16, `HYBLAS_SYRK_NB`]); each is formed by a small GEMM into a temporary and only its
 //! triangle is merged into C, so nothing outside the referenced triangle is read or written
 //! and all but a fraction nb/n of the flops run as large GEMMs. On several threads the
 //! triangle is first cut into column panels of equal area, one per thread, each updated with
@@ -34,7 +34,7 @@ unsafe fn expand<T: Scalar>(a: MatRef<T>, uplo: Uplo, herm: bool, full: MatMut<T
     let n = a.rows;
     let tiles = n.div_ceil(TILE);
     let t = threads::threads_for(n * n, *SYMM_PAR_MIN);
-    threads::for_each_part(t, t, |part| {
+    threads::for_each_part_with_caller(t, t, |part| {
         // Tile columns are dealt round-robin so each thread gets a similar share.
         for tj in (part..tiles).step_by(t) {
             let j0 = tj * TILE;
@@ -42,25 +42,38 @@ unsafe fn expand<T: Scalar>(a: MatRef<T>, uplo: Uplo, herm: bool, full: MatMut<T
             for ti in 0..tiles {
                 let i0 = ti * TILE;
                 let i1 = (i0 + TILE).min(n);
-                for j in j0..j1 {
-                    for i in i0..i1 {
-                        let stored = match uplo {
-                            Uplo::Lower => i >= j,
-                            Uplo::Upper => i <= j,
-                        };
-                        let v = if i == j {
-                            let d = a.get(i, i);
-                            if herm {
-                                T::from_real(d.re())
+                let stored_tile = match uplo {
+                    Uplo::Lower => ti > tj,
+                    Uplo::Upper => ti < tj,
+                };
+                if ti == tj {
+                    // Diagonal tile: element by element.
+                    for j in j0..j1 {
+                        for i in i0..i1 {
+                            let stored = match uplo {
+                                Uplo::Lower => i >= j,
+                                Uplo::Upper => i <= j,
+                            };
+                            *full.at(i, j) = if i == j && herm {
+                                T::from_real(a.get(i, i).re())
+                            } else if stored {
+                                a.get(i, j)
                             } else {
-                                d
-                            }
-                        } else if stored {
-                            a.get(i, j)
-                        } else {
-                            a.get(j, i).conj_if(herm)
-                        };
-                        *full.at(i, j) = v;
+                                a.get(j, i).conj_if(herm)
+                            };
+                        }
+                    }
+                } else if stored_tile {
+                    for j in j0..j1 {
+                        for i in i0..i1 {
+                            *full.at(i, j) = a.get(i, j);
+                        }
+                    }
+                } else {
+                    for j in j0..j1 {
+                        for i in i0..i1 {
+                            *full.at(i, j) = a.get(j, i).conj_if(herm);
+                        }
                     }
                 }
             }
@@ -208,10 +221,11 @@ unsafe fn diagonal_block<T: Scalar>(
 
 /// Order of the diagonal blocks for an n x n update: the full square each block computes is
 /// wasted work in proportion nb/n, small blocks run GEMM less efficiently; n/8 within
-/// [64, HYBLAS_SYRK_NB] balances the two.
+/// [16, HYBLAS_SYRK_NB] balances the two (the gemm crate stays efficient down to small
+/// blocks, so even n = 64 gains from halving the wasted square).
 fn block_order(n: usize) -> usize {
     let max = *SYRK_NB;
-    (n / 8).div_ceil(16).saturating_mul(16).clamp(64.min(max), max)
+    (n / 8).div_ceil(16).saturating_mul(16).clamp(16.min(max), max)
 }
 
 /// Lower triangle of C := sum(alpha_i P_i Q_i^T) + beta*C for rows and columns
