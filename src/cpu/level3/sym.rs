@@ -34,7 +34,7 @@ unsafe fn expand<T: Scalar>(a: MatRef<T>, uplo: Uplo, herm: bool, full: MatMut<T
     let n = a.rows;
     let tiles = n.div_ceil(TILE);
     let t = threads::threads_for(n * n, *SYMM_PAR_MIN);
-    threads::for_each_part_with_caller(t, t, |part| {
+    threads::for_each_part(t, t, |part| {
         // Tile columns are dealt round-robin so each thread gets a similar share.
         for tj in (part..tiles).step_by(t) {
             let j0 = tj * TILE;
