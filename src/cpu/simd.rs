@@ -77,3 +77,57 @@ macro_rules! dispatch {
         }
     }};
 }
+
+/// Like [`dispatch!`], but also hands the kernel its build level as the last const generic
+/// argument (`LV`: 2 = AVX-512, 1 = AVX2+FMA, 0 = baseline), which picks the SIMD registers
+/// and whether scalar code may use `mul_add` (see [`mac`]).
+///
+/// ```ignore
+/// dispatch_level!(gemv_t_block::<T, CJ>(m, n, a, x, alpha, out, inc))  // calls ::<T, CJ, LV>
+/// ```
+#[macro_export]
+#[doc(hidden)]
+macro_rules! dispatch_level {
+    ($f:ident :: < $($g:tt),* > ( $($arg:expr),* $(,)? )) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+            #[inline]
+            unsafe fn avx512<R>(f: impl FnOnce() -> R) -> R {
+                f()
+            }
+            #[target_feature(enable = "avx2,fma")]
+            #[inline]
+            unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
+                f()
+            }
+            match *$crate::cpu::simd::LEVEL {
+                $crate::cpu::simd::Level::Avx512 => unsafe { avx512(#[inline(always)] || $f::<$($g),*, 2>($($arg),*)) },
+                $crate::cpu::simd::Level::Avx2 => unsafe { avx2(#[inline(always)] || $f::<$($g),*, 1>($($arg),*)) },
+                $crate::cpu::simd::Level::Baseline => $f::<$($g),*, 0>($($arg),*),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            $f::<$($g),*, 0>($($arg),*)
+        }
+    }};
+}
+
+/// acc + a*b, fused (one rounding) at the FMA levels (`LV` > 0, see [`dispatch_level!`]);
+/// on the baseline `mul_add` would be a libm call per element.
+#[inline(always)]
+pub fn mac<T: crate::types::Scalar, const LV: u8>(acc: T, a: T, b: T) -> T {
+    use num_traits::Float;
+    if LV == 0 {
+        return acc + a * b;
+    }
+    if T::IS_COMPLEX {
+        let (ar, ai, br, bi) = (a.re(), a.im(), b.re(), b.im());
+        let re = (-ai).mul_add(bi, ar.mul_add(br, acc.re()));
+        let im = ai.mul_add(br, ar.mul_add(bi, acc.im()));
+        T::from_parts(re, im)
+    } else {
+        T::from_real(a.re().mul_add(b.re(), acc.re()))
+    }
+}

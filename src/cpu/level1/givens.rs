@@ -1,25 +1,10 @@
 //! Constructing rotations: `?rotg` (Givens) and `?rotmg` (modified Givens), scalar code that
 //! follows the reference's arithmetic step by step so results match it bit for bit.
 
+use super::{one, pow2, zero};
 use crate::types::{Real, Scalar};
 use num_complex::Complex;
 use std::mem::size_of;
-
-#[inline(always)]
-fn zero<R: Real>() -> R {
-    <R as Scalar>::zero()
-}
-
-#[inline(always)]
-fn one<R: Real>() -> R {
-    <R as Scalar>::one()
-}
-
-/// 2^e, exactly.
-#[inline]
-fn pow2<R: Real>(e: i32) -> R {
-    <R as Scalar>::from_f64(f64::from_bits(((e + 1023) as u64) << 52))
-}
 
 /// The reference rotg scaling bounds: safmin = 2^max(minexp-1, 1-maxexp) (the smallest
 /// normal number) and safmax = 2^max(1-minexp, maxexp-1).

@@ -152,3 +152,20 @@ fn as_reals<T: crate::types::Scalar>(p: *const T, n: usize) -> (*const T::Real, 
 fn as_reals_mut<T: crate::types::Scalar>(p: *mut T, n: usize) -> (*mut T::Real, usize) {
     (p as *mut T::Real, if T::IS_COMPLEX { 2 * n } else { n })
 }
+
+/// Real zero and one, for the scalar code of rotg/rotmg/nrm2 (short for the `Scalar` calls).
+#[inline(always)]
+fn zero<R: crate::types::Real>() -> R {
+    <R as crate::types::Scalar>::zero()
+}
+
+#[inline(always)]
+fn one<R: crate::types::Real>() -> R {
+    <R as crate::types::Scalar>::one()
+}
+
+/// 2^e, exactly (|e| well inside the double range).
+#[inline]
+fn pow2<R: crate::types::Real>(e: i32) -> R {
+    <R as crate::types::Scalar>::from_f64(f64::from_bits(((e + 1023) as u64) << 52))
+}

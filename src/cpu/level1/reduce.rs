@@ -7,19 +7,10 @@
 use super::vector::{hmax, hmin, hsum, hsum_parity, Lanes, Vector, WidenF32};
 use super::{as_reals, par_reduce, threads_for};
 use super::{cast, peel};
+use super::{one, pow2, zero};
 use crate::types::{Real, Scalar, VecRef};
 use num_traits::Float;
 use std::mem::size_of;
-
-#[inline(always)]
-fn zero<R: Real>() -> R {
-    <R as Scalar>::zero()
-}
-
-#[inline(always)]
-fn one<R: Real>() -> R {
-    <R as Scalar>::one()
-}
 
 // ---------------------------------------------------------------------------------------
 // dot
@@ -276,12 +267,6 @@ struct Blue<R> {
     tbig: R,
     ssml: R,
     sbig: R,
-}
-
-/// 2^e, exactly (|e| well inside the double range).
-#[inline]
-fn pow2<R: Real>(e: i32) -> R {
-    <R as Scalar>::from_f64(f64::from_bits(((e + 1023) as u64) << 52))
 }
 
 #[inline]

@@ -1,7 +1,7 @@
 //! GEMV and GBMV.
 
 use super::kernels::{axpy_cols, dot_cols, gemv_n_block, gemv_t_block, mac};
-use super::{kdispatch, scale_vec, with_flag, Contig, Staged, SyncPtr};
+use super::{scale_vec, with_flag, Contig, Staged, SyncPtr};
 use crate::cpu::threads;
 use crate::types::{MatRef, Scalar, VecMut, VecRef};
 use once_cell::sync::Lazy;
@@ -57,7 +57,7 @@ unsafe fn gemv_n<T: Scalar>(conj: bool, alpha: T, a: MatRef<T>, x: VecRef<T>, y:
         let ap = ap.get() as *const T;
         let col = move |j: usize| ap.add(r0 + (c0 + j) * lda);
         let s = move |j: usize| alpha * x.get(c0 + j);
-        with_flag!(conj, CJ => kdispatch!(gemv_n_block::<T, CJ>(r1 - r0, c1 - c0, col, s, out)))
+        with_flag!(conj, CJ => crate::dispatch_level!(gemv_n_block::<T, CJ>(r1 - r0, c1 - c0, col, s, out)))
     };
     let t = threads::threads_for(m.saturating_mul(n), *GEMV_PAR_MIN / 2);
     if t <= 1 {
@@ -75,7 +75,7 @@ unsafe fn gemv_n<T: Scalar>(conj: bool, alpha: T, a: MatRef<T>, x: VecRef<T>, y:
         });
         let yp = yw.ptr();
         for b in &bufs {
-            kdispatch!(add_into::<T>(b.as_ptr(), yp, m));
+            crate::dispatch_level!(add_into::<T>(b.as_ptr(), yp, m));
         }
     } else {
         let t = t.min(m / MIN_ROWS_PER_THREAD).max(1);
@@ -110,7 +110,7 @@ unsafe fn gemv_t<T: Scalar>(conj: bool, alpha: T, a: MatRef<T>, x: VecRef<T>, y:
         let (ap, xp) = (ap.get() as *const T, xp.get() as *const T);
         let out = yp.get().offset(c0 as isize * inc);
         let col = move |j: usize| ap.add((c0 + j) * lda);
-        with_flag!(conj, CJ => kdispatch!(gemv_t_block::<T, CJ>(m, c1 - c0, col, xp, alpha, out, inc)))
+        with_flag!(conj, CJ => crate::dispatch_level!(gemv_t_block::<T, CJ>(m, c1 - c0, col, xp, alpha, out, inc)))
     };
     let t = threads::threads_for(m.saturating_mul(n), *GEMV_PAR_MIN / 2).min(n / MIN_COLS_PER_THREAD).max(1);
     if t <= 1 {
@@ -174,7 +174,7 @@ pub unsafe fn gbmv<T: Scalar>(
     let xs = Contig::new(x);
     let mut yw = Staged::new(y);
     let band = Band { a, lda, m, n, kl, ku };
-    with_flag!(conj, CJ => kdispatch!(gbmv_body::<T, CJ>(trans, band, alpha, xs.ptr(), yw.ptr())));
+    with_flag!(conj, CJ => crate::dispatch_level!(gbmv_body::<T, CJ>(trans, band, alpha, xs.ptr(), yw.ptr())));
     yw.finish();
 }
 

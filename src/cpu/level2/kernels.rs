@@ -16,23 +16,8 @@
 
 use super::simd::{with_vec, Vreg};
 use crate::types::{Real, Scalar};
-use num_traits::Float;
 
-/// acc + a*b, fused at the FMA levels.
-#[inline(always)]
-pub fn mac<T: Scalar, const LV: u8>(acc: T, a: T, b: T) -> T {
-    if LV == 0 {
-        return acc + a * b;
-    }
-    if T::IS_COMPLEX {
-        let (ar, ai, br, bi) = (a.re(), a.im(), b.re(), b.im());
-        let re = (-ai).mul_add(bi, ar.mul_add(br, acc.re()));
-        let im = ai.mul_add(br, ar.mul_add(bi, acc.im()));
-        T::from_parts(re, im)
-    } else {
-        T::from_real(a.re().mul_add(b.re(), acc.re()))
-    }
-}
+pub use crate::cpu::simd::mac;
 
 #[inline(always)]
 fn is_f64<T: Scalar>() -> bool {

@@ -38,40 +38,6 @@ pub use tri::{tbmv, tbsv, tpmv, tpsv, trmv, trsv};
 use crate::types::{Scalar, VecMut, VecRef};
 use num_traits::Float;
 
-/// Like `crate::dispatch!`, but also passes the kernel its build level as the last const
-/// generic argument (`LV`: 2 = AVX-512, 1 = AVX2+FMA, 0 = baseline), which picks the SIMD
-/// registers (`simd.rs`) and whether scalar code may use `mul_add` (on the baseline it would
-/// be a libm call per element). The closures are `#[inline(always)]`: a large body left as
-/// an out-of-line closure would be compiled without the wrapper's target features, turning
-/// every intrinsic into a call.
-macro_rules! kdispatch {
-    ($f:ident :: < $($g:tt),* > ( $($arg:expr),* $(,)? )) => {{
-        #[cfg(target_arch = "x86_64")]
-        {
-            #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-            #[inline]
-            unsafe fn avx512<R>(f: impl FnOnce() -> R) -> R {
-                f()
-            }
-            #[target_feature(enable = "avx2,fma")]
-            #[inline]
-            unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
-                f()
-            }
-            match *$crate::cpu::simd::LEVEL {
-                $crate::cpu::simd::Level::Avx512 => unsafe { avx512(#[inline(always)] || $f::<$($g),*, 2>($($arg),*)) },
-                $crate::cpu::simd::Level::Avx2 => unsafe { avx2(#[inline(always)] || $f::<$($g),*, 1>($($arg),*)) },
-                $crate::cpu::simd::Level::Baseline => $f::<$($g),*, 0>($($arg),*),
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            $f::<$($g),*, 0>($($arg),*)
-        }
-    }};
-}
-pub(crate) use kdispatch;
-
 /// Turn a run-time flag into a const generic: `with_flag!(c, C => expr using C)`.
 macro_rules! with_flag {
     ($flag:expr, $c:ident => $body:expr) => {

@@ -3,7 +3,7 @@
 //! across threads, by triangle area for the symmetric forms.
 
 use super::kernels::axpy_cols;
-use super::{kdispatch, real_part, triangle_split, with_flag, Contig, Stor, SyncPtr};
+use super::{real_part, triangle_split, with_flag, Contig, Stor, SyncPtr};
 use crate::cpu::threads;
 use crate::types::{MatMut, Scalar, VecRef};
 use once_cell::sync::Lazy;
@@ -35,7 +35,7 @@ pub unsafe fn ger<T: Scalar>(alpha: T, x: VecRef<T>, conj_x: bool, y: VecRef<T>,
     let lda = a.cs as usize;
     let run = move |c0: usize, c1: usize| {
         let (xp, ap) = (xp.get() as *const T, ap.get());
-        with_flag!(conj_x, CX => kdispatch!(ger_cols::<T, CX>(m, c0, c1, alpha, xp, y, conj_y, ap, lda)))
+        with_flag!(conj_x, CX => crate::dispatch_level!(ger_cols::<T, CX>(m, c0, c1, alpha, xp, y, conj_y, ap, lda)))
     };
     let t = threads::threads_for(m.saturating_mul(n), *RANK_PAR_MIN / 2).min(n / 8).max(1);
     if t <= 1 {
@@ -162,8 +162,8 @@ unsafe fn sy_r<T: Scalar>(
     let run = move |c0: usize, c1: usize| {
         let x = xp.get() as *const T;
         with_flag!(conj, CJ => match yp {
-            None => kdispatch!(r1_cols::<T, CJ>(s, n, upper, herm, alpha, x, c0, c1)),
-            Some(yp) => kdispatch!(r2_cols::<T, CJ>(s, n, upper, herm, alpha, x, yp.get() as *const T, c0, c1)),
+            None => crate::dispatch_level!(r1_cols::<T, CJ>(s, n, upper, herm, alpha, x, c0, c1)),
+            Some(yp) => crate::dispatch_level!(r2_cols::<T, CJ>(s, n, upper, herm, alpha, x, yp.get() as *const T, c0, c1)),
         })
     };
     let t = threads::threads_for(n * n / 2, *RANK_PAR_MIN / 2).min(n / 16).max(1);

@@ -6,7 +6,7 @@
 //! the first accumulates into a private `y` that is added in at the end.
 
 use super::kernels::{mac, symv_cols};
-use super::{kdispatch, real_part, scale_vec, triangle_split, Contig, Staged, Stor, SyncPtr};
+use super::{real_part, scale_vec, triangle_split, Contig, Staged, Stor, SyncPtr};
 use crate::cpu::threads;
 use crate::types::{MatRef, Scalar, VecMut, VecRef};
 use once_cell::sync::Lazy;
@@ -87,9 +87,9 @@ unsafe fn sym_mv<T: Scalar>(
         // (conjugate the axpy half, conjugate the dot half): A holds the stored triangle; the
         // mirrored half is its conjugate transpose when Hermitian.
         match (herm, conj) {
-            (false, _) => kdispatch!(sym_cols::<T, false, false>(s, n, upper, herm, alpha, c0, c1, x, y)),
-            (true, false) => kdispatch!(sym_cols::<T, false, true>(s, n, upper, herm, alpha, c0, c1, x, y)),
-            (true, true) => kdispatch!(sym_cols::<T, true, false>(s, n, upper, herm, alpha, c0, c1, x, y)),
+            (false, _) => crate::dispatch_level!(sym_cols::<T, false, false>(s, n, upper, herm, alpha, c0, c1, x, y)),
+            (true, false) => crate::dispatch_level!(sym_cols::<T, false, true>(s, n, upper, herm, alpha, c0, c1, x, y)),
+            (true, true) => crate::dispatch_level!(sym_cols::<T, true, false>(s, n, upper, herm, alpha, c0, c1, x, y)),
         }
     };
     let t = threads::threads_for(n * n / 2, *SYMV_PAR_MIN / 2).min(n / 32).max(1);
@@ -226,9 +226,9 @@ pub unsafe fn sbmv<T: Scalar>(
     let mut yw = Staged::new(y);
     let (xp, yp) = (xs.ptr(), yw.ptr());
     match (herm, conj) {
-        (false, _) => kdispatch!(sbmv_body::<T, false, false>(upper, herm, n, k, alpha, a, lda, xp, yp)),
-        (true, false) => kdispatch!(sbmv_body::<T, false, true>(upper, herm, n, k, alpha, a, lda, xp, yp)),
-        (true, true) => kdispatch!(sbmv_body::<T, true, false>(upper, herm, n, k, alpha, a, lda, xp, yp)),
+        (false, _) => crate::dispatch_level!(sbmv_body::<T, false, false>(upper, herm, n, k, alpha, a, lda, xp, yp)),
+        (true, false) => crate::dispatch_level!(sbmv_body::<T, false, true>(upper, herm, n, k, alpha, a, lda, xp, yp)),
+        (true, true) => crate::dispatch_level!(sbmv_body::<T, true, false>(upper, herm, n, k, alpha, a, lda, xp, yp)),
     }
     yw.finish();
 }

@@ -8,7 +8,7 @@
 //! or after it is solved (solves).
 
 use super::kernels::{axpy_cols, dot_cols, gemv_n_block, gemv_t_block};
-use super::{div, kdispatch, with_flag, Staged, Stor};
+use super::{div, with_flag, Staged, Stor};
 use crate::types::{MatRef, Scalar, VecMut};
 
 /// Diagonal block size.
@@ -76,9 +76,9 @@ unsafe fn tr<T: Scalar>(
     let xp = xw.ptr();
     with_flag!(conj, CJ => {
         if solve {
-            kdispatch!(tr_sv::<T, CJ>(s, n, upper, trans, unit, xp))
+            crate::dispatch_level!(tr_sv::<T, CJ>(s, n, upper, trans, unit, xp))
         } else {
-            kdispatch!(tr_mv::<T, CJ>(s, n, upper, trans, unit, xp))
+            crate::dispatch_level!(tr_mv::<T, CJ>(s, n, upper, trans, unit, xp))
         }
     });
     xw.finish();
@@ -274,7 +274,7 @@ unsafe fn tb<T: Scalar>(
     let conj = conj && T::IS_COMPLEX;
     let mut xw = Staged::new(x);
     let xp = xw.ptr();
-    with_flag!(conj, CJ => kdispatch!(tb_body::<T, CJ>(upper, trans, unit, solve, n, k, a, lda, xp)));
+    with_flag!(conj, CJ => crate::dispatch_level!(tb_body::<T, CJ>(upper, trans, unit, solve, n, k, a, lda, xp)));
     xw.finish();
 }
 

@@ -30,10 +30,10 @@
 //! spread only where the arithmetic really takes them.
 
 use crate::cpu::level3::gemm::gemm;
-use crate::cpu::simd::Level;
 /// SIMD level of the base-case kernels: the process-wide one (`HYBLAS_SIMD` caps it, which is
 /// how the tests exercise every build on one machine).
 use crate::cpu::simd::LEVEL as ISA;
+use crate::cpu::simd::{mac, Level};
 use crate::cpu::threads;
 use crate::types::{Diag, MatMut, MatRef, Scalar, Side, Trans, Uplo, C32, C64};
 use num_traits::Float;
@@ -381,57 +381,6 @@ unsafe fn base<T: TriScalar, const TL: usize, const W: usize>(op: Op, t: Tri<T>,
     }
 }
 
-/// c + a*b; fused (one rounding) when `F`, which is only set where the build has FMA.
-#[inline(always)]
-fn madd<T: Scalar, const F: bool>(c: T, a: T, b: T) -> T {
-    if !F {
-        return c + a * b;
-    }
-    if T::IS_COMPLEX {
-        let (ar, ai, br, bi) = (a.re(), a.im(), b.re(), b.im());
-        let re = (-ai).mul_add(bi, ar.mul_add(br, c.re()));
-        let im = ai.mul_add(br, ar.mul_add(bi, c.im()));
-        T::from_parts(re, im)
-    } else {
-        T::from_real(a.re().mul_add(b.re(), c.re()))
-    }
-}
-
-/// c - a*b (see [`madd`]).
-#[inline(always)]
-fn msub<T: Scalar, const F: bool>(c: T, a: T, b: T) -> T {
-    madd::<T, F>(c, -a, b)
-}
-
-/// Call `$f::<generics.., F>(args)` compiled for the best SIMD level, with `F` (use fused
-/// multiply-add) true where the level has FMA: without it `mul_add` would be a libm call.
-macro_rules! fma_dispatch {
-    ($f:ident::<$($g:tt),*>($($arg:expr),* $(,)?)) => {{
-        #[cfg(target_arch = "x86_64")]
-        {
-            #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-            #[inline]
-            unsafe fn avx512<R>(f: impl FnOnce() -> R) -> R {
-                f()
-            }
-            #[target_feature(enable = "avx2,fma")]
-            #[inline]
-            unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
-                f()
-            }
-            match *ISA {
-                Level::Avx512 => avx512(|| $f::<$($g,)* true>($($arg),*)),
-                Level::Avx2 => avx2(|| $f::<$($g,)* true>($($arg),*)),
-                Level::Baseline => $f::<$($g,)* false>($($arg),*),
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            $f::<$($g,)* false>($($arg),*)
-        }
-    }};
-}
-
 /// The row kernels over all of X, one driver per kernel so that each has its own SIMD
 /// builds. X is taken W columns at a time into a buffer with contiguous rows: a transposing
 /// copy when X's columns are the contiguous ones, a plain one otherwise (X's rows are then
@@ -448,13 +397,13 @@ macro_rules! row_driver {
             x: MatMut<T>,
         ) {
             if lower {
-                fma_dispatch!($each::<T, TL, W, true>(mb, p, d, alpha, x))
+                crate::dispatch_level!($each::<T, TL, W, true>(mb, p, d, alpha, x))
             } else {
-                fma_dispatch!($each::<T, TL, W, false>(mb, p, d, alpha, x))
+                crate::dispatch_level!($each::<T, TL, W, false>(mb, p, d, alpha, x))
             }
         }
         #[inline(always)]
-        unsafe fn $each<T: Scalar, const TL: usize, const W: usize, const LOWER: bool, const F: bool>(
+        unsafe fn $each<T: Scalar, const TL: usize, const W: usize, const LOWER: bool, const LV: u8>(
             mb: usize,
             p: *const T,
             d: *const T,
@@ -469,15 +418,15 @@ macro_rules! row_driver {
                 copy_slice(x, j0, w, bp, W, true);
                 let mut j = 0;
                 if w == W {
-                    $kernel::<T, W, LOWER, F>(mb, p, d, alpha, bp, W);
+                    $kernel::<T, W, LOWER, LV>(mb, p, d, alpha, bp, W);
                     j = W;
                 }
                 while j + TL <= w {
-                    $kernel::<T, TL, LOWER, F>(mb, p, d, alpha, bp.add(j), W);
+                    $kernel::<T, TL, LOWER, LV>(mb, p, d, alpha, bp.add(j), W);
                     j += TL;
                 }
                 while j < w {
-                    $kernel::<T, 1, LOWER, F>(mb, p, d, alpha, bp.add(j), W);
+                    $kernel::<T, 1, LOWER, LV>(mb, p, d, alpha, bp.add(j), W);
                     j += 1;
                 }
                 copy_slice(x, j0, w, bp, W, false);
@@ -520,7 +469,7 @@ unsafe fn copy_slice<T: Scalar>(x: MatMut<T>, j0: usize, w: usize, buf: *mut T, 
 /// T packed row-major with leading dimension mb. Row k is finished from the rows before it
 /// (lower: forward) or after it (upper: backward).
 #[inline(always)]
-unsafe fn trsm_row<T: Scalar, const W: usize, const LOWER: bool, const F: bool>(
+unsafe fn trsm_row<T: Scalar, const W: usize, const LOWER: bool, const LV: u8>(
     mb: usize,
     p: *const T,
     d: *const T,
@@ -541,7 +490,7 @@ unsafe fn trsm_row<T: Scalar, const W: usize, const LOWER: bool, const F: bool>(
             let tki = *prow.add(i);
             let xi = x.add(i * ldb);
             for (c, v) in acc.iter_mut().enumerate() {
-                *v = msub::<T, F>(*v, tki, *xi.add(c));
+                *v = mac::<T, LV>(*v, -tki, *xi.add(c));
             }
         }
         let dk = *d.add(k);
@@ -554,7 +503,7 @@ unsafe fn trsm_row<T: Scalar, const W: usize, const LOWER: bool, const F: bool>(
 /// TRMM row kernel (layout as [`trsm_row`]): rows bottom-up for lower T, top-down for upper,
 /// so the rows a row reads are still the old ones.
 #[inline(always)]
-unsafe fn trmm_row<T: Scalar, const W: usize, const LOWER: bool, const F: bool>(
+unsafe fn trmm_row<T: Scalar, const W: usize, const LOWER: bool, const LV: u8>(
     mb: usize,
     p: *const T,
     d: *const T,
@@ -576,7 +525,7 @@ unsafe fn trmm_row<T: Scalar, const W: usize, const LOWER: bool, const F: bool>(
             let tki = *prow.add(i);
             let xi = x.add(i * ldb);
             for (c, v) in acc.iter_mut().enumerate() {
-                *v = madd::<T, F>(*v, tki, *xi.add(c));
+                *v = mac::<T, LV>(*v, tki, *xi.add(c));
             }
         }
         for (c, &v) in acc.iter().enumerate() {
