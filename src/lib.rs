@@ -7,5 +7,6 @@
 pub mod abi;
 pub mod config;
 pub mod cpu;
+pub mod gpu;
 pub mod plan;
 pub mod types;

@@ -65,3 +65,18 @@ pub fn assert_close<T: Scalar>(got: &[T], want: &[T], k: usize, what: &str) {
 
 pub type Cf = C32;
 pub type Cd = C64;
+
+/// The GPU runtime, or `None` after printing a visible SKIPPED line (no driver or device).
+pub fn gpu_or_skip(test: &str) -> Option<&'static hyblas::gpu::Runtime> {
+    match hyblas::gpu::Runtime::get(0) {
+        Ok(rt) => {
+            rt.bind().expect("cuCtxSetCurrent");
+            Some(rt)
+        }
+        Err(e) => {
+            eprintln!("SKIPPED {test}: {e}");
+            println!("SKIPPED {test}: {e}");
+            None
+        }
+    }
+}

@@ -1,0 +1,1 @@
+// GEMV (N, T, C) and GER (u, c) kernels. (Filled in by the GEMV work.)

@@ -1,0 +1,1 @@
+// TRMV kernels (every uplo/trans/diag). (Filled in by the TRMV work.)

@@ -1,0 +1,171 @@
+//! The embedded kernel sources, their modules and functions, and the one launch call.
+//!
+//! Each family is one file under `kernels/`, compiled as `kernels/common.cuh` followed by the
+//! family's source (NVRTC gets no include path: the sources are self-contained). Entry points
+//! are `extern "C"` and named by precision and variant (`daxpy`, `sgemv_t`, ...).
+
+use super::driver::{check, sys, GpuError, Handle, Result};
+use super::nvrtc;
+use super::runtime::DeviceProps;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+
+/// The kernel families (one source file and one module each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    Level1,
+    Gemv,
+    Trmv,
+}
+
+pub const FAMILIES: &[Family] = &[Family::Level1, Family::Gemv, Family::Trmv];
+
+pub const COMMON: &str = include_str!("../../kernels/common.cuh");
+
+impl Family {
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Level1 => "level1",
+            Family::Gemv => "gemv",
+            Family::Trmv => "trmv",
+        }
+    }
+    fn body(self) -> &'static str {
+        match self {
+            Family::Level1 => include_str!("../../kernels/level1.cu"),
+            Family::Gemv => include_str!("../../kernels/gemv.cu"),
+            Family::Trmv => include_str!("../../kernels/trmv.cu"),
+        }
+    }
+    /// The full source NVRTC compiles.
+    pub fn source(self) -> String {
+        format!("{COMMON}\n#line 1 \"{}.cu\"\n{}", self.name(), self.body())
+    }
+}
+
+/// How a module was obtained, for `hyblas info`.
+#[derive(Clone, Debug)]
+pub struct LoadInfo {
+    pub from_cache: bool,
+    /// Compile or cache read, plus `cuModuleLoadData`.
+    pub seconds: f64,
+    pub path: std::path::PathBuf,
+}
+
+/// A loaded module and the functions looked up in it so far.
+pub struct Module {
+    raw: Handle<sys::CUmodule>,
+    funcs: Mutex<HashMap<String, Function>>,
+}
+
+impl Module {
+    /// Compile (or read from the cache) and load `family` for the device's architecture. The
+    /// runtime's context must be current.
+    pub fn load(family: Family, props: &DeviceProps) -> Result<(Module, LoadInfo)> {
+        let start = std::time::Instant::now();
+        let compiled = nvrtc::cubin(family.name(), &family.source(), &props.arch())?;
+        let mut m = std::ptr::null_mut();
+        check(unsafe { sys::cuModuleLoadData(&mut m, compiled.cubin.as_ptr() as *const c_void) }, "cuModuleLoadData")?;
+        let info =
+            LoadInfo { from_cache: compiled.from_cache, seconds: start.elapsed().as_secs_f64(), path: compiled.path };
+        Ok((Module { raw: Handle(m), funcs: Mutex::new(HashMap::new()) }, info))
+    }
+
+    pub fn function(&self, name: &str) -> Result<Function> {
+        if let Some(f) = self.funcs.lock().get(name) {
+            return Ok(*f);
+        }
+        let cname = CString::new(name).map_err(|_| GpuError::Other("bad kernel name".into()))?;
+        let mut f = std::ptr::null_mut();
+        check(unsafe { sys::cuModuleGetFunction(&mut f, self.raw.0, cname.as_ptr()) }, "cuModuleGetFunction")
+            .map_err(|e| GpuError::Other(format!("kernel {name}: {e}")))?;
+        let get = |a: sys::CUfunction_attribute| -> Result<i32> {
+            let mut v = 0;
+            check(unsafe { sys::cuFuncGetAttribute(&mut v, a, f) }, "cuFuncGetAttribute")?;
+            Ok(v)
+        };
+        use sys::CUfunction_attribute as A;
+        let func = Function {
+            raw: Handle(f),
+            regs: get(A::CU_FUNC_ATTRIBUTE_NUM_REGS)? as u32,
+            static_smem: get(A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)? as u32,
+            max_threads: get(A::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32,
+            local_bytes: get(A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)? as u32,
+        };
+        self.funcs.lock().insert(name.to_string(), func);
+        Ok(func)
+    }
+}
+
+/// A kernel entry point with the attributes the occupancy model needs.
+#[derive(Clone, Copy, Debug)]
+pub struct Function {
+    pub raw: Handle<sys::CUfunction>,
+    /// Registers per thread.
+    pub regs: u32,
+    /// Static shared memory per block (bytes).
+    pub static_smem: u32,
+    /// The most threads per block this function can be launched with.
+    pub max_threads: u32,
+    /// Local memory per thread (bytes); non-zero means spills.
+    pub local_bytes: u32,
+}
+
+/// A launch geometry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub grid: (u32, u32, u32),
+    pub block: (u32, u32, u32),
+    pub smem: u32,
+}
+
+/// Kernel arguments, pushed in the order of the kernel's parameter list. Each value is copied
+/// into the builder, so temporaries are fine.
+#[derive(Default)]
+pub struct Args {
+    store: Vec<[u64; 2]>,
+}
+
+impl Args {
+    pub fn new() -> Self {
+        Args { store: Vec::with_capacity(16) }
+    }
+    /// Push one argument (at most 16 bytes, plain data: integers, floats, complex, pointers).
+    pub fn arg<T: Copy>(&mut self, v: T) -> &mut Self {
+        assert!(std::mem::size_of::<T>() <= 16 && std::mem::align_of::<T>() <= 16);
+        let mut slot = [0u64; 2];
+        unsafe { std::ptr::write_unaligned(slot.as_mut_ptr() as *mut T, v) };
+        self.store.push(slot);
+        self
+    }
+}
+
+impl Function {
+    /// Launch on `stream`. The driver copies the arguments at launch, so `args` may be dropped
+    /// right after.
+    pub fn launch(&self, l: Launch, stream: sys::CUstream, args: &mut Args) -> Result<()> {
+        if l.grid.0 == 0 || l.grid.1 == 0 || l.grid.2 == 0 {
+            return Ok(());
+        }
+        let mut ptrs: Vec<*mut c_void> = args.store.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
+        check(
+            unsafe {
+                sys::cuLaunchKernel(
+                    self.raw.0,
+                    l.grid.0,
+                    l.grid.1,
+                    l.grid.2,
+                    l.block.0,
+                    l.block.1,
+                    l.block.2,
+                    l.smem,
+                    stream,
+                    ptrs.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            },
+            "cuLaunchKernel",
+        )
+    }
+}

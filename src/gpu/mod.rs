@@ -1,0 +1,114 @@
+//! The GPU side of hyblas: a lazily created runtime per device (context, streams,
+//! workspaces, pinned staging, kernels compiled by NVRTC and cached on disk), the occupancy
+//! model and block-shape tuner of seed 004, and the memory-bound Level 1/2 kernels.
+//!
+//! Map:
+//! - `driver.rs`: the CUDA driver API (cudarc, loaded at run time) and `GpuError`.
+//! - `runtime.rs`: the global runtime, device properties, stream scratch, device buffers,
+//!   device-pointer detection.
+//! - `nvrtc.rs`: compile + on-disk cubin cache. `kernels.rs`: embedded sources (`kernels/`),
+//!   modules, functions, launches.
+//! - `occupancy.rs`, `tune.rs`: seed 004 (occupancies, recipes, the online choice).
+//! - `level1.rs`, `gemv.rs`, `trmv.rs`: host sides of the kernels (one generic body per
+//!   routine over the four precisions).
+//! - `vendor.rs`: the real cuBLAS (found by `dlsym(RTLD_NEXT)` or loaded), the fallback and peer.
+//! - `timing.rs`: CUDA-event timing for the tuner and benchmarks.
+//!
+//! Every function takes an [`Exec`] (runtime + stream) and device addresses; it enqueues
+//! work and returns without waiting, except where a result goes to host memory.
+
+// CUDA handles (`CUstream`, ...) are raw pointer types that we pass to the driver and never
+// dereference, which this lint cannot tell.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
+pub mod driver;
+pub mod gemv;
+pub mod kernels;
+pub mod level1;
+pub mod nvrtc;
+pub mod occupancy;
+pub mod runtime;
+pub mod timing;
+pub mod trmv;
+pub mod tune;
+pub mod vendor;
+
+pub use driver::{GpuError, Result};
+pub use runtime::{DeviceBuffer, Runtime};
+
+use crate::types::Scalar;
+use driver::sys;
+
+/// A scalar input: a host value, or a device address holding it (cuBLAS device pointer mode).
+#[derive(Clone, Copy, Debug)]
+pub enum In<T> {
+    Host(T),
+    Dev(u64),
+}
+
+impl<T: Scalar> In<T> {
+    /// The (value, pointer) pair kernels take: the pointer wins when non-zero.
+    pub fn parts(self) -> (T, u64) {
+        match self {
+            In::Host(v) => (v, 0),
+            In::Dev(p) => (T::zero(), p),
+        }
+    }
+    /// The host value, if it is one (for quick returns decided on the host).
+    pub fn host(self) -> Option<T> {
+        match self {
+            In::Host(v) => Some(v),
+            In::Dev(_) => None,
+        }
+    }
+}
+
+/// A scalar result: host memory (the call waits for it) or a device address (it does not).
+#[derive(Clone, Copy, Debug)]
+pub enum Out<T> {
+    Host(*mut T),
+    Dev(u64),
+}
+
+/// A strided device vector as BLAS passes it: `ptr` is the address given, and with a
+/// negative `inc` the first logical element is at `ptr + (n-1)*|inc|` (the kernels' `vidx`).
+#[derive(Clone, Copy, Debug)]
+pub struct DVec {
+    pub ptr: u64,
+    pub inc: i64,
+}
+
+/// A column-major device matrix: element (i, j) at `ptr + i + j*ld` (in elements).
+#[derive(Clone, Copy, Debug)]
+pub struct DMat {
+    pub ptr: u64,
+    pub ld: i64,
+}
+
+/// Where a call runs.
+#[derive(Clone, Copy)]
+pub struct Exec<'a> {
+    pub rt: &'a Runtime,
+    pub stream: sys::CUstream,
+}
+
+impl<'a> Exec<'a> {
+    /// hyblas's own stream for this thread on `rt` (host-ABI calls with device operands).
+    pub fn own(rt: &'a Runtime) -> Self {
+        Exec { rt, stream: rt.own_stream() }
+    }
+    /// The kernel `P<name>` for precision `T` in `family`.
+    pub fn function<T: Scalar>(&self, family: kernels::Family, name: &str) -> Result<kernels::Function> {
+        self.rt.function(family, &format!("{}{}", T::PREFIX, name))
+    }
+}
+
+/// Element size in bytes.
+pub fn elem<T>() -> u32 {
+    std::mem::size_of::<T>() as u32
+}
+
+/// Whether a GPU is usable in this process (creates the runtime on first call).
+pub fn available() -> bool {
+    Runtime::available()
+}

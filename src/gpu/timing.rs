@@ -1,0 +1,53 @@
+//! CUDA-event timing: the tuner and the benchmarks time device work with events on the
+//! stream, never with host clocks around asynchronous launches.
+
+use super::driver::{check, sys, Result};
+
+/// A pair of events on one stream.
+pub struct Timer {
+    start: sys::CUevent,
+    stop: sys::CUevent,
+    stream: sys::CUstream,
+}
+
+impl Timer {
+    pub fn new(stream: sys::CUstream) -> Result<Self> {
+        let (mut a, mut b) = (std::ptr::null_mut(), std::ptr::null_mut());
+        check(unsafe { sys::cuEventCreate(&mut a, 0) }, "cuEventCreate")?;
+        check(unsafe { sys::cuEventCreate(&mut b, 0) }, "cuEventCreate")?;
+        Ok(Timer { start: a, stop: b, stream })
+    }
+
+    /// Seconds taken by the work `f` enqueues on the stream.
+    pub fn time(&self, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+        check(unsafe { sys::cuEventRecord(self.start, self.stream) }, "cuEventRecord")?;
+        f()?;
+        check(unsafe { sys::cuEventRecord(self.stop, self.stream) }, "cuEventRecord")?;
+        check(unsafe { sys::cuEventSynchronize(self.stop) }, "cuEventSynchronize")?;
+        let mut ms = 0f32;
+        check(unsafe { sys::cuEventElapsedTime_v2(&mut ms, self.start, self.stop) }, "cuEventElapsedTime")?;
+        Ok(ms as f64 * 1e-3)
+    }
+
+    /// Median seconds per call of `f` over `reps` timed calls (after `warmup` untimed ones).
+    pub fn median(&self, warmup: usize, reps: usize, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+        for _ in 0..warmup {
+            f()?;
+        }
+        let mut t = Vec::with_capacity(reps);
+        for _ in 0..reps.max(1) {
+            t.push(self.time(f)?);
+        }
+        t.sort_by(f64::total_cmp);
+        Ok(t[t.len() / 2])
+    }
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        unsafe {
+            sys::cuEventDestroy_v2(self.start);
+            sys::cuEventDestroy_v2(self.stop);
+        }
+    }
+}
