@@ -20,7 +20,10 @@ usage: hyblas <command>
 
 commands:
   info          version, CPU and SIMD level, threads and where the count came from, the
-                configuration in effect, GPU driver presence
+                configuration in effect; the GPU, NVRTC compile vs cache-load times of the
+                kernels, the tuning recipes in use, whether the real cuBLAS is reachable
+  tune          measure every GPU kernel over its candidate block shapes on this GPU and write
+                the tuning recipes to the cache dir (seed 004 offline tuner)
   demo [--quick]
                 run DGEMM (n=2048), ZGEMM (n=1024, via CBLAS), DGEMV (n=4096), DAXPY and DDOT
                 through the C ABI with tracing on, check every result, print a table
@@ -32,6 +35,7 @@ environment (also accepted as KEY=value lines in the file named by HYBLAS_CONFIG
   HYBLAS_NUM_THREADS   threads of the CPU engine (else OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, cores)
   HYBLAS_TRACE         stderr or a file path: one line per BLAS call (engine, threads, time)
   HYBLAS_DEVICE        auto | cpu | gpu
+  HYBLAS_CACHE_DIR     compiled kernels and tuning recipes (default $XDG_CACHE_HOME/hyblas)
   HYBLAS_<NAME>        size thresholds, e.g. HYBLAS_GEMM_PAR_MIN, HYBLAS_L1_PAR_MIN
 ";
 
@@ -42,6 +46,7 @@ fn main() -> ExitCode {
             info();
             ExitCode::SUCCESS
         }
+        Some("tune") => tune_cmd(),
         Some("demo") => {
             let quick = match args.get(1).map(String::as_str) {
                 None => false,
@@ -83,30 +88,165 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
-/// Is an NVIDIA driver installed, and how many devices does it see?
-fn gpu_status() -> String {
-    type CuInit = unsafe extern "C" fn(u32) -> c_int;
-    type CuCount = unsafe extern "C" fn(*mut c_int) -> c_int;
-    // SAFETY: dlopen/dlsym of the driver library; the two entry points have these C types.
-    unsafe {
-        let h = libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL);
-        if h.is_null() {
-            return "no NVIDIA driver (libcuda.so.1 not found); CPU engine only".into();
+/// The GPU section of `hyblas info`: device, NVRTC, kernel cache (compile vs cache-load
+/// time), recipes, real cuBLAS.
+fn gpu_info() {
+    use hyblas::gpu::{driver, kernels, nvrtc, tune, vendor, Runtime};
+    let rt = match Runtime::get(0) {
+        Ok(rt) => rt,
+        Err(e) => {
+            println!("gpu           {e}; CPU engine only");
+            return;
         }
-        let init = libc::dlsym(h, c"cuInit".as_ptr());
-        let count = libc::dlsym(h, c"cuDeviceGetCount".as_ptr());
-        let devices = if init.is_null() || count.is_null() {
-            None
-        } else {
-            let init: CuInit = std::mem::transmute::<*mut c_void, CuInit>(init);
-            let count: CuCount = std::mem::transmute::<*mut c_void, CuCount>(count);
-            let mut n: c_int = 0;
-            (init(0) == 0 && count(&mut n) == 0).then_some(n)
-        };
-        libc::dlclose(h);
-        match devices {
-            Some(n) => format!("NVIDIA driver found ({n} device(s)), but no GPU runtime yet (CPU engine only)"),
-            None => "NVIDIA driver found (no usable device), no GPU runtime yet (CPU engine only)".into(),
+    };
+    let p = &rt.props;
+    println!(
+        "gpu           {} ({}, {} SMs, {:.1} GiB, L2 {} MiB, driver {}.{})",
+        p.name,
+        p.arch(),
+        p.sm_count,
+        p.total_mem as f64 / (1u64 << 30) as f64,
+        p.l2_bytes >> 20,
+        p.driver_version / 1000,
+        p.driver_version % 1000 / 10
+    );
+    match nvrtc::version() {
+        Ok((a, b)) => println!("nvrtc         {a}.{b}"),
+        Err(e) => println!("nvrtc         {e}"),
+    }
+    println!("cache dir     {} (HYBLAS_CACHE_DIR)", nvrtc::cache_dir().display());
+    if rt.bind().is_err() || !driver::nvrtc_present() {
+        return;
+    }
+    for &fam in kernels::FAMILIES {
+        let src = fam.source();
+        let t = Instant::now();
+        let compiled = nvrtc::compile(fam.name(), &src, &p.arch());
+        let compile_s = t.elapsed().as_secs_f64();
+        if let Err(e) = compiled {
+            println!("kernels       {}: {e}", fam.name());
+            continue;
+        }
+        // Warm the cache if needed, then time a load as a second process start would do it.
+        let first = nvrtc::cubin(fam.name(), &src, &p.arch());
+        let t = Instant::now();
+        let again = nvrtc::cubin(fam.name(), &src, &p.arch());
+        let load_s = t.elapsed().as_secs_f64();
+        match (first, again) {
+            (Ok(f), Ok(a)) => println!(
+                "kernels       {:<7} NVRTC compile {:>7.1} ms, load from cache {:>5.2} ms ({}; cache {} at start)",
+                fam.name(),
+                compile_s * 1e3,
+                load_s * 1e3,
+                a.path.display(),
+                if f.from_cache { "hit" } else { "miss, now written" }
+            ),
+            (Err(e), _) | (_, Err(e)) => println!("kernels       {}: {e}", fam.name()),
+        }
+    }
+    match tune::tuned_file(p) {
+        Some(f) => println!("recipes       tuned: {}", f.display()),
+        None => println!(
+            "recipes       built-in Hopper recipe for every kernel (min warp occ {}, min block occ {}, >= {} threads, Ty/Tx <= {}); run `hyblas tune`",
+            tune::BUILTIN.min_warp,
+            tune::BUILTIN.min_block,
+            tune::BUILTIN.min_threads,
+            tune::BUILTIN.max_ty_per_tx
+        ),
+    }
+    if let Some(f) = tune::tuned_file(p) {
+        if let Ok(text) = std::fs::read_to_string(f) {
+            for (k, r) in tune::parse(&text) {
+                println!(
+                    "              {k:<10} min warp occ {:.3}, min block occ {:.3}, >= {} threads, Ty/Tx <= {:.3}",
+                    r.min_warp, r.min_block, r.min_threads, r.max_ty_per_tx
+                );
+            }
+        }
+    }
+    println!(
+        "cublas        {}",
+        if vendor::present() { "real cuBLAS found (fallback and peer)" } else { "real cuBLAS not found" }
+    );
+}
+
+/// `hyblas tune`: measure every kernel over its candidate shapes and write the recipes.
+fn tune_cmd() -> ExitCode {
+    use hyblas::gpu::{gemv, level1, trmv, tune, Runtime};
+    let rt = match Runtime::get(0) {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("hyblas tune: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    if let Err(e) = rt.bind() {
+        eprintln!("hyblas tune: {e}");
+        return ExitCode::from(1);
+    }
+    let start = Instant::now();
+    let mut cases = Vec::new();
+    for family in [level1::tune_cases, gemv::tune_cases, trmv::tune_cases] {
+        match family(rt) {
+            Ok(c) => cases.extend(c),
+            Err(e) => {
+                eprintln!("hyblas tune: setting up: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    let total: usize = cases.iter().map(|c| tune::candidate_count(&rt.props, c)).sum();
+    println!("tuning {} kernels, {total} block shapes, on {}", cases.len(), rt.props.name);
+    let bar = indicatif::ProgressBar::new(total as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
+            .unwrap()
+            .progress_chars("=> "),
+    );
+    let mut results = Vec::new();
+    for case in cases.iter_mut() {
+        bar.set_message(case.key.clone());
+        match tune::tune_case(&rt.props, case, &mut || bar.inc(1)) {
+            Ok(r) => results.push(r),
+            Err(e) => {
+                bar.abandon();
+                eprintln!("hyblas tune: {}: {e}", case.key);
+                return ExitCode::from(1);
+            }
+        }
+    }
+    bar.finish_and_clear();
+    drop(cases);
+    println!(
+        "{:<10} {:>10} {:>8} {:>9} {:>10} {:>8} {:>7}",
+        "kernel", "best", "us", "warp occ", "block occ", "threads", "Ty/Tx"
+    );
+    for r in &results {
+        println!(
+            "{:<10} {:>10} {:>8.1} {:>9.3} {:>10.3} {:>8} {:>7.3}",
+            r.key,
+            format!("{}x{}", r.best.0, r.best.1),
+            r.best_seconds * 1e6,
+            r.recipe.min_warp,
+            r.recipe.min_block,
+            r.recipe.min_threads,
+            r.recipe.max_ty_per_tx
+        );
+    }
+    let list: Vec<(String, tune::Recipe)> = results.iter().map(|r| (r.key.clone(), r.recipe)).collect();
+    let path = tune::recipe_path(&rt.props);
+    let text = tune::format(&rt.props, &list);
+    let written =
+        path.parent().map(std::fs::create_dir_all).unwrap_or(Ok(())).and_then(|_| std::fs::write(&path, text));
+    match written {
+        Ok(()) => {
+            tune::reload();
+            println!("recipes written to {} in {:.1} s", path.display(), start.elapsed().as_secs_f64());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("hyblas tune: writing {}: {e}", path.display());
+            ExitCode::from(1)
         }
     }
 }
@@ -183,7 +323,7 @@ fn info() {
     for (i, (k, v, from)) in set.iter().enumerate() {
         println!("{:<14}{k}={v} ({from})", if i == 0 { "settings" } else { "" });
     }
-    println!("gpu           {}", gpu_status());
+    gpu_info();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -33,3 +33,8 @@ pub fn ger<T: Scalar>(
 ) -> Result<()> {
     Err(super::GpuError::Unsupported("ger"))
 }
+
+/// The cases `hyblas tune` measures for this family.
+pub fn tune_cases(_rt: &'static super::Runtime) -> Result<Vec<super::tune::TuneCase>> {
+    Ok(Vec::new())
+}

@@ -8,3 +8,8 @@ use crate::types::{Diag, Scalar, Trans, Uplo};
 pub fn trmv<T: Scalar>(_ex: &Exec, _uplo: Uplo, _trans: Trans, _diag: Diag, _n: i64, _a: DMat, _x: DVec) -> Result<()> {
     Err(super::GpuError::Unsupported("trmv"))
 }
+
+/// The cases `hyblas tune` measures for this family.
+pub fn tune_cases(_rt: &'static super::Runtime) -> Result<Vec<super::tune::TuneCase>> {
+    Ok(Vec::new())
+}

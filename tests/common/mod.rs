@@ -74,8 +74,9 @@ pub fn gpu_or_skip(test: &str) -> Option<&'static hyblas::gpu::Runtime> {
             Some(rt)
         }
         Err(e) => {
-            eprintln!("SKIPPED {test}: {e}");
-            println!("SKIPPED {test}: {e}");
+            // Straight to stderr, past the test harness's output capture, so the skip is seen.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {e}");
             None
         }
     }
