@@ -85,6 +85,19 @@ pub struct DMat {
     pub ld: i64,
 }
 
+impl DVec {
+    /// From a host-ABI argument pair (a pointer into device memory and its increment).
+    pub fn of<T>(p: *const T, inc: isize) -> Self {
+        DVec { ptr: p as u64, inc: inc as i64 }
+    }
+}
+
+impl DMat {
+    pub fn of<T>(p: *const T, ld: isize) -> Self {
+        DMat { ptr: p as u64, ld: ld as i64 }
+    }
+}
+
 /// Where a call runs.
 #[derive(Clone, Copy)]
 pub struct Exec<'a> {

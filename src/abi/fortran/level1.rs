@@ -6,9 +6,11 @@
 //! run the call through the planner.
 
 use crate::cpu::level1 as eng;
+use crate::gpu::{level1 as gpu, DVec, In, Out};
 use crate::plan;
 use crate::types::{FInt, Scalar, VecMut, VecRef};
 use num_complex::Complex;
+use std::ffi::c_void;
 
 /// Read a by-reference Fortran integer.
 #[inline(always)]
@@ -46,6 +48,12 @@ pub unsafe fn axpy<T: Scalar>(n: isize, alpha: T, x: *const T, incx: isize, y: *
     if n <= 0 || alpha.is_zero() {
         return;
     }
+    let shape = || format!("n={n} incx={incx} incy={incy}");
+    let ops = [x as *const c_void, y as *const c_void];
+    let dev = |ex: &_| gpu::axpy::<T>(ex, n as i64, In::Host(alpha), DVec::of(x, incx), DVec::of(y, incy));
+    if plan::on_gpu(T::PREFIX, "axpy", shape, &ops, dev).is_some() {
+        return;
+    }
     let n = n as usize;
     let x = VecRef::from_blas(x, n, incx);
     let y = VecMut::from_blas(y, n, incy);
@@ -60,6 +68,12 @@ pub unsafe fn copy<T: Scalar>(n: isize, x: *const T, incx: isize, y: *mut T, inc
     if n <= 0 {
         return;
     }
+    let shape = || format!("n={n} incx={incx} incy={incy}");
+    let ops = [x as *const c_void, y as *const c_void];
+    let dev = |ex: &_| gpu::copy::<T>(ex, n as i64, DVec::of(x, incx), DVec::of(y, incy));
+    if plan::on_gpu(T::PREFIX, "copy", shape, &ops, dev).is_some() {
+        return;
+    }
     let n = n as usize;
     let x = VecRef::from_blas(x, n, incx);
     let y = VecMut::from_blas(y, n, incy);
@@ -72,6 +86,12 @@ pub unsafe fn copy<T: Scalar>(n: isize, x: *const T, incx: isize, y: *mut T, inc
 /// Pointers as in reference BLAS.
 pub unsafe fn swap<T: Scalar>(n: isize, x: *mut T, incx: isize, y: *mut T, incy: isize) {
     if n <= 0 {
+        return;
+    }
+    let shape = || format!("n={n} incx={incx} incy={incy}");
+    let ops = [x as *const c_void, y as *const c_void];
+    let dev = |ex: &_| gpu::swap::<T>(ex, n as i64, DVec::of(x, incx), DVec::of(y, incy));
+    if plan::on_gpu(T::PREFIX, "swap", shape, &ops, dev).is_some() {
         return;
     }
     let n = n as usize;
@@ -89,6 +109,11 @@ pub unsafe fn scal<T: Scalar>(n: isize, alpha: T, x: *mut T, incx: isize) {
     if n <= 0 || incx <= 0 || alpha.is_one() {
         return;
     }
+    let shape = || format!("n={n} incx={incx}");
+    let dev = |ex: &_| gpu::scal::<T, T>(ex, n as i64, In::Host(alpha), DVec::of(x, incx));
+    if plan::on_gpu(T::PREFIX, "scal", shape, &[x as *const c_void], dev).is_some() {
+        return;
+    }
     let n = n as usize;
     let x = VecMut::from_blas(x, n, incx);
     plan::run::<T, _>("scal", || format!("n={n} incx={incx}"), || eng::scal(alpha, x));
@@ -100,6 +125,11 @@ pub unsafe fn scal<T: Scalar>(n: isize, alpha: T, x: *mut T, incx: isize) {
 /// Pointers as in reference BLAS.
 pub unsafe fn scal_real<T: Scalar>(n: isize, alpha: T::Real, x: *mut T, incx: isize) {
     if n <= 0 || incx <= 0 || alpha == <T::Real as Scalar>::one() {
+        return;
+    }
+    let shape = || format!("n={n} incx={incx}");
+    let dev = |ex: &_| gpu::scal::<T, T::Real>(ex, n as i64, In::Host(alpha), DVec::of(x, incx));
+    if plan::on_gpu(real_scalar_prefix::<T>(), "scal", shape, &[x as *const c_void], dev).is_some() {
         return;
     }
     let n = n as usize;
@@ -198,9 +228,6 @@ pub unsafe fn dot<T: Scalar>(n: isize, x: *const T, incx: isize, y: *const T, in
     if n <= 0 {
         return T::zero();
     }
-    let n = n as usize;
-    let x = VecRef::from_blas(x, n, incx);
-    let y = VecRef::from_blas(y, n, incy);
     let name = if !T::IS_COMPLEX {
         "dot"
     } else if conj {
@@ -208,6 +235,18 @@ pub unsafe fn dot<T: Scalar>(n: isize, x: *const T, incx: isize, y: *const T, in
     } else {
         "dotu"
     };
+    let shape = || format!("n={n} incx={incx} incy={incy}");
+    let ops = [x as *const c_void, y as *const c_void];
+    let dev = |ex: &_| {
+        let mut r = T::zero();
+        gpu::dot::<T>(ex, n as i64, DVec::of(x, incx), DVec::of(y, incy), conj, Out::Host(&mut r)).map(|_| r)
+    };
+    if let Some(r) = plan::on_gpu(T::PREFIX, name, shape, &ops, dev) {
+        return r;
+    }
+    let n = n as usize;
+    let x = VecRef::from_blas(x, n, incx);
+    let y = VecRef::from_blas(y, n, incy);
     plan::run::<T, _>(name, || format!("n={n} incx={incx} incy={incy}"), || eng::dot(conj, x, y))
 }
 
@@ -253,6 +292,16 @@ pub unsafe fn nrm2<T: Scalar>(n: isize, x: *const T, incx: isize) -> T::Real {
     if n <= 0 {
         return <T::Real as Scalar>::zero();
     }
+    if incx > 0 {
+        let shape = || format!("n={n} incx={incx}");
+        let dev = |ex: &_| {
+            let mut r = <T::Real as Scalar>::zero();
+            gpu::nrm2::<T>(ex, n as i64, DVec::of(x, incx), Out::Host(&mut r)).map(|_| r)
+        };
+        if let Some(r) = plan::on_gpu(real_result_prefix::<T>(), "nrm2", shape, &[x as *const c_void], dev) {
+            return r;
+        }
+    }
     let n = n as usize;
     let x = VecRef::from_blas(x, n, incx);
     plan::run_named(real_result_prefix::<T>(), "nrm2", || format!("n={n} incx={incx}"), || eng::nrm2(x))
@@ -265,6 +314,14 @@ pub unsafe fn nrm2<T: Scalar>(n: isize, x: *const T, incx: isize) -> T::Real {
 pub unsafe fn asum<T: Scalar>(n: isize, x: *const T, incx: isize) -> T::Real {
     if n <= 0 || incx <= 0 {
         return <T::Real as Scalar>::zero();
+    }
+    let shape = || format!("n={n} incx={incx}");
+    let dev = |ex: &_| {
+        let mut r = <T::Real as Scalar>::zero();
+        gpu::asum::<T>(ex, n as i64, DVec::of(x, incx), Out::Host(&mut r)).map(|_| r)
+    };
+    if let Some(r) = plan::on_gpu(real_result_prefix::<T>(), "asum", shape, &[x as *const c_void], dev) {
+        return r;
     }
     let n = n as usize;
     let x = VecRef::from_blas(x, n, incx);
@@ -283,14 +340,22 @@ pub unsafe fn iamax<T: Scalar>(n: isize, x: *const T, incx: isize) -> isize {
     if n == 1 {
         return 1;
     }
-    let n = n as usize;
-    let x = VecRef::from_blas(x, n, incx);
     let prefix = match T::PREFIX {
         's' => "is",
         'd' => "id",
         'c' => "ic",
         _ => "iz",
     };
+    let shape = || format!("n={n} incx={incx}");
+    let dev = |ex: &_| {
+        let mut r = 0i64;
+        gpu::iamax::<T>(ex, n as i64, DVec::of(x, incx), gpu::IndexOut::Host64(&mut r)).map(|_| r as isize)
+    };
+    if let Some(r) = plan::on_gpu(prefix, "amax", shape, &[x as *const c_void], dev) {
+        return r;
+    }
+    let n = n as usize;
+    let x = VecRef::from_blas(x, n, incx);
     plan::run_named(prefix, "amax", || format!("n={n} incx={incx}"), || eng::iamax(x) as isize + 1)
 }
 

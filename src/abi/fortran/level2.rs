@@ -7,8 +7,10 @@
 
 use crate::abi::fortran::util::report;
 use crate::cpu::level2 as eng;
+use crate::gpu::{self, DMat, DVec, In};
 use crate::plan;
 use crate::types::{chars, Diag, FInt, MatMut, MatRef, Scalar, Trans, Uplo, VecMut, VecRef};
+use std::ffi::c_void;
 use std::os::raw::c_char;
 
 /// `op(A)` as the engine takes it: (transposed, conjugated).
@@ -237,6 +239,21 @@ pub(crate) unsafe fn run_gemv<T: Scalar>(
     if m == 0 || n == 0 || (alpha.is_zero() && beta.is_one()) {
         return;
     }
+    let shape = || format!("trans={trans} conj={conj} m={m} n={n} lda={lda} incx={incx} incy={incy}");
+    let ops = [a as *const c_void, x as *const c_void, y as *const c_void];
+    let t = match (trans, conj) {
+        (false, _) => Trans::No,
+        (true, false) => Trans::Trans,
+        (true, true) => Trans::ConjTrans,
+    };
+    let dev = |ex: &_| {
+        let (al, be) = (In::Host(alpha), In::Host(beta));
+        gpu::gemv::gemv::<T>(ex, t, m as i64, n as i64, al, DMat::of(a, lda), DVec::of(x, incx), be, DVec::of(y, incy))
+    };
+    // Row-major CBLAS calls conjugate without transposing (trans=false, conj=true): CPU only.
+    if (trans || !conj) && plan::on_gpu(T::PREFIX, "gemv", shape, &ops, dev).is_some() {
+        return;
+    }
     let (m, n) = (m as usize, n as usize);
     let (lx, ly) = if trans { (m, n) } else { (n, m) };
     let av = MatRef::col_major(a, m, n, lda as usize);
@@ -345,6 +362,19 @@ pub(crate) unsafe fn run_tri<T: Scalar>(
     if n == 0 {
         return;
     }
+    if let (Storage::Full { a, lda }, false, false) = (a, solve, conj && !trans) {
+        let shape = || format!("uplo={uplo:?} trans={trans} conj={conj} diag={diag:?} n={n} incx={incx}");
+        let t = match (trans, conj) {
+            (false, _) => Trans::No,
+            (true, false) => Trans::Trans,
+            (true, true) => Trans::ConjTrans,
+        };
+        let ops = [a as *const c_void, x as *const c_void];
+        let dev = |ex: &_| gpu::trmv::trmv::<T>(ex, uplo, t, diag, n as i64, DMat::of(a, lda), DVec::of(x, incx));
+        if plan::on_gpu(T::PREFIX, base, shape, &ops, dev).is_some() {
+            return;
+        }
+    }
     let n = n as usize;
     let (upper, unit) = (uplo == Uplo::Upper, diag == Diag::Unit);
     let xv = VecMut::from_blas(x, n, incx);
@@ -384,6 +414,15 @@ pub(crate) unsafe fn run_ger<T: Scalar>(
 ) {
     if m == 0 || n == 0 || alpha.is_zero() {
         return;
+    }
+    if !conj_x {
+        let shape = || format!("m={m} n={n} incx={incx} incy={incy} lda={lda} conj_x={conj_x} conj_y={conj_y}");
+        let ops = [a as *const c_void, x as *const c_void, y as *const c_void];
+        let (xd, yd, ad) = (DVec::of(x, incx), DVec::of(y, incy), DMat::of(a, lda));
+        let dev = |ex: &_| gpu::gemv::ger::<T>(ex, m as i64, n as i64, In::Host(alpha), xd, yd, ad, conj_y);
+        if plan::on_gpu(T::PREFIX, base, shape, &ops, dev).is_some() {
+            return;
+        }
     }
     let (m, n) = (m as usize, n as usize);
     let (xv, yv) = (VecRef::from_blas(x, m, incx), VecRef::from_blas(y, n, incy));
