@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Stage what the GPU host needs into gpu-stage/ (git-ignored). That host has CUDA 13, cmake,
+# gcc and python3 but no Rust, so everything is built here:
+#
+#   gpu-stage/libhyblas.so            the library (cuBLAS entry points for LD_PRELOAD; gpubench's
+#                                     entry column loads it from beside gpubench)
+#   gpu-stage/hyblas, gpubench        the command and the GPU benchmark
+#   gpu-stage/tests/gpu_*             the GPU test executables (tests/gpu_*.rs), built, not run
+#   gpu-stage/ctest/cublas/           the cuBLAS C test sources (when ctest/cublas exists)
+#   gpu-stage/MANIFEST                commit, date, files and sizes
+#
+# Binaries are stripped. The stage travels to the GPU host as a carried path (64 MiB limit), so
+# this fails when it grows past 60 MiB. Then, on the GPU host: bash scripts/gpu-run.sh
+#
+# Usage: scripts/gpu-stage.sh
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+STAGE="$ROOT/gpu-stage"
+LIMIT=$((60 * 1024 * 1024))
+
+echo "== cargo build --release"
+cargo build --release
+
+# Only the GPU test targets: the CPU tests are not needed on the GPU host.
+tests=()
+for f in tests/gpu_*.rs; do
+    [ -e "$f" ] && tests+=(--test "$(basename "$f" .rs)")
+done
+json="$(mktemp)"
+trap 'rm -f "$json"' EXIT
+if [ ${#tests[@]} -gt 0 ]; then
+    echo "== cargo test --release --no-run ${tests[*]}"
+    cargo test --release --no-run --message-format=json "${tests[@]}" >"$json"
+fi
+
+rm -rf "$STAGE"
+mkdir -p "$STAGE/tests"
+cp target/release/libhyblas.so target/release/hyblas target/release/gpubench "$STAGE/"
+strip --strip-unneeded "$STAGE/libhyblas.so"
+strip --strip-all "$STAGE/hyblas" "$STAGE/gpubench"
+
+# The executables of tests/gpu_*.rs, named after their target (without cargo's hash).
+python3 - "$json" "$STAGE/tests" <<'EOF'
+import json, os, re, shutil, sys
+src, dst = sys.argv[1], sys.argv[2]
+for line in open(src):
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") != "compiler-artifact" or not m.get("executable"):
+        continue
+    t = m["target"]
+    if "test" in t["kind"] and re.search(r"/tests/gpu_[^/]*\.rs$", t["src_path"]):
+        shutil.copy2(m["executable"], os.path.join(dst, t["name"]))
+        print("staged test", t["name"])
+EOF
+for t in "$STAGE"/tests/*; do
+    [ -e "$t" ] && strip --strip-all "$t"
+done
+
+if [ -d ctest/cublas ]; then
+    mkdir -p "$STAGE/ctest"
+    cp -r ctest/cublas "$STAGE/ctest/"
+    [ -e ctest/common.h ] && cp ctest/common.h "$STAGE/ctest/"
+fi
+
+{
+    echo "commit $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
+    echo "staged $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
+    (cd "$STAGE" && find . -type f ! -name MANIFEST -printf '%9s %P\n' | sort -k2)
+} >"$STAGE/MANIFEST"
+
+bytes=$(du -sb "$STAGE" | cut -f1)
+echo "== gpu-stage: $(find "$STAGE" -type f | wc -l) files, $(awk -v b="$bytes" 'BEGIN{printf "%.1f MiB", b/1048576}')"
+cat "$STAGE/MANIFEST"
+if [ "$bytes" -gt "$LIMIT" ]; then
+    echo "gpu-stage is larger than 60 MiB: it will not travel to the GPU host" >&2
+    exit 1
+fi
