@@ -133,7 +133,7 @@ fn device_operands_level2() {
 #[test]
 fn host_operands_stay_on_the_cpu() {
     let Some(_rt) = gpu_or_skip("host_operands_stay_on_the_cpu") else { return };
-    let x = vec![1.0f64; 10];
+    let x = [1.0f64; 10];
     assert!(!hyblas::gpu::runtime::is_device_pointer(x.as_ptr() as *const _));
     let d = DeviceBuffer::new(80).unwrap();
     assert!(hyblas::gpu::runtime::is_device_pointer(d.ptr as *const _));
