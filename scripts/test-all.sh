@@ -6,7 +6,9 @@
 #   headers       scripts/check-headers.sh        (cblas.h/cblas64.h: strict C/C++ compiles, reference prototypes)
 #   fmt           cargo fmt --check               (when rustfmt is installed)
 #   clippy        cargo clippy --release --all-targets -- -D warnings   (when clippy is installed)
-#   cargo-test    cargo test --release
+#   cargo-test    cargo test --release   (GPU tests print SKIPPED where there is no GPU)
+#   kernels       every kernels/*.cu compiled by the real NVRTC for sm_90 (scripts/nvrtc-local.sh
+#                 fetches NVIDIA's NVRTC wheel; no GPU needed)
 #   netlib-judge  scripts/netlib-tests.sh on the reference libblas.so.3: all 24 must pass, so the
 #                 judge itself is known to work on this machine
 #   install       scripts/install.sh $STAGE
@@ -111,6 +113,16 @@ header_drift() {
         echo "include/ matches the committed headers"
 }
 
+kernels_stage() {
+    local env
+    env="$(scripts/nvrtc-local.sh)" || {
+        echo "could not fetch NVRTC (scripts/nvrtc-local.sh)"
+        return 1
+    }
+    eval "$env"
+    HYBLAS_REQUIRE_NVRTC=1 cargo test --release --test gpu_compile -- --nocapture
+}
+
 ctest_stage() {
     rm -rf "$CTEST_BUILD"
     cmake -S "$ROOT/ctest" -B "$CTEST_BUILD" -G "Unix Makefiles" -DCMAKE_PREFIX_PATH="$STAGE" -DCMAKE_BUILD_TYPE=RelWithDebInfo ||
@@ -150,6 +162,7 @@ else
     skip clippy "skipped (clippy not installed)"
 fi
 stage cargo-test cargo test --release
+stage kernels kernels_stage
 if [[ -e /usr/lib/x86_64-linux-gnu/blas/libblas.so.3 ]]; then
     stage netlib-judge netlib_judge
 else
