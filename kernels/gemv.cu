@@ -1,1 +1,420 @@
-// GEMV (N, T, C) and GER (u, c) kernels. (Filled in by the GEMV work.)
+// GEMV (N, T, C) and GER (u, c).
+//
+// Summation orders are fixed by the problem and the device's SM count only (the host picks the
+// row segments of GEMV-T and the column panels of GEMV-N from m, n and the SM count), never by
+// the block shape, the grid size or the alignment of the data: results are bitwise identical
+// across shapes and runs, and between the 16-byte and the element-wise paths.
+//
+// - GEMV-T/C (y_j = sum_i op(A[i,j]) x_i): column j is cut into S segments of L rows (L a
+//   multiple of 32*V*UNROLL, V = 16 / sizeof(T) elements per 16-byte unit). Inside a segment,
+//   unit u (rows u*V .. u*V+V-1 from the segment start) belongs to lane u % 32, and its element
+//   k to the lane's accumulator k; a lane adds its units in increasing order, then sums its V
+//   accumulators left to right, and the warp adds the lanes with warp_sum. One segment writes
+//   y directly; more write a partial each and gemv_fin_t adds them (lane-strided, then
+//   warp_sum) before alpha and beta are applied.
+// - GEMV-N (y_i = sum_j A[i,j] x_j): the columns are cut into KS panels of 16 sub-panels of Lq
+//   columns. A sub-panel's partial of row i is a sequential fused sum over its columns; the 16
+//   partials of a panel are added by the balanced pairwise tree (left + right at every node).
+//   Ty threads (a power of two <= 16) share a panel: thread ty takes the 16/Ty consecutive
+//   sub-panels that form one subtree, builds it in registers, and the Ty subtrees are joined
+//   in shared memory by the upper levels of the same tree. One panel writes y directly; more
+//   write a partial each and gemv_fin_n adds them in panel order.
+// - GER: elementwise (A(i,j) += x_i * alpha*y_j), deterministic by construction.
+//
+// GEMV kernels are persistent: the host launches at most one wave (from the occupancy of the
+// chosen shape) and every warp (GEMV-T) or block (GEMV-N) takes a contiguous, balanced run of
+// tasks, so no partial last wave leaves the device half idle.
+//
+// Scalars follow the reference: beta == 0 assigns (NaN in y is cleared), alpha == 0 reads
+// neither A nor x, alpha == 0 with beta == 1 writes nothing; A outside its m x n block and the
+// gaps of strided vectors are never touched.
+
+#ifndef GEMV_T_UNROLL
+#define GEMV_T_UNROLL 4  // 16-byte units of A (and x) in flight per lane; the host's T_UNROLL
+#endif
+#define GEMV_N_UNROLL 8  // columns in flight per thread in GEMV-N
+#define GER_COLS 4       // columns per thread in GER
+
+template <typename T> struct __align__(16) gvec { T v[16 / sizeof(T)]; };
+template <typename T, int N> struct tvec { T v[N]; };
+
+template <typename T> __device__ __forceinline__ T op_t(T a, int conj) { return conj ? conj_t(a) : a; }
+
+// y := beta*y + alpha*sum as the reference forms it (beta*y first, then the product added),
+// beta == 0 assigning; without a sum (alpha == 0) y is only scaled, and left alone for beta == 1.
+template <typename T> __device__ __forceinline__ void gemv_store(T al, T be, T sum, bool has_sum, T* yp) {
+    if (!has_sum && is_one(be)) return;
+    T r = zero<T>();
+    if (!is_zero(be)) r = is_one(be) ? *yp : be * *yp;
+    if (has_sum) r = fma_t(al, sum, r);
+    *yp = r;
+}
+
+// Contiguous run [t0, t1) of `tasks` tasks for worker w of `workers`: the first tasks % workers
+// workers take one more.
+__device__ __forceinline__ void task_range(i64 tasks, i64 workers, i64 w, i64& t0, i64& t1) {
+    const i64 q = tasks / workers, r = tasks % workers;
+    t0 = w * q + (w < r ? w : r);
+    t1 = t0 + q + (w < r ? 1 : 0);
+}
+
+// ---- GEMV-T/C ----
+
+template <typename T, bool VA> __device__ __forceinline__ gvec<T> load_a_unit(const T* p) {
+    if (VA) return *reinterpret_cast<const gvec<T>*>(p);
+    gvec<T> r;
+#pragma unroll
+    for (int k = 0; k < 16 / (int)sizeof(T); k++) r.v[k] = p[k];
+    return r;
+}
+
+template <typename T, bool VX> __device__ __forceinline__ gvec<T> load_x_unit(const T* x, i64 i, i64 len, i64 inc) {
+    if (VX) return *reinterpret_cast<const gvec<T>*>(x + i);
+    gvec<T> r;
+#pragma unroll
+    for (int k = 0; k < 16 / (int)sizeof(T); k++) r.v[k] = x[vidx(i + k, len, inc)];
+    return r;
+}
+
+// Block (32, Ty), grid ceil(warps / Ty). VA: A and lda 16-byte aligned; VX: x contiguous and
+// 16-byte aligned. S segments of L rows; `warps` persistent warps; `part` holds S partials per
+// column (j*S + s) when S > 1.
+template <typename T, bool VA, bool VX>
+__device__ __forceinline__ void gemv_t_body(i64 m, i64 n, T alpha, const T* alpha_p, T beta, const T* beta_p,
+                                            const T* __restrict__ a, i64 lda, const T* __restrict__ x, i64 incx,
+                                            T* y, i64 incy, int conj, i64 S, i64 L, i64 warps, T* part) {
+    constexpr int V = 16 / sizeof(T);
+    constexpr int U = GEMV_T_UNROLL;
+    const i64 w = (i64)blockIdx.x * blockDim.y + threadIdx.y;
+    if (w >= warps) return;  // whole warps leave: the shuffles below see all 32 lanes
+    const int lane = threadIdx.x;
+    const T al = scalar_arg(alpha, alpha_p);
+    i64 t0, t1;
+    task_range(n * S, warps, w, t0, t1);
+    if (is_zero(al)) {
+        // A and x are not read. With one segment this kernel owns y; else gemv_fin_t scales it.
+        if (S == 1 && lane == 0) {
+            const T be = scalar_arg(beta, beta_p);
+            for (i64 t = t0; t < t1; t++) gemv_store(al, be, zero<T>(), false, y + vidx(t, n, incy));
+        }
+        return;
+    }
+    for (i64 t = t0; t < t1; t++) {
+        const i64 j = t / S, s = t - j * S;
+        const i64 r0 = s * L;
+        const i64 len = (m - r0 < L) ? m - r0 : L;
+        const T* col = a + j * lda + r0;
+        T acc[V];
+#pragma unroll
+        for (int k = 0; k < V; k++) acc[k] = zero<T>();
+        const i64 nu = len / V;  // whole units in the segment
+        i64 u = lane;
+        for (; u + 32 * (U - 1) < nu; u += 32 * U) {
+            gvec<T> av[U], xv[U];
+#pragma unroll
+            for (int p = 0; p < U; p++) {
+                av[p] = load_a_unit<T, VA>(col + (u + 32 * p) * V);
+                xv[p] = load_x_unit<T, VX>(x, r0 + (u + 32 * p) * V, m, incx);
+            }
+#pragma unroll
+            for (int p = 0; p < U; p++)
+#pragma unroll
+                for (int k = 0; k < V; k++) acc[k] = fma_t(op_t(av[p].v[k], conj), xv[p].v[k], acc[k]);
+        }
+        for (; u < nu; u += 32) {
+            const gvec<T> av = load_a_unit<T, VA>(col + u * V);
+            const gvec<T> xv = load_x_unit<T, VX>(x, r0 + u * V, m, incx);
+#pragma unroll
+            for (int k = 0; k < V; k++) acc[k] = fma_t(op_t(av.v[k], conj), xv.v[k], acc[k]);
+        }
+        // The partial last unit of the column (only the last segment has one).
+        const int tail = (int)(len - nu * V);
+        if (tail > 0 && lane == (int)(nu % 32)) {
+#pragma unroll
+            for (int k = 0; k < V; k++)
+                if (k < tail) acc[k] = fma_t(op_t(col[nu * V + k], conj), x[vidx(r0 + nu * V + k, m, incx)], acc[k]);
+        }
+        T sum = acc[0];
+#pragma unroll
+        for (int k = 1; k < V; k++) sum = sum + acc[k];
+        sum = warp_sum(sum);
+        if (lane == 0) {
+            if (S == 1) gemv_store(al, scalar_arg(beta, beta_p), sum, true, y + vidx(j, n, incy));
+            else part[j * S + s] = sum;
+        }
+    }
+}
+
+// y_j := beta*y_j + alpha * (sum of the S partials of column j): one warp per output, block
+// (32, Ty). Lane l adds partials l, l+32, ... in order, then warp_sum.
+template <typename T>
+__device__ __forceinline__ void gemv_fin_t_body(i64 n, i64 S, T alpha, const T* alpha_p, T beta, const T* beta_p,
+                                                const T* part, T* y, i64 incy) {
+    const i64 j = (i64)blockIdx.x * blockDim.y + threadIdx.y;
+    if (j >= n) return;
+    const int lane = threadIdx.x;
+    const T al = scalar_arg(alpha, alpha_p), be = scalar_arg(beta, beta_p);
+    if (is_zero(al)) {
+        if (lane == 0) gemv_store(al, be, zero<T>(), false, y + vidx(j, n, incy));
+        return;
+    }
+    T acc = zero<T>();
+    for (i64 s = lane; s < S; s += 32) acc = acc + part[j * S + s];
+    acc = warp_sum(acc);
+    if (lane == 0) gemv_store(al, be, acc, true, y + vidx(j, n, incy));
+}
+
+// ---- GEMV-N ----
+
+// RV rows r .. r+RV-1 of one column (p points at row r): one 16-byte load when VA and the
+// rows are all inside the matrix, else element loads of the rows < m (zero beyond).
+template <typename T, int RV, bool VA> __device__ __forceinline__ tvec<T, RV> load_rows(const T* p, i64 r, i64 m) {
+    tvec<T, RV> v;
+    if (VA && r + RV <= m) {
+        const gvec<T> g = *reinterpret_cast<const gvec<T>*>(p);
+#pragma unroll
+        for (int e = 0; e < RV; e++) v.v[e] = g.v[e];
+    } else {
+#pragma unroll
+        for (int e = 0; e < RV; e++) v.v[e] = (r + e < m) ? p[e] : zero<T>();
+    }
+    return v;
+}
+
+template <typename T, int RV, bool VA>
+__device__ __forceinline__ void store_rows(T* p, i64 r, i64 m, const tvec<T, RV>& v) {
+    if (VA && r + RV <= m) {
+        gvec<T> g;
+#pragma unroll
+        for (int e = 0; e < RV; e++) g.v[e] = v.v[e];
+        *reinterpret_cast<gvec<T>*>(p) = g;
+    } else {
+#pragma unroll
+        for (int e = 0; e < RV; e++)
+            if (r + e < m) p[e] = v.v[e];
+    }
+}
+
+// Block (Tx, Ty), Ty a power of two <= 16; each thread RV consecutive rows (RV = V on the
+// aligned path, 1 otherwise: the row-to-thread map does not change any sum). Tasks are
+// (panel k, row block rb) with rbs row blocks of Tx*RV rows; gridDim.x persistent blocks.
+// Dynamic shared memory: Ty * RV * Tx elements when Ty > 1. `part` holds KS partials per row
+// (k*m + i) when KS > 1.
+template <typename T, int RV, bool VA>
+__device__ __forceinline__ void gemv_n_body(i64 m, i64 n, T alpha, const T* alpha_p, T beta, const T* beta_p,
+                                            const T* __restrict__ a, i64 lda, const T* __restrict__ x, i64 incx,
+                                            T* y, i64 incy, i64 KS, i64 Lq, i64 rbs, T* part) {
+    extern __shared__ __align__(16) unsigned char gemv_smem[];
+    T* red = reinterpret_cast<T*>(gemv_smem);
+    const int tx = threadIdx.x, ty = threadIdx.y, Tx = blockDim.x, Ty = blockDim.y;
+    const int R = 16 / Ty;  // sub-panels per thread
+    const T al = scalar_arg(alpha, alpha_p);
+    i64 t0, t1;
+    task_range(rbs * KS, gridDim.x, blockIdx.x, t0, t1);
+    if (is_zero(al)) {
+        // Uniform over the block, so no thread is left waiting at a barrier.
+        if (KS == 1 && ty == 0) {
+            const T be = scalar_arg(beta, beta_p);
+            for (i64 t = t0; t < t1; t++) {
+                const i64 r = (t * Tx + tx) * RV;
+                for (int e = 0; e < RV; e++)
+                    if (r + e < m) gemv_store(al, be, zero<T>(), false, y + vidx(r + e, m, incy));
+            }
+        }
+        return;
+    }
+    for (i64 t = t0; t < t1; t++) {
+        const i64 k = t / rbs, rb = t - k * rbs;
+        const i64 r = (rb * Tx + tx) * RV;
+        const i64 c0 = k * 16 * Lq;
+        const i64 c1 = (n - c0 < 16 * Lq) ? n : c0 + 16 * Lq;
+        T cur[RV], stk[4][RV];
+#pragma unroll
+        for (int e = 0; e < RV; e++) cur[e] = zero<T>();
+        if (r < m) {
+            const T* ar = a + r;
+            for (int i = 0; i < R; i++) {
+                const i64 cb = c0 + (i64)(ty * R + i) * Lq;
+                const i64 ce = (c1 - cb < Lq) ? c1 : cb + Lq;  // empty past the last column
+                T acc[RV];
+#pragma unroll
+                for (int e = 0; e < RV; e++) acc[e] = zero<T>();
+                i64 j = cb;
+                for (; j + GEMV_N_UNROLL <= ce; j += GEMV_N_UNROLL) {
+                    tvec<T, RV> av[GEMV_N_UNROLL];
+                    T xv[GEMV_N_UNROLL];
+#pragma unroll
+                    for (int c = 0; c < GEMV_N_UNROLL; c++) {
+                        av[c] = load_rows<T, RV, VA>(ar + (j + c) * lda, r, m);
+                        xv[c] = x[vidx(j + c, n, incx)];
+                    }
+#pragma unroll
+                    for (int c = 0; c < GEMV_N_UNROLL; c++)
+#pragma unroll
+                        for (int e = 0; e < RV; e++) acc[e] = fma_t(av[c].v[e], xv[c], acc[e]);
+                }
+                for (; j < ce; j++) {
+                    const tvec<T, RV> av = load_rows<T, RV, VA>(ar + j * lda, r, m);
+                    const T xv = x[vidx(j, n, incx)];
+#pragma unroll
+                    for (int e = 0; e < RV; e++) acc[e] = fma_t(av.v[e], xv, acc[e]);
+                }
+                // Binary-counter merge: leaf i joins the pending left subtrees of its trailing
+                // one bits (left + right), then waits at the first zero bit. After the last
+                // leaf (R a power of two) `cur` holds this thread's whole subtree.
+#pragma unroll
+                for (int e = 0; e < RV; e++) cur[e] = acc[e];
+bool carry = true;
+#pragma unroll
+                for (int lv = 0; lv < 4; lv++) {
+                    if (carry && ((i >> lv) & 1)) {
+#pragma unroll
+                        for (int e = 0; e < RV; e++) cur[e] = stk[lv][e] + cur[e];
+                    } else if (carry) {
+#pragma unroll
+                        for (int e = 0; e < RV; e++) stk[lv][e] = cur[e];
+                        carry = false;
+                    }
+                }
+            }
+        }
+        if (Ty > 1) {
+            // Upper levels of the tree across the Ty threads of a row (planes per element so
+            // that consecutive tx hit consecutive banks).
+#pragma unroll
+            for (int e = 0; e < RV; e++) red[(ty * RV + e) * Tx + tx] = cur[e];
+            __syncthreads();
+            for (int s = 1; s < Ty; s <<= 1) {
+                if ((ty & (2 * s - 1)) == 0) {
+#pragma unroll
+                    for (int e = 0; e < RV; e++)
+                        red[(ty * RV + e) * Tx + tx] = red[(ty * RV + e) * Tx + tx] + red[((ty + s) * RV + e) * Tx + tx];
+                }
+                __syncthreads();
+            }
+            // Only thread ty == 0 reads row 0 of `red`, and only it writes there: the next
+            // task's writes by other threads cannot race with this read.
+            if (ty == 0) {
+#pragma unroll
+                for (int e = 0; e < RV; e++) cur[e] = red[e * Tx + tx];
+            }
+        }
+        if (ty == 0 && r < m) {
+            if (KS == 1) {
+                const T be = scalar_arg(beta, beta_p);
+#pragma unroll
+                for (int e = 0; e < RV; e++)
+                    if (r + e < m) gemv_store(al, be, cur[e], true, y + vidx(r + e, m, incy));
+            } else {
+#pragma unroll
+                for (int e = 0; e < RV; e++)
+                    if (r + e < m) part[k * m + r + e] = cur[e];
+            }
+        }
+    }
+}
+
+// y_i := beta*y_i + alpha * (sum of the KS partials of row i, in panel order): one thread per
+// output, block (32, Ty). With alpha == 0 only scales y (also the alpha == 0 path of gemv).
+template <typename T>
+__device__ __forceinline__ void gemv_fin_n_body(i64 m, i64 KS, T alpha, const T* alpha_p, T beta, const T* beta_p,
+                                                const T* part, T* y, i64 incy) {
+    const i64 i = ((i64)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+    if (i >= m) return;
+    const T al = scalar_arg(alpha, alpha_p), be = scalar_arg(beta, beta_p);
+    if (is_zero(al) || KS <= 0) {
+        gemv_store(al, be, zero<T>(), false, y + vidx(i, m, incy));
+        return;
+    }
+    T acc = part[i];
+    for (i64 k = 1; k < KS; k++) acc = acc + part[k * m + i];
+    gemv_store(al, be, acc, true, y + vidx(i, m, incy));
+}
+
+// ---- GER ----
+
+// Block (Tx, Ty); block b covers row block b % rbs (Tx*RV rows) and GER_COLS*Ty columns of
+// column block b / rbs, thread ty taking columns ty, ty+Ty, ... Columns with y_j == 0 are
+// skipped as the reference does.
+template <typename T, int RV, bool VA>
+__device__ __forceinline__ void ger_body(i64 m, i64 n, T alpha, const T* alpha_p, const T* __restrict__ x, i64 incx,
+                                         const T* __restrict__ y, i64 incy, T* a, i64 lda, int conj, i64 rbs) {
+    const T al = scalar_arg(alpha, alpha_p);
+    if (is_zero(al)) return;
+    const i64 b = blockIdx.x, rb = b % rbs, cb = b / rbs;
+    const i64 r = (rb * blockDim.x + threadIdx.x) * RV;
+    if (r >= m) return;
+    T xv[RV];
+#pragma unroll
+    for (int e = 0; e < RV; e++) xv[e] = (r + e < m) ? x[vidx(r + e, m, incx)] : zero<T>();
+    const i64 j0 = cb * blockDim.y * GER_COLS + threadIdx.y;
+    T tj[GER_COLS];
+    bool on[GER_COLS];
+#pragma unroll
+    for (int q = 0; q < GER_COLS; q++) {
+        const i64 j = j0 + (i64)q * blockDim.y;
+        const T yj = (j < n) ? y[vidx(j, n, incy)] : zero<T>();
+        on[q] = j < n && !is_zero(yj);
+        tj[q] = al * op_t(yj, conj);
+    }
+    tvec<T, RV> av[GER_COLS];
+#pragma unroll
+    for (int q = 0; q < GER_COLS; q++)
+        if (on[q]) av[q] = load_rows<T, RV, VA>(a + (j0 + (i64)q * blockDim.y) * lda + r, r, m);
+#pragma unroll
+    for (int q = 0; q < GER_COLS; q++) {
+        if (on[q]) {
+#pragma unroll
+            for (int e = 0; e < RV; e++) av[q].v[e] = fma_t(xv[e], tj[q], av[q].v[e]);
+            store_rows<T, RV, VA>(a + (j0 + (i64)q * blockDim.y) * lda + r, r, m, av[q]);
+        }
+    }
+}
+
+// ---- Entry points ----
+
+#define GEMV_T_ENTRY(P, T, SFX, VA, VX)                                                                         \
+    extern "C" __global__ void P##gemv_t_##SFX(i64 m, i64 n, T alpha, const T* alpha_p, T beta, const T* beta_p, \
+                                               const T* a, i64 lda, const T* x, i64 incx, T* y, i64 incy,        \
+                                               int conj, i64 S, i64 L, i64 warps, T* part) {                    \
+        gemv_t_body<T, VA, VX>(m, n, alpha, alpha_p, beta, beta_p, a, lda, x, incx, y, incy, conj, S, L, warps, \
+                               part);                                                                            \
+    }
+
+#define GEMV_ENTRIES(P, T)                                                                                        \
+    GEMV_T_ENTRY(P, T, vv, true, true)                                                                            \
+    GEMV_T_ENTRY(P, T, vs, true, false)                                                                           \
+    GEMV_T_ENTRY(P, T, sv, false, true)                                                                           \
+    GEMV_T_ENTRY(P, T, ss, false, false)                                                                          \
+    extern "C" __global__ void P##gemv_fin_t(i64 n, i64 S, T alpha, const T* alpha_p, T beta, const T* beta_p,    \
+                                             const T* part, T* y, i64 incy) {                                     \
+        gemv_fin_t_body<T>(n, S, alpha, alpha_p, beta, beta_p, part, y, incy);                                    \
+    }                                                                                                             \
+    extern "C" __global__ void P##gemv_n_v(i64 m, i64 n, T alpha, const T* alpha_p, T beta, const T* beta_p,      \
+                                           const T* a, i64 lda, const T* x, i64 incx, T* y, i64 incy, i64 KS,     \
+                                           i64 Lq, i64 rbs, T* part) {                                            \
+        gemv_n_body<T, 16 / sizeof(T), true>(m, n, alpha, alpha_p, beta, beta_p, a, lda, x, incx, y, incy, KS, Lq, \
+                                             rbs, part);                                                          \
+    }                                                                                                             \
+    extern "C" __global__ void P##gemv_n(i64 m, i64 n, T alpha, const T* alpha_p, T beta, const T* beta_p,        \
+                                         const T* a, i64 lda, const T* x, i64 incx, T* y, i64 incy, i64 KS,       \
+                                         i64 Lq, i64 rbs, T* part) {                                              \
+        gemv_n_body<T, 1, false>(m, n, alpha, alpha_p, beta, beta_p, a, lda, x, incx, y, incy, KS, Lq, rbs, part); \
+    }                                                                                                             \
+    extern "C" __global__ void P##gemv_fin_n(i64 m, i64 KS, T alpha, const T* alpha_p, T beta, const T* beta_p,   \
+                                             const T* part, T* y, i64 incy) {                                     \
+        gemv_fin_n_body<T>(m, KS, alpha, alpha_p, beta, beta_p, part, y, incy);                                   \
+    }                                                                                                             \
+    extern "C" __global__ void P##ger_v(i64 m, i64 n, T alpha, const T* alpha_p, const T* x, i64 incx,            \
+                                        const T* y, i64 incy, T* a, i64 lda, int conj, i64 rbs) {                 \
+        ger_body<T, 16 / sizeof(T), true>(m, n, alpha, alpha_p, x, incx, y, incy, a, lda, conj, rbs);             \
+    }                                                                                                             \
+    extern "C" __global__ void P##ger(i64 m, i64 n, T alpha, const T* alpha_p, const T* x, i64 incx, const T* y,  \
+                                      i64 incy, T* a, i64 lda, int conj, i64 rbs) {                               \
+        ger_body<T, 1, false>(m, n, alpha, alpha_p, x, incx, y, incy, a, lda, conj, rbs);                         \
+    }
+
+GEMV_ENTRIES(s, float)
+GEMV_ENTRIES(d, double)
+GEMV_ENTRIES(c, cfloat)
+GEMV_ENTRIES(z, cdouble)

@@ -1,37 +1,386 @@
 //! GEMV (N, T, C) and GER (u, c) on the GPU: host sides of `kernels/gemv.cu`.
+//!
+//! The summation order of GEMV is fixed by (m, n, SM count) alone: GEMV-T cuts each column into
+//! `S` row segments (`t_segments`), GEMV-N cuts the columns into `KS` panels of 16 sub-panels
+//! (`n_panels`); the kernel comments give the trees. The block shape, the grid size and the
+//! alignment of the data (16-byte or element-wise kernels) only change who computes what, so
+//! results are bitwise identical across them. With more than one segment or panel the
+//! partials go through the stream workspace and a second kernel adds them in a fixed order.
+//!
+//! The GEMV kernels are persistent: the grid is at most one wave of the chosen shape, cut so
+//! that every warp (T) or block (N) gets the same number of tasks; the tuner's grid occupancy
+//! then measures how full that wave is.
 
-use super::{DMat, DVec, Exec, In, Result};
+use super::kernels::{Args, Family, Function, Launch};
+use super::occupancy::occupancy;
+use super::runtime::DeviceProps;
+use super::tune::{self, KernelSpec, TuneCase};
+use super::{elem, DMat, DVec, DeviceBuffer, Exec, GpuError, In, Result, Runtime};
 use crate::types::{Scalar, Trans};
+use std::sync::Arc;
+
+/// GEMV-N: Tx threads along rows, Ty (a power of two <= 16) sharing a column panel.
+pub static GEMV_N: KernelSpec =
+    KernelSpec { name: "gemv_n", tx: &[32, 64, 128, 256, 512], ty: &[1, 2, 4, 8, 16], smem: gemv_n_smem };
+/// GEMV-T/C: one warp per task (Tx = 32), Ty warps per block.
+pub static GEMV_T: KernelSpec =
+    KernelSpec { name: "gemv_t", tx: &[32], ty: &[1, 2, 4, 8, 16, 32], smem: tune::no_smem };
+/// GER: Tx threads along rows, Ty threads across columns.
+pub static GER: KernelSpec =
+    KernelSpec { name: "ger", tx: &[32, 64, 128, 256, 512, 1024], ty: &[1, 2, 4, 8, 16], smem: tune::no_smem };
+/// The kernels that add the partials (and scale y when alpha == 0): warps of 32, Ty per block.
+pub static GEMV_FIN: KernelSpec =
+    KernelSpec { name: "gemv_fin", tx: &[32], ty: &[2, 4, 8, 16, 32], smem: tune::no_smem };
+
+/// GEMV-N's shared memory: the Ty subtrees of every row (at most 16 bytes per thread).
+fn gemv_n_smem(tx: u32, ty: u32, _elem: u32) -> u32 {
+    if ty > 1 {
+        16 * tx * ty
+    } else {
+        0
+    }
+}
+
+/// 16-byte units of A in flight per lane in GEMV-T (`GEMV_T_UNROLL` in the kernel); segments
+/// are whole multiples of 32 lanes times this many units.
+const T_UNROLL: i64 = 4;
+/// Most segments per column of GEMV-T (the combining warp adds them lane-serially).
+const T_MAX_SEGMENTS: i64 = 2048;
+/// Columns GEMV-N's panels have at least (the partials stay a small fraction of the traffic).
+const N_MIN_PANEL: i64 = 128;
+/// Most panels of GEMV-N (the combining thread adds them serially).
+const N_MAX_PANELS: i64 = 1024;
+/// GER: columns per thread (`GER_COLS` in the kernel).
+const GER_COLS: u64 = 4;
+
+/// Ceiling division of non-negative numbers.
+fn cdiv(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b
+}
+
+/// Elements per 16-byte unit.
+fn per_unit<T>() -> i64 {
+    (16 / std::mem::size_of::<T>()) as i64
+}
+
+/// GEMV-T's row segments (S, L): S segments of L rows per column. Enough (column, segment)
+/// tasks for sm_count*32 warps (each keeps 32*16*T_UNROLL bytes of A in flight, so that many
+/// cover the memory latency), segments of whole unrolled lane patterns. Depends on (m, n,
+/// SM count) only: this is what fixes GEMV-T's summation order.
+pub fn t_segments<T>(m: i64, n: i64, sm_count: u32) -> (i64, i64) {
+    let m = m.max(1);
+    let unit = 32 * per_unit::<T>() * T_UNROLL;
+    let want = cdiv(sm_count as i64 * 32, n.max(1));
+    let s = want.min(T_MAX_SEGMENTS).min(cdiv(m, unit)).max(1);
+    let l = cdiv(cdiv(m, s), unit) * unit;
+    (cdiv(m, l).max(1), l)
+}
+
+/// GEMV-N's column panels (KS, Lq): KS panels of 16 sub-panels of Lq columns. Enough (row
+/// unit, panel) pairs for two full waves of threads at Ty = 4, panels of at least
+/// `N_MIN_PANEL` columns. Depends on (m, n, SM count) only: this fixes GEMV-N's order.
+pub fn n_panels<T>(m: i64, n: i64, sm_count: u32) -> (i64, i64) {
+    let n = n.max(1);
+    let units = cdiv(m.max(1), per_unit::<T>());
+    let want = cdiv(sm_count as i64 * 1024, units);
+    let ks = want.min(cdiv(n, N_MIN_PANEL)).clamp(1, N_MAX_PANELS);
+    let lq = cdiv(cdiv(n, ks), 64) * 64 / 16;
+    (cdiv(n, 16 * lq).max(1), lq)
+}
+
+/// The shape the kernel gets: the tuner's choice, or a shape forced by `tune::with_shape`
+/// brought to the nearest one `spec` allows (GEMV-T needs Tx = 32, GEMV-N a power-of-two Ty)
+/// and that the function can run (Ty lowered until the block fits on an SM).
+fn fit(p: &DeviceProps, spec: &KernelSpec, f: &Function, es: u32, (tx, ty): (u32, u32)) -> (u32, u32) {
+    let near = |v: u32, list: &[u32]| *list.iter().min_by_key(|&&c| (c as i64 - v as i64).abs()).unwrap();
+    let tx = if spec.tx.contains(&tx) { tx } else { near(tx, spec.tx) };
+    let mut ty = if spec.ty.contains(&ty) { ty } else { near(ty, spec.ty) };
+    while tx * ty > f.max_threads.min(p.max_threads_per_block) || resident(p, f, spec, es, (tx, ty)) == 0 {
+        match spec.ty.iter().filter(|&&c| c < ty).max() {
+            Some(&c) => ty = c,
+            None => break,
+        }
+    }
+    (tx, ty)
+}
+
+/// Persistent grid: with `cap` workers resident, each takes ceil(tasks / cap) tasks, and the
+/// fewest workers that then cover all tasks are launched.
+fn persistent(tasks: u64, cap: u64) -> u64 {
+    let per = tasks.div_ceil(cap.max(1));
+    tasks.div_ceil(per.max(1))
+}
+
+/// Resident blocks of `f` on the whole device with this shape.
+fn resident(p: &DeviceProps, f: &Function, spec: &KernelSpec, es: u32, (tx, ty): (u32, u32)) -> u64 {
+    occupancy(p, f, tx * ty, (spec.smem)(tx, ty, es)).active_blocks_per_sm as u64 * p.sm_count as u64
+}
+
+fn class2(m: i64, n: i64) -> u64 {
+    tune::size_class(m as u64) ^ tune::size_class(n as u64).rotate_left(29)
+}
+
+fn aligned<T>(a: DMat) -> bool {
+    a.ptr.is_multiple_of(16) && (a.ld as u64 * std::mem::size_of::<T>() as u64).is_multiple_of(16)
+}
 
 /// y := alpha*op(A)*x + beta*y, A m x n column-major; op = N, T or C.
 #[allow(clippy::too_many_arguments)]
 pub fn gemv<T: Scalar>(
-    _ex: &Exec,
-    _trans: Trans,
-    _m: i64,
-    _n: i64,
-    _alpha: In<T>,
-    _a: DMat,
-    _x: DVec,
-    _beta: In<T>,
-    _y: DVec,
+    ex: &Exec,
+    trans: Trans,
+    m: i64,
+    n: i64,
+    alpha: In<T>,
+    a: DMat,
+    x: DVec,
+    beta: In<T>,
+    y: DVec,
 ) -> Result<()> {
-    Err(super::GpuError::Unsupported("gemv"))
+    // The reference's quick returns: nothing at all when m or n is 0 (y is not even scaled),
+    // nor for alpha == 0 with beta == 1.
+    if m <= 0 || n <= 0 {
+        return Ok(());
+    }
+    if a.ld < m {
+        return Err(GpuError::Unsupported("gemv: lda < m"));
+    }
+    let alpha_zero = alpha.host().is_some_and(|v| v == T::zero());
+    if alpha_zero && beta.host().is_some_and(|v| v == T::one()) {
+        return Ok(());
+    }
+    let leny = if trans == Trans::No { m } else { n };
+    if alpha_zero {
+        // y := beta*y without reading A or x: the combining kernel with no partials.
+        return fin(ex, "gemv_fin_n", leny, 0, alpha, beta, 0, y);
+    }
+    match trans {
+        Trans::No => gemv_n::<T>(ex, m, n, alpha, a, x, beta, y),
+        _ => gemv_t::<T>(ex, m, n, alpha, a, x, beta, y, trans == Trans::ConjTrans),
+    }
+}
+
+/// Launch a combining kernel: `gemv_fin_n` (one thread per output, partials k*len + i) or
+/// `gemv_fin_t` (one warp per output, partials i*parts + k).
+#[allow(clippy::too_many_arguments)]
+fn fin<T: Scalar>(
+    ex: &Exec,
+    name: &str,
+    len: i64,
+    parts: i64,
+    alpha: In<T>,
+    beta: In<T>,
+    part: u64,
+    y: DVec,
+) -> Result<()> {
+    let f = ex.function::<T>(Family::Gemv, name)?;
+    let per_warp = if name == "gemv_fin_t" { 1 } else { 32 };
+    let outputs = |ty: u32| (len as u64).div_ceil(per_warp).div_ceil(ty as u64);
+    let shape =
+        tune::choose(ex.rt, &f, &GEMV_FIN, T::PREFIX, elem::<T>(), tune::size_class(len as u64), |_, ty| outputs(ty));
+    let (tx, ty) = fit(&ex.rt.props, &GEMV_FIN, &f, elem::<T>(), shape);
+    let blocks = outputs(ty);
+    if blocks > i32::MAX as u64 {
+        return Err(GpuError::Unsupported("gemv: too many outputs"));
+    }
+    let (al, alp) = alpha.parts();
+    let (be, bep) = beta.parts();
+    let mut args = Args::new();
+    args.arg(len).arg(parts).arg(al).arg(alp).arg(be).arg(bep).arg(part).arg(y.ptr).arg(y.inc);
+    f.launch(Launch { grid: (blocks as u32, 1, 1), block: (tx, ty, 1), smem: 0 }, ex.stream, &mut args)
+}
+
+/// GEMV-T/C: one warp per (column, segment) task.
+#[allow(clippy::too_many_arguments)]
+fn gemv_t<T: Scalar>(
+    ex: &Exec,
+    m: i64,
+    n: i64,
+    alpha: In<T>,
+    a: DMat,
+    x: DVec,
+    beta: In<T>,
+    y: DVec,
+    conj: bool,
+) -> Result<()> {
+    let p = &ex.rt.props;
+    let (s, l) = t_segments::<T>(m, n, p.sm_count);
+    let vx = x.inc == 1 && x.ptr.is_multiple_of(16);
+    let name = match (aligned::<T>(a), vx) {
+        (true, true) => "gemv_t_vv",
+        (true, false) => "gemv_t_vs",
+        (false, true) => "gemv_t_sv",
+        (false, false) => "gemv_t_ss",
+    };
+    let f = ex.function::<T>(Family::Gemv, name)?;
+    let tasks = n as u64 * s as u64;
+    let warps = |shape: (u32, u32)| persistent(tasks, resident(p, &f, &GEMV_T, elem::<T>(), shape) * shape.1 as u64);
+    let shape = tune::choose(ex.rt, &f, &GEMV_T, T::PREFIX, elem::<T>(), class2(m, n), |tx, ty| {
+        warps((tx, ty)).div_ceil(ty as u64)
+    });
+    let (tx, ty) = fit(p, &GEMV_T, &f, elem::<T>(), shape);
+    let w = warps((tx, ty));
+    let blocks = w.div_ceil(ty as u64);
+    let (al, alp) = alpha.parts();
+    let (be, bep) = beta.parts();
+    // Hold the scratch for the whole enqueue: the combining kernel reads what the first wrote.
+    let scratch = ex.rt.scratch(ex.stream);
+    let mut sc = scratch.lock();
+    let part = if s > 1 { sc.workspace(tasks as usize * std::mem::size_of::<T>())? } else { 0 };
+    let mut args = Args::new();
+    args.arg(m).arg(n).arg(al).arg(alp).arg(be).arg(bep).arg(a.ptr).arg(a.ld).arg(x.ptr).arg(x.inc);
+    args.arg(y.ptr).arg(y.inc).arg(conj as i32).arg(s).arg(l).arg(w as i64).arg(part);
+    f.launch(Launch { grid: (blocks as u32, 1, 1), block: (tx, ty, 1), smem: 0 }, ex.stream, &mut args)?;
+    if s > 1 {
+        fin(ex, "gemv_fin_t", n, s, alpha, beta, part, y)?;
+    }
+    Ok(())
+}
+
+/// GEMV-N: blocks of rows x column panels.
+#[allow(clippy::too_many_arguments)]
+fn gemv_n<T: Scalar>(ex: &Exec, m: i64, n: i64, alpha: In<T>, a: DMat, x: DVec, beta: In<T>, y: DVec) -> Result<()> {
+    let p = &ex.rt.props;
+    let (ks, lq) = n_panels::<T>(m, n, p.sm_count);
+    let va = aligned::<T>(a);
+    let f = ex.function::<T>(Family::Gemv, if va { "gemv_n_v" } else { "gemv_n" })?;
+    let rows_per_thread = (if va { per_unit::<T>() } else { 1 }) as u64;
+    let units = (m as u64).div_ceil(rows_per_thread);
+    let rbs = |tx: u32| units.div_ceil(tx as u64);
+    let blocks = |shape: (u32, u32)| persistent(rbs(shape.0) * ks as u64, resident(p, &f, &GEMV_N, elem::<T>(), shape));
+    let shape = tune::choose(ex.rt, &f, &GEMV_N, T::PREFIX, elem::<T>(), class2(m, n), |tx, ty| blocks((tx, ty)));
+    let (tx, ty) = fit(p, &GEMV_N, &f, elem::<T>(), shape);
+    let (al, alp) = alpha.parts();
+    let (be, bep) = beta.parts();
+    let scratch = ex.rt.scratch(ex.stream);
+    let mut sc = scratch.lock();
+    let part = if ks > 1 { sc.workspace(ks as usize * m as usize * std::mem::size_of::<T>())? } else { 0 };
+    let mut args = Args::new();
+    args.arg(m).arg(n).arg(al).arg(alp).arg(be).arg(bep).arg(a.ptr).arg(a.ld).arg(x.ptr).arg(x.inc);
+    args.arg(y.ptr).arg(y.inc).arg(ks).arg(lq).arg(rbs(tx) as i64).arg(part);
+    let l =
+        Launch { grid: (blocks((tx, ty)) as u32, 1, 1), block: (tx, ty, 1), smem: gemv_n_smem(tx, ty, elem::<T>()) };
+    f.launch(l, ex.stream, &mut args)?;
+    if ks > 1 {
+        fin(ex, "gemv_fin_n", m, ks, alpha, beta, part, y)?;
+    }
+    Ok(())
 }
 
 /// A := alpha*x*y^T + A (conj: alpha*x*y^H + A), A m x n column-major.
 #[allow(clippy::too_many_arguments)]
-pub fn ger<T: Scalar>(
-    _ex: &Exec,
-    _m: i64,
-    _n: i64,
-    _alpha: In<T>,
-    _x: DVec,
-    _y: DVec,
-    _a: DMat,
-    _conj: bool,
-) -> Result<()> {
-    Err(super::GpuError::Unsupported("ger"))
+pub fn ger<T: Scalar>(ex: &Exec, m: i64, n: i64, alpha: In<T>, x: DVec, y: DVec, a: DMat, conj: bool) -> Result<()> {
+    if m <= 0 || n <= 0 || alpha.host().is_some_and(|v| v == T::zero()) {
+        return Ok(());
+    }
+    if a.ld < m {
+        return Err(GpuError::Unsupported("ger: lda < m"));
+    }
+    let va = aligned::<T>(a);
+    let f = ex.function::<T>(Family::Gemv, if va { "ger_v" } else { "ger" })?;
+    let rows_per_thread = (if va { per_unit::<T>() } else { 1 }) as u64;
+    let units = (m as u64).div_ceil(rows_per_thread);
+    let blocks = |tx: u32, ty: u32| units.div_ceil(tx as u64) * (n as u64).div_ceil(ty as u64 * GER_COLS);
+    let shape = tune::choose(ex.rt, &f, &GER, T::PREFIX, elem::<T>(), class2(m, n), blocks);
+    let (tx, ty) = fit(&ex.rt.props, &GER, &f, elem::<T>(), shape);
+    let grid = blocks(tx, ty);
+    if grid > i32::MAX as u64 {
+        return Err(GpuError::Unsupported("ger: grid too large"));
+    }
+    let (al, alp) = alpha.parts();
+    let mut args = Args::new();
+    args.arg(m).arg(n).arg(al).arg(alp).arg(x.ptr).arg(x.inc).arg(y.ptr).arg(y.inc).arg(a.ptr).arg(a.ld);
+    args.arg(conj as i32).arg(units.div_ceil(tx as u64) as i64);
+    f.launch(Launch { grid: (grid as u32, 1, 1), block: (tx, ty, 1), smem: 0 }, ex.stream, &mut args)
+}
+
+// ---- Offline tuning ----
+
+/// The cases `hyblas tune` measures: GEMV-N, GEMV-T and GER at m = n = 8192 for each
+/// precision (keys `sgemv_n`, `sgemv_t`, `sger`, ...; GEMV-C shares GEMV-T's recipe).
+pub fn tune_cases(rt: &'static Runtime) -> Result<Vec<TuneCase>> {
+    let mut v = Vec::new();
+    cases::<f32>(rt, &mut v)?;
+    cases::<f64>(rt, &mut v)?;
+    cases::<crate::types::C32>(rt, &mut v)?;
+    cases::<crate::types::C64>(rt, &mut v)?;
+    Ok(v)
+}
+
+fn cases<T: Scalar>(rt: &'static Runtime, out: &mut Vec<TuneCase>) -> Result<()> {
+    const N: i64 = 8192;
+    let es = std::mem::size_of::<T>();
+    let filled = |elems: usize| -> Result<Arc<DeviceBuffer>> {
+        let b = DeviceBuffer::new(elems * es)?;
+        // Finite, non-zero words (1.0f): GER skips columns where y_j == 0.
+        super::driver::check(
+            unsafe { super::driver::sys::cuMemsetD32_v2(b.ptr, 0x3f80_0000, b.bytes / 4) },
+            "cuMemsetD32",
+        )?;
+        Ok(Arc::new(b))
+    };
+    let a = filled(N as usize * N as usize)?;
+    let x = filled(N as usize)?;
+    let y = filled(N as usize)?;
+    let kinds: [(&'static KernelSpec, &str, &str); 3] =
+        [(&GEMV_N, "gemv_n", "gemv_n_v"), (&GEMV_T, "gemv_t", "gemv_t_vv"), (&GER, "ger", "ger_v")];
+    for (spec, key, kernel) in kinds {
+        let (a, x, y) = (a.clone(), x.clone(), y.clone());
+        let timer = super::timing::Timer::new(Exec::own(rt).stream)?;
+        let func = rt.function(Family::Gemv, &format!("{}{kernel}", T::PREFIX))?;
+        let which = key;
+        out.push(TuneCase {
+            key: format!("{}{key}", T::PREFIX),
+            spec,
+            func,
+            elem: elem::<T>(),
+            run: Box::new(move || {
+                let ex = Exec::own(rt);
+                let am = DMat { ptr: a.ptr, ld: N };
+                let (xv, yv) = (DVec { ptr: x.ptr, inc: 1 }, DVec { ptr: y.ptr, inc: 1 });
+                let one = In::Host(T::one());
+                timer.median(2, 10, &mut || match which {
+                    "gemv_n" => gemv::<T>(&ex, Trans::No, N, N, one, am, xv, In::Host(T::zero()), yv),
+                    "gemv_t" => gemv::<T>(&ex, Trans::Trans, N, N, one, am, xv, In::Host(T::zero()), yv),
+                    _ => ger::<T>(&ex, N, N, one, xv, yv, am, false),
+                })
+            }),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_cover_the_column_in_whole_lane_patterns() {
+        for &(m, n) in &[(1, 1), (8192, 8192), (8192, 3), (3, 8192), (1 << 26, 1), (1000, 1000), (511, 4097)] {
+            let (s, l) = t_segments::<f32>(m, n, 132);
+            assert!((1..=T_MAX_SEGMENTS).contains(&s) && l % (32 * 4 * T_UNROLL) == 0, "{m}x{n}: {s} x {l}");
+            assert!((s - 1) * l < m && s * l >= m, "{m}x{n}: {s} x {l}");
+        }
+        // The target case needs no second pass.
+        assert_eq!(t_segments::<f32>(8192, 8192, 132).0, 1);
+    }
+
+    #[test]
+    fn panels_cover_the_columns() {
+        for &(m, n) in &[(1, 1), (8192, 8192), (8192, 3), (3, 8192), (1 << 26, 1), (1000, 1000), (511, 4097)] {
+            let (ks, lq) = n_panels::<f64>(m, n, 132);
+            assert!((1..=N_MAX_PANELS).contains(&ks) && lq % 4 == 0 && lq >= 4, "{m}x{n}: {ks} x {lq}");
+            assert!((ks - 1) * 16 * lq < n && ks * 16 * lq >= n, "{m}x{n}: {ks} x {lq}");
+        }
+    }
+
+    #[test]
+    fn persistent_grids_balance() {
+        assert_eq!(persistent(8192, 4224), 4096);
+        assert_eq!(persistent(100, 4224), 100);
+        assert_eq!(persistent(33001, 8448), 8251);
+        assert_eq!(persistent(0, 10), 0);
+    }
 }
 
 /// The cases `hyblas tune` measures for this family.
