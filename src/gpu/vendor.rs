@@ -6,6 +6,7 @@ use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Library names tried, newest first, when the symbol is not already loaded after us.
 pub const LIBS: &[&str] = &["libcublas.so.13", "libcublas.so.12", "libcublas.so"];
@@ -67,4 +68,40 @@ pub unsafe fn get<F: Copy>(name: &'static str) -> Option<F> {
 /// Whether a real cuBLAS can be reached.
 pub fn present() -> bool {
     lookup("cublasGetVersion_v2").is_some()
+}
+
+/// One real cuBLAS function, resolved on first use and then read with one atomic load: the
+/// cuBLAS layer keeps one per exported symbol, so forwarding costs no lock or hash.
+pub struct Sym {
+    pub name: &'static str,
+    /// 0: not resolved yet; 1: not found; else the address.
+    addr: AtomicUsize,
+}
+
+const UNRESOLVED: usize = 0;
+const MISSING: usize = 1;
+
+impl Sym {
+    pub const fn new(name: &'static str) -> Self {
+        Sym { name, addr: AtomicUsize::new(UNRESOLVED) }
+    }
+
+    /// The address of the real function, or None where no cuBLAS can be found.
+    pub fn addr(&self) -> Option<*mut c_void> {
+        let mut a = self.addr.load(Ordering::Acquire);
+        if a == UNRESOLVED {
+            a = lookup(self.name).map_or(MISSING, |p| p as usize);
+            self.addr.store(a, Ordering::Release);
+        }
+        (a != MISSING).then_some(a as *mut c_void)
+    }
+
+    /// Typed access, as [`get`].
+    ///
+    /// # Safety
+    /// `F` must be the function pointer type of the named symbol.
+    pub unsafe fn get<F: Copy>(&self) -> Option<F> {
+        assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>());
+        self.addr().map(|p| std::mem::transmute_copy::<*mut c_void, F>(&p))
+    }
 }

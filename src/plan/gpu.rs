@@ -1,0 +1,303 @@
+//! GPU routing for the cuBLAS entry layer (`abi::cublas`): for one call a program makes
+//! through cuBLAS's API, is hyblas's kernel or the real cuBLAS predicted faster?
+//!
+//! The model is a size threshold per routine family, each with a name, a default here and an
+//! environment/config override (`crate::config::threshold`):
+//!
+//! | key | default | hyblas when |
+//! | --- | --- | --- |
+//! | `HYBLAS_CUBLAS_L1_MIN` | 65536 | n >= MIN (every Level 1 routine) |
+//! | `HYBLAS_CUBLAS_GEMV_MIN` | 1024 | m*n >= MIN^2 (the side of the equivalent square) |
+//! | `HYBLAS_CUBLAS_GER_MIN` | 1024 | m*n >= MIN^2 |
+//! | `HYBLAS_CUBLAS_TRMV_MIN` | 0 | n >= MIN (always: cuBLAS's TRMV is far slower) |
+//!
+//! More specific keys win where set: per routine across precisions for Level 1
+//! (`HYBLAS_CUBLAS_DOT_MIN`), per routine and precision (`HYBLAS_CUBLAS_SDOT_MIN`,
+//! `HYBLAS_CUBLAS_CGERC_MIN`, `HYBLAS_CUBLAS_ZDSCAL_MIN`) and, for GEMV, per operation
+//! (`HYBLAS_CUBLAS_SGEMV_T_MIN`). The defaults are placeholders until the benchmark
+//! calibrates them; each threshold is read once.
+//!
+//! `HYBLAS_CUBLAS=auto|hyblas|vendor` forces a side for benchmarks and tests ([`with_mode`]
+//! is the same per thread). Whatever the mode, degenerate calls (empty problems, zero
+//! increments, null result pointers) and invalid ones (null handle, bad arguments) go to
+//! cuBLAS: their exact status and side effects are cuBLAS's own definition, and no speed is at
+//! stake.
+//!
+//! With `HYBLAS_TRACE` on, every call writes one line: routine, shape, route and why.
+
+use crate::config;
+use crate::types::Trans;
+use once_cell::sync::Lazy;
+use parking_lot::RwLock;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::fmt;
+
+/// Which implementation runs a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// hyblas's kernel (on the handle's stream); any error still falls back to cuBLAS.
+    Hyblas,
+    /// The real cuBLAS function.
+    Vendor,
+}
+
+impl Route {
+    pub fn name(self) -> &'static str {
+        match self {
+            Route::Hyblas => "hyblas",
+            Route::Vendor => "vendor",
+        }
+    }
+}
+
+/// `HYBLAS_CUBLAS`: let the model decide, or force one side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Auto,
+    Hyblas,
+    Vendor,
+}
+
+impl Mode {
+    /// Parse a `HYBLAS_CUBLAS` value (case-insensitive; `cublas` is a synonym of `vendor`).
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Some(Mode::Auto),
+            "hyblas" => Some(Mode::Hyblas),
+            "vendor" | "cublas" => Some(Mode::Vendor),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::Hyblas => "hyblas",
+            Mode::Vendor => "vendor",
+        }
+    }
+}
+
+static ENV_MODE: Lazy<Mode> = Lazy::new(|| {
+    let v = config::value("HYBLAS_CUBLAS").unwrap_or_default();
+    Mode::parse(&v).unwrap_or_else(|| {
+        eprintln!("hyblas: HYBLAS_CUBLAS={v} is not auto, hyblas or vendor; using auto");
+        Mode::Auto
+    })
+});
+
+thread_local! {
+    static FORCED: Cell<Option<Mode>> = const { Cell::new(None) };
+}
+
+/// The mode in force on this thread: [`with_mode`]'s, else `HYBLAS_CUBLAS` (read once).
+pub fn mode() -> Mode {
+    FORCED.with(|c| c.get()).unwrap_or_else(|| *ENV_MODE)
+}
+
+/// Run `f` with every cuBLAS-layer call of this thread routed under mode `m` (tests and
+/// benchmarks compare both sides in one process this way).
+pub fn with_mode<R>(m: Mode, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Mode>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            FORCED.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(FORCED.with(|c| c.replace(Some(m))));
+    f()
+}
+
+/// Routine families, each with its threshold key and default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    Level1,
+    Gemv,
+    Ger,
+    Trmv,
+}
+
+impl Family {
+    /// The family-wide key.
+    pub fn key(self) -> &'static str {
+        match self {
+            Family::Level1 => "HYBLAS_CUBLAS_L1_MIN",
+            Family::Gemv => "HYBLAS_CUBLAS_GEMV_MIN",
+            Family::Ger => "HYBLAS_CUBLAS_GER_MIN",
+            Family::Trmv => "HYBLAS_CUBLAS_TRMV_MIN",
+        }
+    }
+    /// The default threshold (see the module table).
+    pub fn default_min(self) -> u64 {
+        match self {
+            Family::Level1 => 1 << 16,
+            Family::Gemv | Family::Ger => 1024,
+            Family::Trmv => 0,
+        }
+    }
+    /// Whether the threshold is the side of a square (m*n >= MIN^2) rather than a length.
+    fn square(self) -> bool {
+        matches!(self, Family::Gemv | Family::Ger)
+    }
+}
+
+/// Why a call went where it went (printed by the trace).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// A degenerate call, left to cuBLAS's own definition (the text says which).
+    Degenerate(&'static str),
+    /// `HYBLAS_CUBLAS` or [`with_mode`] forced the side.
+    Forced(Mode),
+    /// The size model: `size` against threshold `min` set by `key` (`square`: m*n vs min^2).
+    Size { size: u64, min: u64, key: &'static str, square: bool },
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Reason::Degenerate(what) => write!(f, "{what}: left to cuBLAS"),
+            Reason::Forced(m) => write!(f, "HYBLAS_CUBLAS={}", m.name()),
+            Reason::Size { size, min, key, square } => {
+                let big = if square { size >= min.saturating_mul(min) } else { size >= min };
+                let cmp = if big { ">=" } else { "<" };
+                if square {
+                    write!(f, "m*n={size} {cmp} {key}^2={min}^2")
+                } else {
+                    write!(f, "n={size} {cmp} {key}={min}")
+                }
+            }
+        }
+    }
+}
+
+/// A routing decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub route: Route,
+    pub reason: Reason,
+}
+
+/// One threshold as read: its value and the key that set it (or the family key, default).
+#[derive(Clone, Copy, Debug)]
+struct Threshold {
+    min: u64,
+    key: &'static str,
+}
+
+type ThresholdKey = (&'static str, u8);
+static THRESHOLDS: Lazy<RwLock<HashMap<ThresholdKey, Threshold>>> = Lazy::new(|| RwLock::new(HashMap::new()));
+
+/// The short BLAS name of a cuBLAS symbol: `cublasSgemv_v2_64` -> `sgemv`, `cublasIsamax_v2` ->
+/// `isamax`, `cublasZdscal_v2` -> `zdscal`.
+pub fn short_name(symbol: &str) -> String {
+    let s = symbol.strip_prefix("cublas").unwrap_or(symbol);
+    let s = s.strip_suffix("_64").unwrap_or(s);
+    let s = s.strip_suffix("_v2").unwrap_or(s);
+    s.to_ascii_lowercase()
+}
+
+/// The threshold of `symbol` in `family` (`base`: the routine across precisions, Level 1 only;
+/// `op`: GEMV's operation), most specific key first, read once per (symbol, op).
+fn threshold(family: Family, symbol: &'static str, base: &str, op: u8) -> Threshold {
+    if let Some(t) = THRESHOLDS.read().get(&(symbol, op)) {
+        return *t;
+    }
+    let short = short_name(symbol).to_ascii_uppercase();
+    let mut keys = Vec::with_capacity(3);
+    if op != 0 {
+        keys.push(format!("HYBLAS_CUBLAS_{short}_{}_MIN", op as char));
+    }
+    keys.push(format!("HYBLAS_CUBLAS_{short}_MIN"));
+    if !base.is_empty() {
+        keys.push(format!("HYBLAS_CUBLAS_{}_MIN", base.to_ascii_uppercase()));
+    }
+    // The specific keys are optional overrides; the family key goes through
+    // `config::threshold` with its default.
+    let t = keys
+        .into_iter()
+        .find_map(|k| config::value(&k).and_then(|v| v.trim().parse::<u64>().ok()).map(|min| (k, min)))
+        // Leaked once per distinct key (a bounded set: the exported symbols).
+        .map(|(k, min)| Threshold { min, key: Box::leak(k.into_boxed_str()) })
+        .unwrap_or_else(|| Threshold {
+            min: config::threshold(family.key(), family.default_min() as usize) as u64,
+            key: family.key(),
+        });
+    THRESHOLDS.write().insert((symbol, op), t);
+    t
+}
+
+fn by_size(family: Family, symbol: &'static str, base: &str, op: u8, size: u64) -> Decision {
+    let t = threshold(family, symbol, base, op);
+    let square = family.square();
+    let big = if square { size >= t.min.saturating_mul(t.min) } else { size >= t.min };
+    Decision {
+        route: if big { Route::Hyblas } else { Route::Vendor },
+        reason: Reason::Size { size, min: t.min, key: t.key, square },
+    }
+}
+
+fn count(v: i64) -> u64 {
+    v.max(0) as u64
+}
+
+/// Level 1 (`base`: `axpy`, `scal`, `copy`, `swap`, `dot`, `nrm2`, `asum`, `amax`): hyblas
+/// when n >= `HYBLAS_CUBLAS_L1_MIN` (below, cuBLAS's launch is as fast and the data fits in L2).
+pub fn level1(symbol: &'static str, base: &str, n: i64) -> Decision {
+    by_size(Family::Level1, symbol, base, 0, count(n))
+}
+
+/// GEMV: hyblas when m*n >= `HYBLAS_CUBLAS_GEMV_MIN`^2.
+pub fn gemv(symbol: &'static str, trans: Trans, m: i64, n: i64) -> Decision {
+    let op = match trans {
+        Trans::No => b'N',
+        Trans::Trans => b'T',
+        Trans::ConjTrans => b'C',
+    };
+    by_size(Family::Gemv, symbol, "", op, count(m).saturating_mul(count(n)))
+}
+
+/// GER (u and c): hyblas when m*n >= `HYBLAS_CUBLAS_GER_MIN`^2.
+pub fn ger(symbol: &'static str, m: i64, n: i64) -> Decision {
+    by_size(Family::Ger, symbol, "", 0, count(m).saturating_mul(count(n)))
+}
+
+/// TRMV: hyblas when n >= `HYBLAS_CUBLAS_TRMV_MIN` (default 0: always).
+pub fn trmv(symbol: &'static str, n: i64) -> Decision {
+    by_size(Family::Trmv, symbol, "", 0, count(n))
+}
+
+/// The decision for one call: degenerate calls go to cuBLAS, then a forced mode, then the
+/// family's size model (`model`, one of the functions above).
+pub fn decide(degenerate: Option<&'static str>, model: impl FnOnce() -> Decision) -> Decision {
+    if let Some(what) = degenerate {
+        return Decision { route: Route::Vendor, reason: Reason::Degenerate(what) };
+    }
+    match mode() {
+        Mode::Hyblas => Decision { route: Route::Hyblas, reason: Reason::Forced(Mode::Hyblas) },
+        Mode::Vendor => Decision { route: Route::Vendor, reason: Reason::Forced(Mode::Vendor) },
+        Mode::Auto => model(),
+    }
+}
+
+/// How a routed call ended.
+pub enum Outcome<'a> {
+    /// It ran where it was routed.
+    Done,
+    /// hyblas was chosen but declined (the error); the real cuBLAS ran it.
+    Declined(&'a dyn fmt::Display),
+}
+
+/// Write the call's trace line (when tracing is on):
+/// `hyblas: cublasSgemv_v2 trans=N m=.. route=hyblas (m*n=.. >= HYBLAS_CUBLAS_GEMV_MIN^2=..)`.
+pub fn trace(symbol: &str, shape: impl FnOnce() -> String, d: &Decision, outcome: Outcome) {
+    if !super::trace::enabled() {
+        return;
+    }
+    let text = match outcome {
+        Outcome::Done => format!("{symbol} {} route={} ({})", shape(), d.route.name(), d.reason),
+        Outcome::Declined(e) => {
+            format!("{symbol} {} route=hyblas->vendor ({}; hyblas declined: {e})", shape(), d.reason)
+        }
+    };
+    super::trace::note(&text);
+}
