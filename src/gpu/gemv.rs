@@ -382,8 +382,3 @@ mod tests {
         assert_eq!(persistent(0, 10), 0);
     }
 }
-
-/// The cases `hyblas tune` measures for this family.
-pub fn tune_cases(_rt: &'static super::Runtime) -> Result<Vec<super::tune::TuneCase>> {
-    Ok(Vec::new())
-}
