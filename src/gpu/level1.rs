@@ -86,6 +86,10 @@ pub fn axpy<T: Scalar>(ex: &Exec, n: i64, alpha: In<T>, x: DVec, y: DVec) -> Res
     if n <= 0 || alpha.host().is_some_and(|a| a == T::zero()) {
         return Ok(());
     }
+    if y.inc == 0 && n > 1 {
+        // Every element would update y[0]: a sequential sum the elementwise kernel cannot do.
+        return Err(super::GpuError::Unsupported("axpy with incy = 0"));
+    }
     let (a, ap) = alpha.parts();
     let vec = vectorizable::<T>(&[x, y]);
     let mut args = Args::new();
