@@ -826,13 +826,11 @@ fn cublas_level2_64bit_entry_points() {
 // ---------------------------------------------------------------------------------------
 // Bad arguments and degenerate calls: the real cuBLAS's status, outputs untouched.
 
-/// After a bad or degenerate call: hyblas's output is the real cuBLAS's, bit for bit, and
-/// untouched where the call failed.
-fn untouched_or_same<T: Scalar>(status: Status, ours: &[T], real: &[T], orig: &[T], what: &str) {
+/// After a bad or degenerate call: hyblas's output is the real cuBLAS's, bit for bit (such
+/// calls are forwarded, so the status and any output are exactly cuBLAS's; cuBLAS 13.1 was
+/// seen to write y for an out-of-range trans, so "untouched" is not asserted here).
+fn untouched_or_same<T: Scalar>(_status: Status, ours: &[T], real: &[T], orig: &[T], what: &str) {
     check_vec(ours, real, orig, orig.len() as i64, 1, None, &format!("{what} (hyblas vs cuBLAS)"));
-    if status != OK {
-        check_vec(ours, orig, orig, 0, 1, None, &format!("{what} (failed call wrote its output)"));
-    }
 }
 
 /// gemv cases: (trans, m, n, lda, incx, incy); invalid ones and degenerate valid ones.

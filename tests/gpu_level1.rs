@@ -570,7 +570,7 @@ fn check_iamax<T: Scalar>(rt: &'static Runtime) {
     let q = gl1::chunk_len::<T>(1) as usize;
     let nan = f64::NAN;
     for n in [1, 2, 5, 33, q + 7, 3 * q + 1] {
-        let spots = [0, 1, n / 2, n.saturating_sub(1), q.min(n - 1), (q - 1).min(n - 1)];
+        let spots = [0, 1.min(n - 1), n / 2, n.saturating_sub(1), q.min(n - 1), (q - 1).min(n - 1)];
         let cases: Vec<Vec<(usize, T)>> = vec![
             vec![(spots[2], cplx(5.0, 0.0)), (spots[3], cplx(5.0, 0.0))],
             vec![(spots[4], cplx(3.0, 3.0)), (spots[5], cplx(3.0, 3.0)), (spots[3], cplx(-6.0, 0.0))],
