@@ -27,6 +27,9 @@
 
 use crate::config;
 use crate::types::Trans;
+
+#[path = "gpu_calibrated.rs"]
+mod gpu_calibrated;
 use once_cell::sync::Lazy;
 use parking_lot::RwLock;
 use std::cell::Cell;
@@ -218,6 +221,18 @@ fn threshold(family: Family, symbol: &'static str, base: &str, op: u8) -> Thresh
         .find_map(|k| config::value(&k).and_then(|v| v.trim().parse::<u64>().ok()).map(|min| (k, min)))
         // Leaked once per distinct key (a bounded set: the exported symbols).
         .map(|(k, min)| Threshold { min, key: Box::leak(k.into_boxed_str()) })
+        .or_else(|| {
+            // The family key, when set, overrides the calibrated table; the table overrides
+            // the family default.
+            if config::value(family.key()).is_some() {
+                return None;
+            }
+            let short = short_name(symbol);
+            gpu_calibrated::TABLE
+                .iter()
+                .find(|(name, o, _)| *name == short && *o == op)
+                .map(|&(_, _, min)| Threshold { min, key: "calibrated (src/plan/gpu_calibrated.rs)" })
+        })
         .unwrap_or_else(|| Threshold {
             min: config::threshold(family.key(), family.default_min() as usize) as u64,
             key: family.key(),
