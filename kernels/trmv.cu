@@ -329,7 +329,8 @@ __device__ __forceinline__ void trmv_sum_body(i64 n, const T* w, i64 width, i64 
     const i64 p0 = from_start ? 0 : q, p1 = from_start ? q : nparts - 1;
     const T* wp = w + p0 * n + i;
     T sum = wp[0];
-#pragma unroll 8
+    // Up to 16 independent loads in flight: the partials of a row are few but latency-bound.
+#pragma unroll 16
     for (i64 p = p0 + 1; p <= p1; p++) {
         wp += n;
         sum = sum + *wp;

@@ -19,7 +19,7 @@ pub const STRANDS: i64 = 8;
 /// waves of resident threads: enough loads in flight, and partial sums per row stay few.
 pub const N_ITEMS_PER_SM: u64 = 2048;
 /// Strand width bounds in columns (a multiple of 8, the kernel's unrolled step).
-pub const SW_MIN: i64 = 8;
+pub const SW_MIN: i64 = 16;
 pub const SW_MAX: i64 = 256;
 /// Trans: warps (one column times one segment) aimed at per SM: about two waves.
 pub const T_WARPS_PER_SM: u64 = 128;
