@@ -69,7 +69,8 @@ def main():
     print("//! for n >= MIN (m*n >= MIN^2 for Level 2), cuBLAS below; u64::MAX: cuBLAS was as fast or")
     print("//! faster somewhere at the top of the sweep, so the call always goes to cuBLAS.")
     print()
-    print(f'pub const DEVICE: &str = "{device}";')
+    print("#[allow(dead_code)]")
+    print(f"pub const DEVICE: &str = \"{device}\";")
     print()
     print("pub const TABLE: &[(&str, u8, u64)] = &[")
     for (name, op), val in sorted(table.items()):

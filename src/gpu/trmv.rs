@@ -370,8 +370,3 @@ mod tests {
         assert_eq!(n_plan(1, 1, 132), (SW_MIN, 1));
     }
 }
-
-/// The cases `hyblas tune` measures for this family.
-pub fn tune_cases(_rt: &'static super::Runtime) -> Result<Vec<super::tune::TuneCase>> {
-    Ok(Vec::new())
-}

@@ -4,6 +4,7 @@
 //! for n >= MIN (m*n >= MIN^2 for Level 2), cuBLAS below; u64::MAX: cuBLAS was as fast or
 //! faster somewhere at the top of the sweep, so the call always goes to cuBLAS.
 
+#[allow(dead_code)]
 pub const DEVICE: &str = "nvidia-h200-sm90";
 
 pub const TABLE: &[(&str, u8, u64)] = &[
