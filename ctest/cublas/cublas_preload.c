@@ -402,15 +402,13 @@ static void level2(void) {
         compare("cublasSgemv_v2_64 T", r1, r2, n, 0, m);
         free(r1), free(r2), cudaFree(y1), cudaFree(y2);
 
-        /* A bad argument: the same status and the same y from both (cuBLAS 13.1 itself
-           writes y for an out-of-range trans, so "untouched" is not what it does). */
+        /* A bad argument: the same status from both. (cuBLAS 13.1 writes y for an
+           out-of-range trans, differently from one call to the next, so y is not compared.) */
         y1 = upload(y, n * 4), y2 = upload(y, n * 4);
         s1 = cublasSgemv_v2(handle, (cublasOperation_t)7, m, n, &alpha, da, lda, dx, 1, &beta, y1, 1);
         s2 = real_cublasSgemv_v2(handle, (cublasOperation_t)7, m, n, &alpha, da, lda, dx, 1, &beta, y2, 1);
         status_pair("cublasSgemv_v2 trans=7", s1, s2);
-        r1 = download(y1, n * 4), r2 = download(y2, n * 4);
-        compare("cublasSgemv_v2 trans=7 same y as cuBLAS", r1, r2, n, 0, 0);
-        free(r1), free(r2), cudaFree(y1), cudaFree(y2);
+        cudaFree(y1), cudaFree(y2);
         free(a), free(x), free(y), cudaFree(da), cudaFree(dx);
     }
     { /* dgemv T, device pointer mode */

@@ -146,8 +146,17 @@ fn gpu_info() {
     }
     match tune::tuned_file(p) {
         Some(f) => println!("recipes       tuned: {}", f.display()),
+        None if p.cc == (9, 0) => {
+            println!("recipes       shipped Hopper recipes (kernels/recipes/sm90.txt, tuned on an H200); `hyblas tune` makes this device's own");
+            for (k, r) in tune::hopper_recipes() {
+                println!(
+                    "              {k:<10} min warp occ {:.3}, min block occ {:.3}, >= {} threads, Ty/Tx <= {:.3}",
+                    r.min_warp, r.min_block, r.min_threads, r.max_ty_per_tx
+                );
+            }
+        }
         None => println!(
-            "recipes       built-in Hopper recipe for every kernel (min warp occ {}, min block occ {}, >= {} threads, Ty/Tx <= {}); run `hyblas tune`",
+            "recipes       generic recipe for every kernel (min warp occ {}, min block occ {}, >= {} threads, Ty/Tx <= {}); run `hyblas tune`",
             tune::BUILTIN.min_warp,
             tune::BUILTIN.min_block,
             tune::BUILTIN.min_threads,

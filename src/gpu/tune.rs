@@ -44,8 +44,8 @@ pub struct Recipe {
     pub max_ty_per_tx: f64,
 }
 
-/// Built-in recipe for Hopper (used until `hyblas tune` has run): memory-bound kernels want
-/// about half the warps resident and blocks of at least 128 threads.
+/// Generic recipe, for kernels and devices without a tuned or shipped one: memory-bound
+/// kernels want about half the warps resident and blocks of at least 128 threads.
 pub const BUILTIN: Recipe = Recipe { min_warp: 0.5, min_block: 0.0, min_threads: 128, max_ty_per_tx: 8.0 };
 
 /// Where a recipe in use came from.
@@ -109,12 +109,26 @@ pub fn format(p: &DeviceProps, list: &[(String, Recipe)]) -> String {
     s
 }
 
+/// Recipes shipped for Hopper (sm_90): `hyblas tune` run on an H200, kept in
+/// `kernels/recipes/sm90.txt`. Used on sm_90 devices until `hyblas tune` has run there.
+static HOPPER: Lazy<HashMap<String, Recipe>> = Lazy::new(|| parse(include_str!("../../kernels/recipes/sm90.txt")));
+
 /// The recipe in use for `key` (`saxpy`, `dgemv_t`, ...) and where it came from.
 pub fn recipe(p: &DeviceProps, key: &str) -> (Recipe, Source) {
-    match recipes(p).tuned.get(key) {
-        Some(r) => (*r, Source::Tuned),
-        None => (BUILTIN, Source::Builtin),
+    if let Some(r) = recipes(p).tuned.get(key) {
+        return (*r, Source::Tuned);
     }
+    match HOPPER.get(key) {
+        Some(r) if p.cc == (9, 0) => (*r, Source::Builtin),
+        _ => (BUILTIN, Source::Builtin),
+    }
+}
+
+/// The shipped Hopper recipes (for `hyblas info`).
+pub fn hopper_recipes() -> Vec<(String, Recipe)> {
+    let mut v: Vec<_> = HOPPER.iter().map(|(k, r)| (k.clone(), *r)).collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
 }
 
 /// The recipe file in use, if any was tuned.
