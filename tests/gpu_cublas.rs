@@ -1312,19 +1312,41 @@ fn cublas_huge_vectors_through_the_64bit_entry_points() {
 #[test]
 fn cublas_policy_defaults_and_modes() {
     with_mode(Mode::Auto, || {
-        assert_eq!(policy::level1("cublasSaxpy_v2", "axpy", 65535).route, Route::Vendor);
-        assert_eq!(policy::level1("cublasSaxpy_v2", "axpy", 65536).route, Route::Hyblas);
-        assert_eq!(policy::level1("cublasIzamax_v2_64", "amax", 1 << 20).route, Route::Hyblas);
-        assert_eq!(policy::gemv("cublasSgemv_v2", Trans::Trans, 1023, 1024).route, Route::Vendor);
-        assert_eq!(policy::gemv("cublasSgemv_v2", Trans::Trans, 1024, 1024).route, Route::Hyblas);
-        assert_eq!(policy::gemv("cublasZgemv_v2", Trans::No, 4096, 256).route, Route::Hyblas);
-        assert_eq!(policy::ger("cublasCgerc_v2", 100, 100).route, Route::Vendor);
-        assert_eq!(policy::ger("cublasDger_v2", 2000, 2000).route, Route::Hyblas);
-        assert_eq!(policy::trmv("cublasStrmv_v2", 1).route, Route::Hyblas);
-        assert_eq!(policy::trmv("cublasZtrmv_v2_64", 0).route, Route::Hyblas);
+        // Every calibrated entry: cuBLAS below the first flip point, then alternating.
+        use hyblas::plan::gpu::gpu_calibrated::TABLE;
+        let mut checked = 0;
+        for &(short, op, flips) in TABLE {
+            let mut cs = short.chars();
+            let first = cs.next().unwrap().to_ascii_uppercase();
+            let sym: &'static str = Box::leak(format!("cublas{first}{}_v2", cs.as_str()).into_boxed_str());
+            let route = |side: i64| {
+                if short.ends_with("gemv") {
+                    let t = match op {
+                        b'N' => Trans::No,
+                        b'T' => Trans::Trans,
+                        _ => Trans::ConjTrans,
+                    };
+                    policy::gemv(sym, t, side, side).route
+                } else if short.contains("ger") {
+                    policy::ger(sym, side, side).route
+                } else if short.ends_with("trmv") {
+                    policy::trmv(sym, side).route
+                } else {
+                    policy::level1(sym, "", side).route
+                }
+            };
+            let first_side = flips.first().map_or(1 << 20, |&f| f as i64 - 1);
+            assert_eq!(route(first_side.max(1)), Route::Vendor, "{short} below its first flip point");
+            for (i, &f) in flips.iter().enumerate() {
+                let want = if i % 2 == 0 { Route::Hyblas } else { Route::Vendor };
+                assert_eq!(route(f as i64), want, "{short} at flip point {f}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 20, "the calibrated table has entries");
         let d = policy::decide(None, || policy::gemv("cublasDgemv_v2", Trans::No, 8, 8));
         assert_eq!(d.route, Route::Vendor);
-        assert!(d.reason.to_string().contains("HYBLAS_CUBLAS_GEMV_MIN"), "{}", d.reason);
+        assert!(d.reason.to_string().contains("calibrated"), "{}", d.reason);
         let d = policy::decide(Some("n <= 0"), || panic!("the model is not asked for degenerate calls"));
         assert_eq!(d.route, Route::Vendor);
         assert!(d.reason.to_string().contains("n <= 0"));

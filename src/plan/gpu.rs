@@ -29,7 +29,7 @@ use crate::config;
 use crate::types::Trans;
 
 #[path = "gpu_calibrated.rs"]
-mod gpu_calibrated;
+pub mod gpu_calibrated;
 use once_cell::sync::Lazy;
 use parking_lot::RwLock;
 use std::cell::Cell;
@@ -153,6 +153,9 @@ pub enum Reason {
     Forced(Mode),
     /// The size model: `size` against threshold `min` set by `key` (`square`: m*n vs min^2).
     Size { size: u64, min: u64, key: &'static str, square: bool },
+    /// The calibrated table (`src/plan/gpu_calibrated.rs`, measured by gpubench): `side` is n,
+    /// or sqrt(m*n) for Level 2; hyblas between the 1st and 2nd flip point, the 3rd and 4th...
+    Calibrated { side: u64, flips: &'static [u64] },
 }
 
 impl fmt::Display for Reason {
@@ -160,6 +163,9 @@ impl fmt::Display for Reason {
         match *self {
             Reason::Degenerate(what) => write!(f, "{what}: left to cuBLAS"),
             Reason::Forced(m) => write!(f, "HYBLAS_CUBLAS={}", m.name()),
+            Reason::Calibrated { side, flips } => {
+                write!(f, "size {side} against the calibrated {} flip points {flips:?}", gpu_calibrated::DEVICE)
+            }
             Reason::Size { size, min, key, square } => {
                 let big = if square { size >= min.saturating_mul(min) } else { size >= min };
                 let cmp = if big { ">=" } else { "<" };
@@ -221,18 +227,6 @@ fn threshold(family: Family, symbol: &'static str, base: &str, op: u8) -> Thresh
         .find_map(|k| config::value(&k).and_then(|v| v.trim().parse::<u64>().ok()).map(|min| (k, min)))
         // Leaked once per distinct key (a bounded set: the exported symbols).
         .map(|(k, min)| Threshold { min, key: Box::leak(k.into_boxed_str()) })
-        .or_else(|| {
-            // The family key, when set, overrides the calibrated table; the table overrides
-            // the family default.
-            if config::value(family.key()).is_some() {
-                return None;
-            }
-            let short = short_name(symbol);
-            gpu_calibrated::TABLE
-                .iter()
-                .find(|(name, o, _)| *name == short && *o == op)
-                .map(|&(_, _, min)| Threshold { min, key: "calibrated (src/plan/gpu_calibrated.rs)" })
-        })
         .unwrap_or_else(|| Threshold {
             min: config::threshold(family.key(), family.default_min() as usize) as u64,
             key: family.key(),
@@ -241,7 +235,27 @@ fn threshold(family: Family, symbol: &'static str, base: &str, op: u8) -> Thresh
     t
 }
 
+/// The calibrated flip points of `symbol` (and GEMV `op`), unless an environment or config
+/// key for it (or its family) is set, which then wins.
+fn calibrated(family: Family, symbol: &'static str, base: &str, op: u8) -> Option<&'static [u64]> {
+    let t = threshold(family, symbol, base, op);
+    if t.key != family.key() || config::value(family.key()).is_some() {
+        return None;
+    }
+    let short = short_name(symbol);
+    gpu_calibrated::TABLE.iter().find(|(name, o, _)| *name == short && *o == op).map(|&(_, _, f)| f)
+}
+
 fn by_size(family: Family, symbol: &'static str, base: &str, op: u8, size: u64) -> Decision {
+    if let Some(flips) = calibrated(family, symbol, base, op) {
+        // The side of the equivalent square for Level 2 (the sweep was square).
+        let side = if family.square() { (size as f64).sqrt() as u64 } else { size };
+        let passed = flips.iter().take_while(|&&f| f <= side).count();
+        return Decision {
+            route: if passed % 2 == 1 { Route::Hyblas } else { Route::Vendor },
+            reason: Reason::Calibrated { side, flips },
+        };
+    }
     let t = threshold(family, symbol, base, op);
     let square = family.square();
     let big = if square { size >= t.min.saturating_mul(t.min) } else { size >= t.min };
