@@ -225,7 +225,10 @@ const STREAMS: usize = 4;
 static INIT_STARTED: AtomicBool = AtomicBool::new(false);
 static FORKED_CHILD: AtomicBool = AtomicBool::new(false);
 type Slot = OnceCell<std::result::Result<&'static Runtime, GpuError>>;
-static RUNTIMES: Mutex<Vec<&'static Slot>> = Mutex::new(Vec::new());
+/// Devices a process can use (more than any node has); a fixed array, so the hot path of
+/// `get` takes no lock.
+const MAX_DEVICES: usize = 64;
+static RUNTIMES: [Slot; MAX_DEVICES] = [const { OnceCell::new() }; MAX_DEVICES];
 
 extern "C" fn atfork_child() {
     if INIT_STARTED.load(Ordering::SeqCst) {
@@ -240,22 +243,23 @@ impl Runtime {
         if FORKED_CHILD.load(Ordering::Relaxed) {
             return Err(GpuError::Unavailable("forked child of a process that used the GPU".into()));
         }
-        if ordinal < 0 {
+        if ordinal < 0 || ordinal as usize >= MAX_DEVICES {
             return Err(GpuError::Unavailable(format!("bad device ordinal {ordinal}")));
         }
-        let slot: &'static Slot = {
-            let mut slots = RUNTIMES.lock();
-            while slots.len() <= ordinal as usize {
-                slots.push(Box::leak(Box::new(OnceCell::new())));
-            }
-            slots[ordinal as usize]
-        };
-        slot.get_or_init(|| Self::create(ordinal).map(|rt| &*Box::leak(Box::new(rt)))).clone()
+        RUNTIMES[ordinal as usize].get_or_init(|| Self::create(ordinal).map(|rt| &*Box::leak(Box::new(rt)))).clone()
     }
 
     /// The runtime of the device whose context is current on this thread (a cuBLAS caller's),
     /// else of device 0. Makes that device's primary context current.
     pub fn current() -> Result<&'static Runtime> {
+        // Fast path (every cuBLAS-layer call): the thread's current context is device 0's
+        // primary context, already bound.
+        if let (false, Some(Ok(rt))) = (FORKED_CHILD.load(Ordering::Relaxed), RUNTIMES[0].get()) {
+            let mut cur = std::ptr::null_mut();
+            if unsafe { sys::cuCtxGetCurrent(&mut cur) } == sys::CUresult::CUDA_SUCCESS && cur == rt.ctx.0 {
+                return Ok(rt);
+            }
+        }
         let ordinal = current_ordinal().unwrap_or(0);
         let rt = Self::get(ordinal)?;
         rt.bind()?;

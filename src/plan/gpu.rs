@@ -191,6 +191,8 @@ pub struct Decision {
 struct Threshold {
     min: u64,
     key: &'static str,
+    /// The calibrated flip points, used when no key for the routine or family is set.
+    flips: Option<&'static [u64]>,
 }
 
 type ThresholdKey = (&'static str, u8);
@@ -226,28 +228,27 @@ fn threshold(family: Family, symbol: &'static str, base: &str, op: u8) -> Thresh
         .into_iter()
         .find_map(|k| config::value(&k).and_then(|v| v.trim().parse::<u64>().ok()).map(|min| (k, min)))
         // Leaked once per distinct key (a bounded set: the exported symbols).
-        .map(|(k, min)| Threshold { min, key: Box::leak(k.into_boxed_str()) })
-        .unwrap_or_else(|| Threshold {
-            min: config::threshold(family.key(), family.default_min() as usize) as u64,
-            key: family.key(),
+        .map(|(k, min)| Threshold { min, key: Box::leak(k.into_boxed_str()), flips: None })
+        .unwrap_or_else(|| {
+            let lower = short_name(symbol);
+            let flips = if config::value(family.key()).is_some() {
+                None
+            } else {
+                gpu_calibrated::TABLE.iter().find(|(name, o, _)| *name == lower && *o == op).map(|&(_, _, f)| f)
+            };
+            Threshold {
+                min: config::threshold(family.key(), family.default_min() as usize) as u64,
+                key: family.key(),
+                flips,
+            }
         });
     THRESHOLDS.write().insert((symbol, op), t);
     t
 }
 
-/// The calibrated flip points of `symbol` (and GEMV `op`), unless an environment or config
-/// key for it (or its family) is set, which then wins.
-fn calibrated(family: Family, symbol: &'static str, base: &str, op: u8) -> Option<&'static [u64]> {
-    let t = threshold(family, symbol, base, op);
-    if t.key != family.key() || config::value(family.key()).is_some() {
-        return None;
-    }
-    let short = short_name(symbol);
-    gpu_calibrated::TABLE.iter().find(|(name, o, _)| *name == short && *o == op).map(|&(_, _, f)| f)
-}
-
 fn by_size(family: Family, symbol: &'static str, base: &str, op: u8, size: u64) -> Decision {
-    if let Some(flips) = calibrated(family, symbol, base, op) {
+    let t = threshold(family, symbol, base, op);
+    if let Some(flips) = t.flips {
         // The side of the equivalent square for Level 2 (the sweep was square).
         let side = if family.square() { (size as f64).sqrt() as u64 } else { size };
         let passed = flips.iter().take_while(|&&f| f <= side).count();
@@ -256,7 +257,6 @@ fn by_size(family: Family, symbol: &'static str, base: &str, op: u8, size: u64) 
             reason: Reason::Calibrated { side, flips },
         };
     }
-    let t = threshold(family, symbol, base, op);
     let square = family.square();
     let big = if square { size >= t.min.saturating_mul(t.min) } else { size >= t.min };
     Decision {
