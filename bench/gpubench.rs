@@ -817,6 +817,11 @@ fn status(s: c_int, name: &str) -> Result<Option<[f64; 2]>, String> {
     }
 }
 
+/// A host scalar aligned like CUDA's `double2`: cuBLAS reads host complex scalars with
+/// aligned 16-byte loads, and Rust's `Complex<f64>` is only 8-byte aligned.
+#[repr(C, align(16))]
+struct A16<T>(T);
+
 /// The same call through a cuBLAS-style API; None where the API lacks the symbol.
 fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Call<'a>> {
     let name = op.cublas_name(T::PREFIX);
@@ -824,7 +829,7 @@ fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Ca
     let ni = n as c_int;
     let esz = std::mem::size_of::<T>() as u64;
     let (a, x, y) = (p.a as Vp, p.x as Vp, p.y as Mp);
-    let sp = |v: &T| v as *const T as Vp;
+    let sp = |v: &A16<T>| &v.0 as *const T as Vp;
     // SAFETY (all arms): the function types match the cuBLAS prototypes; the buffers hold
     // n (or n*n) elements of T; host pointer mode, scalars live on this stack frame.
     unsafe {
@@ -833,13 +838,14 @@ fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Ca
                 let f: GemvFn = api.get(&name)?;
                 Box::new(move |_| {
                     let (al, be) = gemv_ab::<T>();
+                    let (al, be) = (A16(al), A16(be));
                     status(f(h, trans_code(t), ni, ni, sp(&al), a, ni, x, 1, sp(&be), y, 1), &name)
                 })
             }
             Op::Ger => {
                 let f: GerFn = api.get(&name)?;
                 Box::new(move |_| {
-                    let al = signed::<T>(flip());
+                    let al = A16(signed::<T>(flip()));
                     status(f(h, ni, ni, sp(&al), x, 1, y as Vp, 1, a as Mp, ni), &name)
                 })
             }
@@ -854,14 +860,14 @@ fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Ca
             Op::Axpy => {
                 let f: AxpyFn = api.get(&name)?;
                 Box::new(move |_| {
-                    let al = signed::<T>(flip());
+                    let al = A16(signed::<T>(flip()));
                     status(f(h, ni, sp(&al), x, 1, y, 1), &name)
                 })
             }
             Op::Scal => {
                 let f: ScalFn = api.get(&name)?;
                 Box::new(move |_| {
-                    let al = scal_alpha::<T>(flip());
+                    let al = A16(scal_alpha::<T>(flip()));
                     status(f(h, ni, sp(&al), x as Mp, 1), &name)
                 })
             }

@@ -263,37 +263,44 @@ fn dp<T>(b: &DeviceBuffer) -> *mut T {
     b.ptr as *mut T
 }
 
+/// A host scalar aligned as CUDA's vector types are: `cuDoubleComplex` is `double2`,
+/// 16-byte aligned, and cuBLAS reads host scalars with aligned 16-byte loads (Rust's
+/// `Complex<f64>` is only 8-byte aligned: an unaligned alpha crashed cuBLAS 13.1's Zaxpy).
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct A16<T>(T);
+
 /// A scalar argument in the pointer mode of the call.
 struct Arg<T: Copy> {
-    v: T,
+    v: Box<A16<T>>,
     d: Option<DeviceBuffer>,
 }
 impl<T: Copy> Arg<T> {
     fn new(v: T, device: bool) -> Self {
-        Arg { v, d: device.then(|| up(&[v])) }
+        Arg { v: Box::new(A16(v)), d: device.then(|| up(&[v])) }
     }
     fn ptr(&self) -> *const T {
-        self.d.as_ref().map_or(&self.v as *const T, |b| b.ptr as *const T)
+        self.d.as_ref().map_or(&self.v.0 as *const T, |b| b.ptr as *const T)
     }
 }
 
 /// A scalar result in the pointer mode of the call, poisoned before.
 struct Res<T: Copy + Default> {
-    v: T,
+    v: Box<A16<T>>,
     d: Option<DeviceBuffer>,
 }
 impl<T: Copy + Default> Res<T> {
     fn new(poison: T, device: bool) -> Self {
-        Res { v: poison, d: device.then(|| up(&[poison])) }
+        Res { v: Box::new(A16(poison)), d: device.then(|| up(&[poison])) }
     }
     fn ptr(&mut self) -> *mut T {
         match &self.d {
             Some(b) => b.ptr as *mut T,
-            None => &mut self.v,
+            None => &mut self.v.0,
         }
     }
     fn get(&self) -> T {
-        self.d.as_ref().map_or(self.v, |b| down::<T>(b)[0])
+        self.d.as_ref().map_or(self.v.0, |b| down::<T>(b)[0])
     }
 }
 
