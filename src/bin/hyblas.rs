@@ -26,7 +26,8 @@ commands:
                 the tuning recipes to the cache dir (seed 004 offline tuner)
   demo [--quick]
                 run DGEMM (n=2048), ZGEMM (n=1024, via CBLAS), DGEMV (n=4096), DAXPY and DDOT
-                through the C ABI with tracing on, check every result, print a table
+                through the C ABI with tracing on, and with a GPU STRMV (n=8192) on device
+                memory through the Fortran ABI; check every result, print a table
                 (--quick: sizes divided by 4). Exits non-zero if a check fails.
   help, --help  this text
   --version     the version
@@ -395,6 +396,7 @@ extern "C" {
         lt: usize,
     );
     fn daxpy_(n: I, al: *const f64, x: *const f64, incx: I, y: *mut f64, incy: I);
+    fn strmv_(u: Ch, t: Ch, d: Ch, n: I, a: *const f32, lda: I, x: *mut f32, incx: I, lu: usize, lt: usize, ld: usize);
     fn ddot_(n: I, x: *const f64, incx: I, y: *const f64, incy: I) -> f64;
     fn cblas_zgemm(
         layout: c_int,
@@ -720,6 +722,51 @@ fn demo_ddot(n: usize, rng: &mut Rng, tap: &mut TraceTap) -> Step {
     }
 }
 
+/// STRMV (lower, no-trans) through the Fortran ABI on *device* memory (a CUDA program's
+/// `cudaMalloc` pointers): the planner sends it to the GPU. Checked against the same call on
+/// host copies (the CPU engine). None without a GPU.
+fn demo_gpu_strmv(n: usize, rng: &mut Rng, tap: &mut TraceTap) -> Option<Step> {
+    use hyblas::gpu::DeviceBuffer;
+    if !hyblas::gpu::available() {
+        eprintln!("demo: no GPU, the device-memory step is skipped");
+        return None;
+    }
+    let a: Vec<f32> = rng.vec(n * n).into_iter().map(|v| v as f32).collect();
+    let x0: Vec<f32> = rng.vec(n).into_iter().map(|v| v as f32).collect();
+    let (ni, inc, ch) = (n as c_int, 1 as c_int, |c: u8| c as c_char);
+    let (l, no) = (ch(b'L'), ch(b'N'));
+    let mut want = x0.clone();
+    let abs_a: Vec<f32> = a.iter().map(|v| v.abs()).collect();
+    let mut bound: Vec<f32> = x0.iter().map(|v| v.abs()).collect();
+    // SAFETY: n x n column-major A, x of n, unit stride; host memory -> CPU engine.
+    unsafe {
+        strmv_(&l, &no, &no, &ni, a.as_ptr(), &ni, want.as_mut_ptr(), &inc, 1, 1, 1);
+        strmv_(&l, &no, &no, &ni, abs_a.as_ptr(), &ni, bound.as_mut_ptr(), &inc, 1, 1, 1);
+    }
+    tap.drain();
+    eprintln!("demo: strmv {n}x{n} on device memory");
+    let (da, dx) = (DeviceBuffer::from_slice(&a).ok()?, DeviceBuffer::from_slice(&x0).ok()?);
+    // SAFETY: device pointers of the sizes above; the call is synchronous.
+    let call = || unsafe { strmv_(&l, &no, &no, &ni, da.ptr as *const f32, &ni, dx.ptr as *mut f32, &inc, 1, 1, 1) };
+    call(); // warm-up: compiles or loads the kernels
+    dx.write(&x0).ok()?;
+    let t = Instant::now();
+    call();
+    let secs = t.elapsed().as_secs_f64();
+    let path = tap.path("strmv");
+    let got: Vec<f32> = dx.to_vec().ok()?;
+    let f = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
+    Some(Step {
+        routine: "strmv",
+        shape: format!("{n}x{n} L,N,N device"),
+        path,
+        secs,
+        flops: (n * n) as f64,
+        resid: resid(&f(&got), &f(&want), &f(&bound)),
+        tol: 2.0 * n as f64 * f32::EPSILON as f64,
+    })
+}
+
 fn demo(quick: bool) -> ExitCode {
     let mut tap = TraceTap::start();
     let div = if quick { 4 } else { 1 };
@@ -730,13 +777,14 @@ fn demo(quick: bool) -> ExitCode {
         threads::nthreads(),
         simd::describe()
     );
-    let steps = [
+    let mut steps = vec![
         demo_dgemm(2048 / div, &mut rng, &mut tap),
         demo_zgemm(1024 / div, &mut rng, &mut tap),
         demo_dgemv(4096 / div, &mut rng, &mut tap),
         demo_daxpy((1 << 22) / div, &mut rng, &mut tap),
         demo_ddot((1 << 22) / div, &mut rng, &mut tap),
     ];
+    steps.extend(demo_gpu_strmv(8192 / div, &mut rng, &mut tap));
     tap.finish();
     println!("{:<7} {:<22} {:<26} {:>10} {:>9}  check", "routine", "shape", "path", "time", "GFLOP/s");
     for s in &steps {
