@@ -506,11 +506,13 @@ impl TraceTap {
     fn path(&mut self, routine: &str) -> String {
         let lines = self.drain();
         let field = |l: &str, key: &str| l.split_whitespace().find_map(|w| w.strip_prefix(key)).map(String::from);
-        let traced = lines
-            .iter()
-            .rev()
-            .find(|l| l.split_whitespace().nth(1) == Some(routine))
-            .and_then(|l| Some(format!("{}, {} threads", field(l, "engine=")?, field(l, "threads=")?)));
+        let traced =
+            lines.iter().rev().find(|l| l.split_whitespace().nth(1) == Some(routine)).and_then(|l| {
+                match field(l, "engine=")?.as_str() {
+                    "gpu" => Some("gpu (device memory)".to_string()),
+                    e => Some(format!("{e}, {} threads", field(l, "threads=")?)),
+                }
+            });
         traced.unwrap_or_else(|| {
             let why = match &self.file {
                 Some(_) => "no trace line",
