@@ -195,7 +195,9 @@ struct Threshold {
     flips: Option<&'static [u64]>,
 }
 
-type ThresholdKey = (&'static str, u8);
+/// Keyed by the address of the symbol's static name (no string hashing on the hot path; a
+/// name with two addresses is only cached twice) and the GEMV operation.
+type ThresholdKey = (usize, u8);
 static THRESHOLDS: Lazy<RwLock<HashMap<ThresholdKey, Threshold>>> = Lazy::new(|| RwLock::new(HashMap::new()));
 
 /// The short BLAS name of a cuBLAS symbol: `cublasSgemv_v2_64` -> `sgemv`, `cublasIsamax_v2` ->
@@ -210,7 +212,7 @@ pub fn short_name(symbol: &str) -> String {
 /// The threshold of `symbol` in `family` (`base`: the routine across precisions, Level 1 only;
 /// `op`: GEMV's operation), most specific key first, read once per (symbol, op).
 fn threshold(family: Family, symbol: &'static str, base: &str, op: u8) -> Threshold {
-    if let Some(t) = THRESHOLDS.read().get(&(symbol, op)) {
+    if let Some(t) = THRESHOLDS.read().get(&(symbol.as_ptr() as usize, op)) {
         return *t;
     }
     let short = short_name(symbol).to_ascii_uppercase();
@@ -242,7 +244,7 @@ fn threshold(family: Family, symbol: &'static str, base: &str, op: u8) -> Thresh
                 flips,
             }
         });
-    THRESHOLDS.write().insert((symbol, op), t);
+    THRESHOLDS.write().insert((symbol.as_ptr() as usize, op), t);
     t
 }
 
