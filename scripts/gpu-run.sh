@@ -11,6 +11,8 @@
 #                  (passed / failed / SKIPPED counts per binary)           [not with --bench-only]
 #   ctest-cublas   ctest/cublas built with cmake, run with LD_PRELOAD=gpu-stage/libhyblas.so,
 #                  when that directory exists                               [not with --bench-only]
+#   cupy-preload   ctest/cupy/preload_cupy.py (an unchanged CuPy program) with hyblas preloaded,
+#                  results checked against NumPy                           [not with --bench-only]
 #   tune           gpu-stage/hyblas tune, when the command has it; its recipes are copied to
 #                  $OUT/recipes (else bench/results/recipes)              [not with --tests-only]
 #   gpubench       gpu-stage/gpubench [--quick] --out $OUT (else bench/results) [not with --tests-only]
@@ -152,6 +154,17 @@ if [ "$mode" != bench ]; then
         tail_on_fail ctest-cublas 25
     else
         record ctest-cublas "not present (ctest/cublas)" 0 0
+    fi
+
+    # An unchanged CuPy program (cupy.cublas -> cublas*_v2) with hyblas preloaded, where CuPy is.
+    if python3 -c 'import cupy' >/dev/null 2>&1 && [ -e "$ROOT/ctest/cupy/preload_cupy.py" ]; then
+        export HYBLAS_SO="$STAGE/libhyblas.so" LOGS ROOT
+        run cupy-preload bash -c 'HYBLAS_TRACE="$LOGS/cupy-trace.txt" LD_PRELOAD="$HYBLAS_SO" python3 "$ROOT/ctest/cupy/preload_cupy.py"'
+        routes=$(grep -c 'route=hyblas' "$LOGS/cupy-trace.txt" 2>/dev/null)
+        record cupy-preload "$([ $rc -eq 0 ] && echo "ok, ${routes:-0} calls on hyblas" || echo "FAIL (rc $rc)")" "$secs" "$rc"
+        tail_on_fail cupy-preload 20
+    else
+        record cupy-preload "skipped (no cupy)" 0 0
     fi
 fi
 
