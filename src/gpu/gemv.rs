@@ -48,6 +48,10 @@ const T_UNROLL: i64 = 4;
 const T_MAX_SEGMENTS: i64 = 2048;
 /// Columns GEMV-N's panels have at least (the partials stay a small fraction of the traffic).
 const N_MIN_PANEL: i64 = 128;
+/// (row unit, panel) pairs GEMV-N wants per SM (more panels: more parallelism, shorter
+/// panels and more partials). `HYBLAS_GEMV_N_ITEMS` overrides it; it fixes the summation order.
+static N_ITEMS_PER_SM: once_cell::sync::Lazy<i64> =
+    once_cell::sync::Lazy::new(|| crate::config::threshold("HYBLAS_GEMV_N_ITEMS", 512).max(1) as i64);
 /// Most panels of GEMV-N (the combining thread adds them serially).
 const N_MAX_PANELS: i64 = 1024;
 /// GER: columns per thread (`GER_COLS` in the kernel).
@@ -82,7 +86,7 @@ pub fn t_segments<T>(m: i64, n: i64, sm_count: u32) -> (i64, i64) {
 pub fn n_panels<T>(m: i64, n: i64, sm_count: u32) -> (i64, i64) {
     let n = n.max(1);
     let units = cdiv(m.max(1), per_unit::<T>());
-    let want = cdiv(sm_count as i64 * 1024, units);
+    let want = cdiv(sm_count as i64 * *N_ITEMS_PER_SM, units);
     let ks = want.min(cdiv(n, N_MIN_PANEL)).clamp(1, N_MAX_PANELS);
     let lq = cdiv(cdiv(n, ks), 64) * 64 / 16;
     (cdiv(n, 16 * lq).max(1), lq)
