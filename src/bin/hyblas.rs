@@ -149,12 +149,7 @@ fn gpu_info() {
         Some(f) => println!("recipes       tuned: {}", f.display()),
         None if p.cc == (9, 0) => {
             println!("recipes       shipped Hopper recipes (kernels/recipes/sm90.txt, tuned on an H200); `hyblas tune` makes this device's own");
-            for (k, r) in tune::hopper_recipes() {
-                println!(
-                    "              {k:<10} min warp occ {:.3}, min block occ {:.3}, >= {} threads, Ty/Tx <= {:.3}",
-                    r.min_warp, r.min_block, r.min_threads, r.max_ty_per_tx
-                );
-            }
+            tune::hopper_recipes().into_iter().for_each(print_recipe);
         }
         None => println!(
             "recipes       generic recipe for every kernel (min warp occ {}, min block occ {}, >= {} threads, Ty/Tx <= {}); run `hyblas tune`",
@@ -166,17 +161,20 @@ fn gpu_info() {
     }
     if let Some(f) = tune::tuned_file(p) {
         if let Ok(text) = std::fs::read_to_string(f) {
-            for (k, r) in tune::parse(&text) {
-                println!(
-                    "              {k:<10} min warp occ {:.3}, min block occ {:.3}, >= {} threads, Ty/Tx <= {:.3}",
-                    r.min_warp, r.min_block, r.min_threads, r.max_ty_per_tx
-                );
-            }
+            tune::parse(&text).into_iter().for_each(print_recipe);
         }
     }
     println!(
         "cublas        {}",
         if vendor::present() { "real cuBLAS found (fallback and peer)" } else { "real cuBLAS not found" }
+    );
+}
+
+/// One recipe line of `hyblas info`.
+fn print_recipe((key, r): (String, hyblas::gpu::tune::Recipe)) {
+    println!(
+        "              {key:<10} min warp occ {:.3}, min block occ {:.3}, >= {} threads, Ty/Tx <= {:.3}",
+        r.min_warp, r.min_block, r.min_threads, r.max_ty_per_tx
     );
 }
 

@@ -169,7 +169,7 @@ pub fn gemv<T: Scalar>(
 #[allow(clippy::too_many_arguments)]
 fn fin<T: Scalar>(
     ex: &Exec,
-    name: &str,
+    name: &'static str,
     len: i64,
     parts: i64,
     alpha: In<T>,
@@ -326,12 +326,12 @@ fn cases<T: Scalar>(rt: &'static Runtime, out: &mut Vec<TuneCase>) -> Result<()>
     let a = filled(N as usize * N as usize)?;
     let x = filled(N as usize)?;
     let y = filled(N as usize)?;
-    let kinds: [(&'static KernelSpec, &str, &str); 3] =
+    let kinds: [(&'static KernelSpec, &str, &'static str); 3] =
         [(&GEMV_N, "gemv_n", "gemv_n_v"), (&GEMV_T, "gemv_t", "gemv_t_vv"), (&GER, "ger", "ger_v")];
     for (spec, key, kernel) in kinds {
         let (a, x, y) = (a.clone(), x.clone(), y.clone());
         let timer = super::timing::Timer::new(Exec::own(rt).stream)?;
-        let func = rt.function(Family::Gemv, &format!("{}{kernel}", T::PREFIX))?;
+        let func = Exec::own(rt).function::<T>(Family::Gemv, kernel)?;
         let which = key;
         out.push(TuneCase {
             key: format!("{}{key}", T::PREFIX),

@@ -120,23 +120,32 @@ pub struct Launch {
     pub smem: u32,
 }
 
+/// Most parameters a kernel takes (GEMV-T has 17).
+const MAX_ARGS: usize = 24;
+
 /// Kernel arguments, pushed in the order of the kernel's parameter list. Each value is copied
-/// into the builder, so temporaries are fine.
-#[derive(Default)]
+/// into the builder (inline storage: a launch allocates nothing), so temporaries are fine.
 pub struct Args {
-    store: Vec<[u64; 2]>,
+    store: [[u64; 2]; MAX_ARGS],
+    len: usize,
+}
+
+impl Default for Args {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Args {
     pub fn new() -> Self {
-        Args { store: Vec::with_capacity(16) }
+        Args { store: [[0; 2]; MAX_ARGS], len: 0 }
     }
     /// Push one argument (at most 16 bytes, plain data: integers, floats, complex, pointers).
     pub fn arg<T: Copy>(&mut self, v: T) -> &mut Self {
         assert!(std::mem::size_of::<T>() <= 16 && std::mem::align_of::<T>() <= 16);
-        let mut slot = [0u64; 2];
-        unsafe { std::ptr::write_unaligned(slot.as_mut_ptr() as *mut T, v) };
-        self.store.push(slot);
+        assert!(self.len < MAX_ARGS, "more than {MAX_ARGS} kernel arguments");
+        unsafe { std::ptr::write_unaligned(self.store[self.len].as_mut_ptr() as *mut T, v) };
+        self.len += 1;
         self
     }
 }
@@ -148,7 +157,10 @@ impl Function {
         if l.grid.0 == 0 || l.grid.1 == 0 || l.grid.2 == 0 {
             return Ok(());
         }
-        let mut ptrs: Vec<*mut c_void> = args.store.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
+        let mut ptrs = [std::ptr::null_mut::<c_void>(); MAX_ARGS];
+        for (p, s) in ptrs.iter_mut().zip(&mut args.store[..args.len]) {
+            *p = s.as_mut_ptr() as *mut c_void;
+        }
         check(
             unsafe {
                 sys::cuLaunchKernel(

@@ -54,31 +54,34 @@ fn vectorizable<T>(v: &[DVec]) -> bool {
     v.iter().all(|d| d.inc == 1 && d.ptr % 16 == 0) && std::mem::size_of::<T>() <= 16
 }
 
+/// The two-vector tail of the elementwise kernels' parameters: `x, y` for the `_v` variant,
+/// `x, incx, y, incy` for the strided one.
+fn push_xy(args: &mut Args, vec: bool, x: DVec, y: DVec) {
+    args.arg(x.ptr);
+    if vec {
+        args.arg(y.ptr);
+    } else {
+        args.arg(x.inc).arg(y.ptr).arg(y.inc);
+    }
+}
+
 /// Launch the elementwise kernel `P<kernel>` over n elements (`vec`: the `_v` variant, one
 /// 16-byte unit per thread) with `args` already pushed.
 fn launch_elementwise<T: Scalar>(
     ex: &Exec,
     spec: &'static KernelSpec,
-    kernel: &str,
+    kernel: &'static str,
     n: i64,
     vec: bool,
     args: &mut Args,
 ) -> Result<()> {
     let units = if vec { (n as u64).div_ceil(per_thread::<T>()) } else { n as u64 };
-    let f = ex.function::<T>(Family::Level1, kernel)?;
+    let f = ex.function_sfx::<T>(Family::Level1, kernel, if vec { "_v" } else { "" })?;
     let (tx, _) = tune::choose(ex.rt, &f, spec, T::PREFIX, elem::<T>(), tune::size_class(units), |tx, _| {
         units.div_ceil(tx as u64)
     });
     let l = Launch { grid: (units.div_ceil(tx as u64) as u32, 1, 1), block: (tx, 1, 1), smem: 0 };
     f.launch(l, ex.stream, args)
-}
-
-fn variant(base: &str, vec: bool) -> String {
-    if vec {
-        format!("{base}_v")
-    } else {
-        base.to_string()
-    }
 }
 
 /// y := alpha*x + y.
@@ -93,13 +96,9 @@ pub fn axpy<T: Scalar>(ex: &Exec, n: i64, alpha: In<T>, x: DVec, y: DVec) -> Res
     let (a, ap) = alpha.parts();
     let vec = vectorizable::<T>(&[x, y]);
     let mut args = Args::new();
-    args.arg(n).arg(a).arg(ap).arg(x.ptr);
-    if vec {
-        args.arg(y.ptr);
-    } else {
-        args.arg(x.inc).arg(y.ptr).arg(y.inc);
-    }
-    launch_elementwise::<T>(ex, &ELEMWISE, &variant("axpy", vec), n, vec, &mut args)
+    args.arg(n).arg(a).arg(ap);
+    push_xy(&mut args, vec, x, y);
+    launch_elementwise::<T>(ex, &ELEMWISE, "axpy", n, vec, &mut args)
 }
 
 /// x := alpha*x. `A` is `T` or, for `csscal`/`zdscal`, `T::Real`. Nothing happens for n <= 0,
@@ -117,13 +116,17 @@ pub fn scal<T: Scalar, A: Scalar>(ex: &Exec, n: i64, alpha: In<A>, x: DVec) -> R
     let (a, ap) = alpha.parts();
     let vec = vectorizable::<T>(&[x]);
     // csscal / zdscal: kernels `csscal`, `zdscal` (T's prefix, then alpha's).
-    let base = if real_alpha { format!("{}scal", A::PREFIX) } else { "scal".to_string() };
+    let base = match (real_alpha, A::PREFIX) {
+        (false, _) => "scal",
+        (true, 's') => "sscal",
+        (true, _) => "dscal",
+    };
     let mut args = Args::new();
     args.arg(n).arg(a).arg(ap).arg(x.ptr);
     if !vec {
         args.arg(x.inc);
     }
-    launch_elementwise::<T>(ex, &SCAL, &variant(&base, vec), n, vec, &mut args)
+    launch_elementwise::<T>(ex, &SCAL, base, n, vec, &mut args)
 }
 
 /// y := x. Any increments; with incy == 0 only the last element is copied (what the
@@ -141,13 +144,9 @@ pub fn copy<T: Scalar>(ex: &Exec, n: i64, x: DVec, y: DVec) -> Result<()> {
     };
     let vec = vectorizable::<T>(&[x, y]);
     let mut args = Args::new();
-    args.arg(n).arg(x.ptr);
-    if vec {
-        args.arg(y.ptr);
-    } else {
-        args.arg(x.inc).arg(y.ptr).arg(y.inc);
-    }
-    launch_elementwise::<T>(ex, &COPY, &variant("copy", vec), n, vec, &mut args)
+    args.arg(n);
+    push_xy(&mut args, vec, x, y);
+    launch_elementwise::<T>(ex, &COPY, "copy", n, vec, &mut args)
 }
 
 /// x <-> y. A zero increment (the reference's sequential loop then shifts values through the
@@ -161,13 +160,9 @@ pub fn swap<T: Scalar>(ex: &Exec, n: i64, x: DVec, y: DVec) -> Result<()> {
     }
     let vec = vectorizable::<T>(&[x, y]);
     let mut args = Args::new();
-    args.arg(n).arg(x.ptr);
-    if vec {
-        args.arg(y.ptr);
-    } else {
-        args.arg(x.inc).arg(y.ptr).arg(y.inc);
-    }
-    launch_elementwise::<T>(ex, &SWAP, &variant("swap", vec), n, vec, &mut args)
+    args.arg(n);
+    push_xy(&mut args, vec, x, y);
+    launch_elementwise::<T>(ex, &SWAP, "swap", n, vec, &mut args)
 }
 
 // ---- Reductions ----
@@ -242,7 +237,7 @@ fn warps(tx: u32, ty: u32) -> u32 {
 fn reduce<T: Scalar>(
     ex: &Exec,
     spec: &'static KernelSpec,
-    name: &str,
+    name: &'static str,
     n: i64,
     x: DVec,
     y: Option<DVec>,
@@ -253,7 +248,7 @@ fn reduce<T: Scalar>(
     let vec = if y.is_some() { vectorizable::<T>(&[x, yv]) } else { vectorizable::<T>(&[x]) };
     let l = chunk_len::<T>(n);
     let chunks = ceil_div(n, l);
-    let part_fn = ex.function::<T>(Family::Level1, &format!("{name}_part{}", if vec { "_v" } else { "" }))?;
+    let part_fn = ex.function_sfx::<T>(Family::Level1, name, if vec { "_part_v" } else { "_part" })?;
     let (tx, ty) =
         tune::choose(ex.rt, &part_fn, spec, T::PREFIX, elem::<T>(), tune::size_class(chunks as u64), |tx, ty| {
             (chunks as u64).div_ceil(warps(tx, ty) as u64)
@@ -271,12 +266,7 @@ fn reduce<T: Scalar>(
         Dest::Host(..) => {
             // Pinned memory is mapped into the device's address space (unified addressing):
             // the kernel writes the result there directly.
-            let hp = s.pinned(16)?;
-            let mut dp: sys::CUdeviceptr = 0;
-            check(
-                unsafe { sys::cuMemHostGetDevicePointer_v2(&mut dp, hp as *mut std::ffi::c_void, 0) },
-                "cuMemHostGetDevicePointer",
-            )?;
+            let (hp, dp) = s.pinned(16)?;
             (dp, hp)
         }
     };
@@ -286,7 +276,7 @@ fn reduce<T: Scalar>(
     let grid = (chunks as u64).div_ceil(w as u64) as u32;
     part_fn.launch(Launch { grid: (grid, 1, 1), block: (32, w, 1), smem: 0 }, ex.stream, &mut args)?;
     if chunks > 1 {
-        let fin = ex.function::<T>(Family::Level1, &format!("{name}_fin"))?;
+        let fin = ex.function_sfx::<T>(Family::Level1, name, "_fin")?;
         let (ftx, fty) = tune::choose(ex.rt, &fin, &FIN, T::PREFIX, elem::<T>(), 0, |_, _| 1);
         // Whole warps (the kernel's shuffles need them), as many as the kernel can launch.
         let threads = 32 * warps(ftx, fty).min(fin.max_threads / 32).max(1);
@@ -390,15 +380,13 @@ pub fn tune_cases(rt: &'static Runtime) -> Result<Vec<TuneCase>> {
 
 fn cases_for<T: Scalar>(rt: &'static Runtime, b: &Arc<TuneBufs>, v: &mut Vec<TuneCase>) -> Result<()> {
     let n = TUNE_N;
-    let dotname = if T::IS_COMPLEX { "dotc" } else { "dot" };
+    let dot_part = if T::IS_COMPLEX { "dotc_part_v" } else { "dot_part_v" };
     v.push(case::<T>(rt, b, &ELEMWISE, "axpy_v", move |ex, x, y, _| axpy::<T>(ex, n, In::Host(T::one()), x, y))?);
     // alpha = -1: not a quick return, and x stays bounded over the repetitions.
     v.push(case::<T>(rt, b, &SCAL, "scal_v", move |ex, x, _, _| scal::<T, T>(ex, n, In::Host(-T::one()), x))?);
     v.push(case::<T>(rt, b, &COPY, "copy_v", move |ex, x, y, _| copy::<T>(ex, n, x, y))?);
     v.push(case::<T>(rt, b, &SWAP, "swap_v", move |ex, x, y, _| swap::<T>(ex, n, x, y))?);
-    v.push(case::<T>(rt, b, &DOT, &format!("{dotname}_part_v"), move |ex, x, y, o| {
-        dot::<T>(ex, n, x, y, true, Out::Dev(o))
-    })?);
+    v.push(case::<T>(rt, b, &DOT, dot_part, move |ex, x, y, o| dot::<T>(ex, n, x, y, true, Out::Dev(o)))?);
     v.push(case::<T>(rt, b, &NRM2, "nrm2_part_v", move |ex, x, _, o| nrm2::<T>(ex, n, x, Out::Dev(o)))?);
     v.push(case::<T>(rt, b, &ASUM, "asum_part_v", move |ex, x, _, o| asum::<T>(ex, n, x, Out::Dev(o)))?);
     v.push(case::<T>(rt, b, &AMAX, "amax_part_v", move |ex, x, _, o| iamax::<T>(ex, n, x, IndexOut::Dev64(o)))?);
@@ -411,7 +399,7 @@ fn case<T: Scalar>(
     rt: &'static Runtime,
     bufs: &Arc<TuneBufs>,
     spec: &'static KernelSpec,
-    kernel: &str,
+    kernel: &'static str,
     call: impl Fn(&Exec, DVec, DVec, u64) -> Result<()> + 'static,
 ) -> Result<TuneCase> {
     let ex = Exec::own(rt);

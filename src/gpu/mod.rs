@@ -110,9 +110,18 @@ impl<'a> Exec<'a> {
     pub fn own(rt: &'a Runtime) -> Self {
         Exec { rt, stream: rt.own_stream() }
     }
-    /// The kernel `P<name>` for precision `T` in `family`.
-    pub fn function<T: Scalar>(&self, family: kernels::Family, name: &str) -> Result<kernels::Function> {
-        self.rt.function(family, &format!("{}{}", T::PREFIX, name))
+    /// The kernel `P<name>` for precision `T` in `family` (cached, see `Runtime::kernel`).
+    pub fn function<T: Scalar>(&self, family: kernels::Family, name: &'static str) -> Result<kernels::Function> {
+        self.rt.kernel(family, T::PREFIX, name, "")
+    }
+    /// The kernel `P<name><suffix>` (`ddot` + `_part_v`).
+    pub fn function_sfx<T: Scalar>(
+        &self,
+        family: kernels::Family,
+        name: &'static str,
+        suffix: &'static str,
+    ) -> Result<kernels::Function> {
+        self.rt.kernel(family, T::PREFIX, name, suffix)
     }
 }
 

@@ -13,7 +13,7 @@ use super::driver::{check, driver_present, sys, GpuError, Handle, Result};
 use super::kernels::{self, Family, Function};
 use crate::config::{self, DeviceChoice};
 use once_cell::sync::OnceCell;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -151,9 +151,12 @@ impl Drop for DeviceBuffer {
     }
 }
 
-/// Pinned host memory (page-locked), for results copied back from the device.
+/// Pinned host memory (page-locked), mapped into the device's address space: kernels write
+/// results for the host straight into it.
 struct Pinned {
     ptr: *mut u8,
+    /// The same memory's device address (queried once, at allocation).
+    dev: sys::CUdeviceptr,
     bytes: usize,
 }
 unsafe impl Send for Pinned {}
@@ -191,16 +194,21 @@ impl StreamScratch {
         }
         Ok(self.workspace.as_ref().unwrap().ptr)
     }
-    /// A pinned host buffer of at least `bytes` (for results the caller reads on the host).
-    pub fn pinned(&mut self, bytes: usize) -> Result<*mut u8> {
+    /// A pinned host buffer of at least `bytes` (for results the caller reads on the host):
+    /// its host address and its device address.
+    pub fn pinned(&mut self, bytes: usize) -> Result<(*mut u8, sys::CUdeviceptr)> {
         if self.pinned.as_ref().is_none_or(|p| p.bytes < bytes) {
             self.pinned = None;
             let want = bytes.max(4096).next_power_of_two();
             let mut p: *mut c_void = std::ptr::null_mut();
             check(unsafe { sys::cuMemHostAlloc(&mut p, want, 0) }, "cuMemHostAlloc")?;
-            self.pinned = Some(Pinned { ptr: p as *mut u8, bytes: want });
+            // Owned (freed on drop) before the query, so a failure leaks nothing.
+            let mut pinned = Pinned { ptr: p as *mut u8, dev: 0, bytes: want };
+            check(unsafe { sys::cuMemHostGetDevicePointer_v2(&mut pinned.dev, p, 0) }, "cuMemHostGetDevicePointer")?;
+            self.pinned = Some(pinned);
         }
-        Ok(self.pinned.as_ref().unwrap().ptr)
+        let p = self.pinned.as_ref().unwrap();
+        Ok((p.ptr, p.dev))
     }
     pub fn stream(&self) -> sys::CUstream {
         self.stream
@@ -215,9 +223,14 @@ pub struct Runtime {
     streams: Vec<Handle<sys::CUstream>>,
     scratch: Mutex<HashMap<usize, Arc<Mutex<StreamScratch>>>>,
     modules: Mutex<HashMap<Family, Arc<kernels::Module>>>,
+    /// Functions already looked up, keyed by (family, precision prefix, name, suffix): the
+    /// launch path's lookup takes a read lock and allocates nothing.
+    kernels: RwLock<HashMap<KernelKey, Function>>,
     /// Time the first `function()` call spent getting its module (compile or cache load).
     pub load_log: Mutex<Vec<(Family, kernels::LoadInfo)>>,
 }
+
+type KernelKey = (Family, char, &'static str, &'static str);
 
 /// Streams in the pool (hyblas's host-ABI calls pick one per calling thread).
 const STREAMS: usize = 4;
@@ -309,6 +322,7 @@ impl Runtime {
             streams,
             scratch: Mutex::new(HashMap::new()),
             modules: Mutex::new(HashMap::new()),
+            kernels: RwLock::new(HashMap::new()),
             load_log: Mutex::new(Vec::new()),
         })
     }
@@ -358,6 +372,18 @@ impl Runtime {
             }
         };
         module.function(name)
+    }
+
+    /// Kernel `{prefix}{name}{suffix}` of `family` (e.g. 'd', "dot", "_part_v"), cached: the
+    /// name is only put together on the first call.
+    pub fn kernel(&self, family: Family, prefix: char, name: &'static str, suffix: &'static str) -> Result<Function> {
+        let key = (family, prefix, name, suffix);
+        if let Some(f) = self.kernels.read().get(&key) {
+            return Ok(*f);
+        }
+        let f = self.function(family, &format!("{prefix}{name}{suffix}"))?;
+        self.kernels.write().insert(key, f);
+        Ok(f)
     }
 
     pub fn sync(&self, stream: sys::CUstream) -> Result<()> {

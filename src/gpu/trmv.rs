@@ -251,7 +251,7 @@ fn cases<T: Scalar>(rt: &'static Runtime) -> Result<[TuneCase; 2]> {
     // One matrix per precision shared by both cases; its contents do not change the timing.
     let a = Arc::new(DeviceBuffer::new(n as usize * n as usize * es)?);
     let ex = Exec::own(rt);
-    let case = |trans: Trans, spec: &'static KernelSpec, kernel: &str| -> Result<TuneCase> {
+    let case = |trans: Trans, spec: &'static KernelSpec, kernel: &'static str| -> Result<TuneCase> {
         let x = DeviceBuffer::new(n as usize * es)?;
         x.write(&vec![T::one(); n as usize])?;
         let timer = super::timing::Timer::new(ex.stream)?;

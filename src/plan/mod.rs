@@ -47,7 +47,6 @@ pub fn on_gpu<R: Default>(
     if !is_device_pointer(first) {
         return None;
     }
-    let name = format!("{prefix}{base}");
     let run = || -> crate::gpu::Result<R> {
         if !operands.iter().all(|&p| is_device_pointer(p)) {
             return Err(crate::gpu::GpuError::Unsupported("a mix of host and device operands"));
@@ -61,10 +60,10 @@ pub fn on_gpu<R: Default>(
     let start = std::time::Instant::now();
     let r = run();
     if trace::enabled() {
-        trace::line(&name, &shape(), Engine::Gpu.name(), 0, start.elapsed().as_secs_f64());
+        trace::line(&format!("{prefix}{base}"), &shape(), Engine::Gpu.name(), 0, start.elapsed().as_secs_f64());
     }
     Some(r.unwrap_or_else(|e| {
-        eprintln!("hyblas: {name} on device memory failed, outputs untouched: {e}");
+        eprintln!("hyblas: {prefix}{base} on device memory failed, outputs untouched: {e}");
         R::default()
     }))
 }

@@ -220,6 +220,16 @@ pub(crate) fn check_spr2(uplo: Option<Uplo>, n: isize, incx: isize, incy: isize)
 // ---------------------------------------------------------------------------------------
 // Validated calls: quick returns, views, planner. Sizes are checked (non-negative).
 
+/// The operation the GPU kernels take for a `(trans, conj)` pair; conj without trans (a
+/// row-major CBLAS call) is not one of them and stays on the CPU.
+fn gpu_trans(trans: bool, conj: bool) -> Trans {
+    match (trans, conj) {
+        (false, _) => Trans::No,
+        (true, false) => Trans::Trans,
+        (true, true) => Trans::ConjTrans,
+    }
+}
+
 /// # Safety
 /// Arguments validated by [`check_gemv`]; pointers as in reference BLAS.
 #[allow(clippy::too_many_arguments)]
@@ -241,11 +251,7 @@ pub(crate) unsafe fn run_gemv<T: Scalar>(
     }
     let shape = || format!("trans={trans} conj={conj} m={m} n={n} lda={lda} incx={incx} incy={incy}");
     let ops = [a as *const c_void, x as *const c_void, y as *const c_void];
-    let t = match (trans, conj) {
-        (false, _) => Trans::No,
-        (true, false) => Trans::Trans,
-        (true, true) => Trans::ConjTrans,
-    };
+    let t = gpu_trans(trans, conj);
     let dev = |ex: &_| {
         let (al, be) = (In::Host(alpha), In::Host(beta));
         gpu::gemv::gemv::<T>(ex, t, m as i64, n as i64, al, DMat::of(a, lda), DVec::of(x, incx), be, DVec::of(y, incy))
@@ -364,11 +370,7 @@ pub(crate) unsafe fn run_tri<T: Scalar>(
     }
     if let (Storage::Full { a, lda }, false, false) = (a, solve, conj && !trans) {
         let shape = || format!("uplo={uplo:?} trans={trans} conj={conj} diag={diag:?} n={n} incx={incx}");
-        let t = match (trans, conj) {
-            (false, _) => Trans::No,
-            (true, false) => Trans::Trans,
-            (true, true) => Trans::ConjTrans,
-        };
+        let t = gpu_trans(trans, conj);
         let ops = [a as *const c_void, x as *const c_void];
         let dev = |ex: &_| gpu::trmv::trmv::<T>(ex, uplo, t, diag, n as i64, DMat::of(a, lda), DVec::of(x, incx));
         if plan::on_gpu(T::PREFIX, base, shape, &ops, dev).is_some() {
