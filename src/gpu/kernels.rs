@@ -17,9 +17,11 @@ pub enum Family {
     Level1,
     Gemv,
     Trmv,
+    /// Split-k GEMM for small outputs (seed 000).
+    Gemm,
 }
 
-pub const FAMILIES: &[Family] = &[Family::Level1, Family::Gemv, Family::Trmv];
+pub const FAMILIES: &[Family] = &[Family::Level1, Family::Gemv, Family::Trmv, Family::Gemm];
 
 pub const COMMON: &str = include_str!("../../kernels/common.cuh");
 
@@ -29,6 +31,7 @@ impl Family {
             Family::Level1 => "level1",
             Family::Gemv => "gemv",
             Family::Trmv => "trmv",
+            Family::Gemm => "gemm_splitk",
         }
     }
     fn body(self) -> &'static str {
@@ -36,6 +39,7 @@ impl Family {
             Family::Level1 => include_str!("../../kernels/level1.cu"),
             Family::Gemv => include_str!("../../kernels/gemv.cu"),
             Family::Trmv => include_str!("../../kernels/trmv.cu"),
+            Family::Gemm => include_str!("../../kernels/gemm_splitk.cu"),
         }
     }
     /// The full source NVRTC compiles.

@@ -28,6 +28,7 @@ pub mod level1;
 pub mod nvrtc;
 pub mod occupancy;
 pub mod runtime;
+pub mod splitk;
 pub mod timing;
 pub mod trmv;
 pub mod tune;
