@@ -36,6 +36,12 @@ usage: gpubench [options]
   --min-reps N         (default 5, --quick 3)      --max-reps N   (default 200, --quick 40)
   --max-n N            largest Level 2 n (default 16384)
   --max-len N          largest Level 1 length (default 2^28)
+  --n LIST             exact Level 2 sizes instead of the sweep (e.g. 8192,16384)
+  --len LIST           exact Level 1 lengths instead of the sweep (2^k allowed: 2^26,2^28)
+  --results WHERE      where reductions' scalar results go in the timed calls: device (default;
+                       times the kernels) or host (adds the wait a host-pointer-mode caller pays)
+  --overhead           only measure the host cost of one call (us of enqueue per call, tiny
+                       n, GPU kept busy): real cuBLAS, the entry forced to either side, hyblas
   --entry-lib PATH     hyblas library whose cublas*_v2 exports make the entry column
                        (default: the process's own, else libhyblas.so next to this program)
   --no-entry           leave the entry column empty
@@ -67,6 +73,9 @@ struct Opts {
     max_len: usize,
     entry: EntryChoice,
     from_csv: Option<PathBuf>,
+    sizes_n: Vec<usize>,
+    sizes_len: Vec<usize>,
+    overhead: bool,
 }
 
 fn list(s: &str) -> Vec<String> {
@@ -101,6 +110,9 @@ fn parse_opts() -> Result<Opts, String> {
         max_len: 1 << 28,
         entry: EntryChoice::Auto,
         from_csv: None,
+        sizes_n: Vec::new(),
+        sizes_len: Vec::new(),
+        overhead: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -135,6 +147,14 @@ fn parse_opts() -> Result<Opts, String> {
             "--entry-lib" => o.entry = EntryChoice::Lib(PathBuf::from(value()?)),
             "--no-entry" => o.entry = EntryChoice::Off,
             "--from-csv" => o.from_csv = Some(PathBuf::from(value()?)),
+            "--n" => o.sizes_n = sizes(&value()?)?,
+            "--len" => o.sizes_len = sizes(&value()?)?,
+            "--results" => match value()?.as_str() {
+                "host" => HOST_RESULTS.store(true, std::sync::atomic::Ordering::Relaxed),
+                "device" => HOST_RESULTS.store(false, std::sync::atomic::Ordering::Relaxed),
+                v => return Err(format!("--results takes host or device, not `{v}`")),
+            },
+            "--overhead" => o.overhead = true,
             _ => return Err(format!("unknown argument `{arg}` (see --help)")),
         }
     }
@@ -156,14 +176,35 @@ fn parse_opts() -> Result<Opts, String> {
     Ok(o)
 }
 
-/// Level 2 sizes (square n): 1024..=max step 256 (--quick: step 1024).
+/// A list of sizes: numbers or powers `2^k`.
+fn sizes(v: &str) -> Result<Vec<usize>, String> {
+    let mut out: Vec<usize> = list(v)
+        .iter()
+        .map(|t| match t.strip_prefix("2^") {
+            Some(k) => k.parse::<u32>().ok().filter(|&k| k < 48).map(|k| 1usize << k),
+            None => t.parse().ok(),
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(|| format!("bad size list `{v}`"))?;
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Level 2 sizes (square n): 1024..=max step 256 (--quick: step 1024), or `--n`.
 fn l2_sizes(o: &Opts) -> Vec<usize> {
+    if !o.sizes_n.is_empty() {
+        return o.sizes_n.clone();
+    }
     let step = if o.quick { 1024 } else { 256 };
     (1024..=o.max_n.max(1024)).step_by(step).collect()
 }
 
 /// Level 1 lengths: 2^16..=max, powers of two plus the 1.5x points (--quick: powers only).
 fn l1_sizes(o: &Opts) -> Vec<usize> {
+    if !o.sizes_len.is_empty() {
+        return o.sizes_len.clone();
+    }
     let mut v = Vec::new();
     for k in 16..=40 {
         let p = 1usize << k;
@@ -455,6 +496,9 @@ struct Api {
     desc: String,
     source: Source,
     handle: H,
+    /// A second handle on the same stream in device pointer mode: reductions write their
+    /// result to device memory through it (no host round trip in the timed calls).
+    handle_dev: H,
     destroy: Option<DestroyFn>,
 }
 
@@ -498,7 +542,8 @@ impl Api {
 
     /// A handle from this source's cublasCreate_v2 bound to `stream`, host pointer mode.
     fn with_handle(label: &'static str, desc: String, source: Source, stream: sys::CUstream) -> Result<Api, String> {
-        let mut api = Api { label, desc, source, handle: std::ptr::null_mut(), destroy: None };
+        let mut api =
+            Api { label, desc, source, handle: std::ptr::null_mut(), handle_dev: std::ptr::null_mut(), destroy: None };
         unsafe {
             let create: CreateFn = api.get("cublasCreate_v2").ok_or("no cublasCreate_v2")?;
             let set_stream: SetStreamFn = api.get("cublasSetStream_v2").ok_or("no cublasSetStream_v2")?;
@@ -518,6 +563,13 @@ impl Api {
                 if s != 0 {
                     return Err(format!("cublasSetPointerMode_v2(HOST) returned {s}"));
                 }
+                let mut hd: H = std::ptr::null_mut();
+                if create(&mut hd) == 0 && !hd.is_null() {
+                    api.handle_dev = hd;
+                    if set_stream(hd, stream) != 0 || pm(hd, 1) != 0 {
+                        return Err("cannot set up the device-pointer-mode handle".into());
+                    }
+                }
             }
         }
         Ok(api)
@@ -526,9 +578,13 @@ impl Api {
 
 impl Drop for Api {
     fn drop(&mut self) {
-        if let (Some(d), false) = (self.destroy, self.handle.is_null()) {
-            unsafe {
-                d(self.handle);
+        if let Some(d) = self.destroy {
+            for h in [self.handle, self.handle_dev] {
+                if !h.is_null() {
+                    unsafe {
+                        d(h);
+                    }
+                }
             }
         }
     }
@@ -607,7 +663,14 @@ fn entry_api(choice: &EntryChoice, stream: sys::CUstream, real: Option<&Api>) ->
         return Api::with_handle("entry", format!("{path} (its own cublasCreate_v2)"), source, stream);
     }
     let real = real.ok_or("hyblas exports no cublasCreate_v2 and there is no real cuBLAS handle to pass")?;
-    Ok(Api { label: "entry", desc: format!("{path} (real cuBLAS handle)"), source, handle: real.handle, destroy: None })
+    Ok(Api {
+        label: "entry",
+        desc: format!("{path} (real cuBLAS handle)"),
+        source,
+        handle: real.handle,
+        handle_dev: real.handle_dev,
+        destroy: None,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -669,6 +732,8 @@ struct Pool {
     y: DeviceBuffer,
     xsrc: DeviceBuffer,
     slots: DeviceBuffer,
+    /// A reduction's result in device memory.
+    res: DeviceBuffer,
 }
 
 fn alloc_pool<T: Scalar>(ops: &[Op], l2: &[usize], l1: &[usize], nslots: usize) -> Result<Pool, String> {
@@ -695,6 +760,7 @@ fn alloc_pool<T: Scalar>(ops: &[Op], l2: &[usize], l1: &[usize], nslots: usize) 
         y: e(DeviceBuffer::new(counts[3] * esz))?,
         xsrc: e(DeviceBuffer::new(counts[4] * esz))?,
         slots: e(DeviceBuffer::new(counts[5] * esz))?,
+        res: e(DeviceBuffer::new(64))?,
     };
     let seed = 0x5EED_0000 + T::PREFIX as u64;
     for (i, (buf, n)) in
@@ -722,6 +788,23 @@ fn hy(r: hyblas::gpu::Result<()>) -> Result<Option<[f64; 2]>, String> {
     r.map(|_| None).map_err(|e| e.to_string())
 }
 
+/// `--results host|device`: where reductions put their scalar result in the timed calls.
+/// Device (the default) times the kernels; host adds the wait and copy-back a host-pointer-mode
+/// caller pays, on both sides alike.
+static HOST_RESULTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// True for a reduction side's first call (the value probe, compared across sides) and, with
+/// `--results host`, for every call.
+struct HostFirst(bool);
+impl HostFirst {
+    fn new() -> Self {
+        HostFirst(true)
+    }
+    fn next(&mut self) -> bool {
+        std::mem::replace(&mut self.0, false) || HOST_RESULTS.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 /// Operand addresses of one point.
 #[derive(Clone, Copy)]
 struct Ptrs {
@@ -730,13 +813,15 @@ struct Ptrs {
     y: u64,
     /// TRMV: slot i at slots + i*n elements.
     slots: u64,
+    /// Device memory for a reduction's result (device results, see [`device_results`]).
+    res: u64,
 }
 
 fn ptrs(op: Op, p: &Pool) -> Ptrs {
     if op.level2() {
-        Ptrs { a: p.a.ptr, x: p.x.ptr, y: p.y.ptr, slots: p.slots.ptr }
+        Ptrs { a: p.a.ptr, x: p.x.ptr, y: p.y.ptr, slots: p.slots.ptr, res: p.res.ptr }
     } else {
-        Ptrs { a: 0, x: p.a.ptr, y: p.b.ptr, slots: 0 }
+        Ptrs { a: 0, x: p.a.ptr, y: p.b.ptr, slots: 0, res: p.res.ptr }
     }
 }
 
@@ -786,26 +871,40 @@ fn hyblas_call<'a, T: Scalar>(ex: Exec<'a>, op: Op, n: usize, p: Ptrs) -> Call<'
         Op::Scal => Box::new(move |_| hy(level1::scal::<T, T>(&ex, ni, In::Host(scal_alpha::<T>(flip())), v(p.x)))),
         Op::Copy => Box::new(move |_| hy(level1::copy::<T>(&ex, ni, v(p.x), v(p.y)))),
         Op::Swap => Box::new(move |_| hy(level1::swap::<T>(&ex, ni, v(p.x), v(p.y)))),
-        Op::Dot { conj } => Box::new(move |_| {
-            let mut r = T::zero();
-            level1::dot::<T>(&ex, ni, v(p.x), v(p.y), conj, Out::Host(&mut r)).map_err(|e| e.to_string())?;
-            Ok(two(r.re(), r.im()))
-        }),
-        Op::Nrm2 => Box::new(move |_| {
-            let mut r = <T::Real as Scalar>::zero();
-            level1::nrm2::<T>(&ex, ni, v(p.x), Out::Host(&mut r)).map_err(|e| e.to_string())?;
-            Ok(two(r, <T::Real as Scalar>::zero()))
-        }),
-        Op::Asum => Box::new(move |_| {
-            let mut r = <T::Real as Scalar>::zero();
-            level1::asum::<T>(&ex, ni, v(p.x), Out::Host(&mut r)).map_err(|e| e.to_string())?;
-            Ok(two(r, <T::Real as Scalar>::zero()))
-        }),
-        Op::Iamax => Box::new(move |_| {
-            let mut r = 0i32;
-            level1::iamax::<T>(&ex, ni, v(p.x), IndexOut::Host32(&mut r)).map_err(|e| e.to_string())?;
-            Ok(Some([r as f64, 0.0]))
-        }),
+        // Reductions: the first call (the value probe) returns its result to the host; the
+        // timed ones write it to device memory unless --results host.
+        Op::Dot { conj } => {
+            let mut host = HostFirst::new();
+            Box::new(move |_| {
+                let mut r = T::zero();
+                let out = if host.next() { Out::Host(&mut r as *mut T) } else { Out::Dev(p.res) };
+                level1::dot::<T>(&ex, ni, v(p.x), v(p.y), conj, out).map_err(|e| e.to_string())?;
+                Ok(two(r.re(), r.im()))
+            })
+        }
+        Op::Nrm2 | Op::Asum => {
+            let mut host = HostFirst::new();
+            Box::new(move |_| {
+                let mut r = <T::Real as Scalar>::zero();
+                let out = if host.next() { Out::Host(&mut r as *mut T::Real) } else { Out::Dev(p.res) };
+                if op == Op::Nrm2 {
+                    level1::nrm2::<T>(&ex, ni, v(p.x), out)
+                } else {
+                    level1::asum::<T>(&ex, ni, v(p.x), out)
+                }
+                .map_err(|e| e.to_string())?;
+                Ok(two(r, <T::Real as Scalar>::zero()))
+            })
+        }
+        Op::Iamax => {
+            let mut host = HostFirst::new();
+            Box::new(move |_| {
+                let mut r = 0i32;
+                let out = if host.next() { IndexOut::Host32(&mut r) } else { IndexOut::Dev32(p.res) };
+                level1::iamax::<T>(&ex, ni, v(p.x), out).map_err(|e| e.to_string())?;
+                Ok(Some([r as f64, 0.0]))
+            })
+        }
     }
 }
 
@@ -825,7 +924,7 @@ struct A16<T>(T);
 /// The same call through a cuBLAS-style API; None where the API lacks the symbol.
 fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Call<'a>> {
     let name = op.cublas_name(T::PREFIX);
-    let h = api.handle;
+    let (h, hd, res) = (api.handle, api.handle_dev, p.res as Mp);
     let ni = n as c_int;
     let esz = std::mem::size_of::<T>() as u64;
     let (a, x, y) = (p.a as Vp, p.x as Vp, p.y as Mp);
@@ -875,27 +974,37 @@ fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Ca
                 let f: CopyFn = api.get(&name)?;
                 Box::new(move |_| status(f(h, ni, x, 1, y, 1), &name))
             }
+            // Reductions: the value probe on the host-mode handle, the timed calls on the
+            // device-mode handle (unless --results host), as hyblas_call does.
             Op::Dot { .. } => {
                 let f: DotFn = api.get(&name)?;
+                let mut host = HostFirst::new();
                 Box::new(move |_| {
                     let mut r = T::zero();
-                    status(f(h, ni, x, 1, y as Vp, 1, &mut r as *mut T as Mp), &name)?;
+                    let (hh, out) = if host.next() || hd.is_null() { (h, &mut r as *mut T as Mp) } else { (hd, res) };
+                    status(f(hh, ni, x, 1, y as Vp, 1, out), &name)?;
                     Ok(two(r.re(), r.im()))
                 })
             }
             Op::Nrm2 | Op::Asum => {
                 let f: RedFn = api.get(&name)?;
+                let mut host = HostFirst::new();
                 Box::new(move |_| {
                     let mut r = <T::Real as Scalar>::zero();
-                    status(f(h, ni, x, 1, &mut r as *mut T::Real as Mp), &name)?;
+                    let (hh, out) =
+                        if host.next() || hd.is_null() { (h, &mut r as *mut T::Real as Mp) } else { (hd, res) };
+                    status(f(hh, ni, x, 1, out), &name)?;
                     Ok(two(r, <T::Real as Scalar>::zero()))
                 })
             }
             Op::Iamax => {
                 let f: RedFn = api.get(&name)?;
+                let mut host = HostFirst::new();
                 Box::new(move |_| {
                     let mut r: c_int = 0;
-                    status(f(h, ni, x, 1, &mut r as *mut c_int as Mp), &name)?;
+                    let (hh, out) =
+                        if host.next() || hd.is_null() { (h, &mut r as *mut c_int as Mp) } else { (hd, res) };
+                    status(f(hh, ni, x, 1, out), &name)?;
                     Ok(Some([r as f64, 0.0]))
                 })
             }
@@ -1607,6 +1716,67 @@ fn rel(a: [f64; 2], b: [f64; 2], index: bool) -> f64 {
 }
 
 /// Every routine of precision T over its sweep; rows appended, CSV rewritten per routine.
+/// `--overhead`: the host's cost of one call, in microseconds of enqueue, for the real cuBLAS,
+/// the exported entry (routed as `HYBLAS_CUBLAS` / the calibrated table say: run this twice,
+/// with `HYBLAS_CUBLAS=vendor` and `=hyblas`, to see both routes) and hyblas called directly.
+/// Tiny single-precision problems, batches of calls that fit the launch queue, median of the
+/// batches: the GPU never holds the host back, so the number is the call's own host cost.
+fn overhead(cx: &Ctx) {
+    const BATCH: usize = 400;
+    const SAMPLES: usize = 15;
+    let ops = [Op::Axpy, Op::Dot { conj: false }, Op::Nrm2, Op::Gemv(Trans::No), Op::Gemv(Trans::Trans)];
+    let (n1, n2) = (4096usize, 256usize);
+    let pool = match alloc_pool::<f32>(&ops, &[n2], &[n1], 2) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("gpubench: {e}");
+            return;
+        }
+    };
+    let ex = Exec { rt: cx.rt, stream: cx.stream };
+    let mode = hyblas::plan::gpu::mode();
+    println!(
+        "\nhost cost per call (us of enqueue, batches of {BATCH}, median of {SAMPLES}); HYBLAS_CUBLAS={} in this process",
+        std::env::var("HYBLAS_CUBLAS").unwrap_or_else(|_| mode.name().into())
+    );
+    println!("| routine | n | cuBLAS | entry | hyblas direct | entry - cuBLAS |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for op in ops {
+        let n = if op.level2() { n2 } else { n1 };
+        let p = ptrs(op, &pool);
+        let sides: Vec<Option<Call>> = vec![
+            cx.cublas.and_then(|a| api_call::<f32>(a, op, n, p)),
+            cx.entry.and_then(|a| api_call::<f32>(a, op, n, p)),
+            Some(hyblas_call::<f32>(ex, op, n, p)),
+        ];
+        let mut us = [f64::NAN; 3];
+        for (k, side) in sides.into_iter().enumerate() {
+            let Some(mut f) = side else { continue };
+            let r = (|| -> Result<f64, String> {
+                for i in 0..50 {
+                    f(i.min(1))?;
+                }
+                cx.rt.sync(cx.stream).map_err(|e| e.to_string())?;
+                let mut v = Vec::with_capacity(SAMPLES);
+                for _ in 0..SAMPLES {
+                    let t = Instant::now();
+                    for _ in 0..BATCH {
+                        f(1)?;
+                    }
+                    v.push(t.elapsed().as_secs_f64() / BATCH as f64);
+                    cx.rt.sync(cx.stream).map_err(|e| e.to_string())?;
+                }
+                Ok(median_of(&mut v).unwrap_or(f64::NAN) * 1e6)
+            })();
+            match r {
+                Ok(t) => us[k] = t,
+                Err(e) => eprintln!("gpubench: overhead {}: {e}", op.name(false)),
+            }
+        }
+        println!("| s{} | {n} | {:.3} | {:.3} | {:.3} | {:+.3} |", op.name(false), us[0], us[1], us[2], us[1] - us[0]);
+    }
+}
+
 fn run_precision<T: Scalar>(
     cx: &Ctx,
     ops: &[Op],
@@ -1790,6 +1960,10 @@ fn main() -> ExitCode {
         l2: l2_sizes(&o),
         l1: l1_sizes(&o),
     };
+    if o.overhead {
+        overhead(&cx);
+        return ExitCode::SUCCESS;
+    }
     let plans: Vec<(char, Vec<Op>)> = o.prec.iter().map(|&p| (p, ops_for(&o, p == 'c' || p == 'z'))).collect();
     let total: usize = plans.iter().map(|(_, ops)| ops.len()).sum();
     if total == 0 {

@@ -8,8 +8,10 @@
 // - GEMV-T/C (y_j = sum_i op(A[i,j]) x_i): column j is cut into S segments of L rows (L a
 //   multiple of 32*V*UNROLL, V = 16 / sizeof(T) elements per 16-byte unit). Inside a segment,
 //   unit u (rows u*V .. u*V+V-1 from the segment start) belongs to lane u % 32, and its element
-//   k to the lane's accumulator k; a lane adds its units in increasing order, then sums its V
-//   accumulators left to right, and the warp adds the lanes with warp_sum. One segment writes
+//   k to the lane's accumulator k; a lane adds its units trip by trip (32*UNROLL units a
+//   trip) starting at trip t % trips of task t and wrapping around (`stagger`, else from
+//   trip 0), then the units past the last whole trip in order, then sums its V accumulators
+//   left to right, and the warp adds the lanes with warp_sum. One segment writes
 //   y directly; more write a partial each and gemv_fin_t adds them (lane-strided, then
 //   warp_sum) before alpha and beta are applied.
 // - GEMV-N (y_i = sum_j A[i,j] x_j): the columns are cut into KS panels of 16 sub-panels of Lq
@@ -82,7 +84,8 @@ template <typename T, bool VX> __device__ __forceinline__ gvec<T> load_x_unit(co
 template <typename T, bool VA, bool VX>
 __device__ __forceinline__ void gemv_t_body(i64 m, i64 n, T alpha, const T* alpha_p, T beta, const T* beta_p,
                                             const T* __restrict__ a, i64 lda, const T* __restrict__ x, i64 incx,
-                                            T* y, i64 incy, int conj, i64 S, i64 L, i64 warps, T* part) {
+                                            T* y, i64 incy, int conj, i64 S, i64 L, i64 warps, T* part,
+                                            int stagger) {
     constexpr int V = 16 / sizeof(T);
     constexpr int U = GEMV_T_UNROLL;
     const i64 w = (i64)blockIdx.x * blockDim.y + threadIdx.y;
@@ -108,8 +111,17 @@ __device__ __forceinline__ void gemv_t_body(i64 m, i64 n, T alpha, const T* alph
 #pragma unroll
         for (int k = 0; k < V; k++) acc[k] = zero<T>();
         const i64 nu = len / V;  // whole units in the segment
-        i64 u = lane;
-        for (; u + 32 * (U - 1) < nu; u += 32 * U) {
+        // Whole trips of 32*U units. With `stagger`, task t walks its trips starting at trip
+        // t % trips and wraps around: tasks that run at the same time then read different
+        // offsets of their columns, instead of addresses a multiple of lda apart, which a
+        // power-of-two lda maps onto the same memory channels. The order depends on (t, m,
+        // segment length) only, so it is still fixed.
+        const i64 trips = nu / (32 * U);
+        const i64 rot = (stagger && trips > 1) ? t % trips : 0;
+        for (i64 k = 0; k < trips; k++) {
+            i64 kk = k + rot;
+            if (kk >= trips) kk -= trips;
+            const i64 u = kk * 32 * U + lane;
             gvec<T> av[U], xv[U];
 #pragma unroll
             for (int p = 0; p < U; p++) {
@@ -121,7 +133,7 @@ __device__ __forceinline__ void gemv_t_body(i64 m, i64 n, T alpha, const T* alph
 #pragma unroll
                 for (int k = 0; k < V; k++) acc[k] = fma_t(op_t(av[p].v[k], conj), xv[p].v[k], acc[k]);
         }
-        for (; u < nu; u += 32) {
+        for (i64 u = trips * 32 * U + lane; u < nu; u += 32) {
             const gvec<T> av = load_a_unit<T, VA>(col + u * V);
             const gvec<T> xv = load_x_unit<T, VX>(x, r0 + u * V, m, incx);
 #pragma unroll
@@ -376,9 +388,9 @@ __device__ __forceinline__ void ger_body(i64 m, i64 n, T alpha, const T* alpha_p
 #define GEMV_T_ENTRY(P, T, SFX, VA, VX)                                                                         \
     extern "C" __global__ void P##gemv_t_##SFX(i64 m, i64 n, T alpha, const T* alpha_p, T beta, const T* beta_p, \
                                                const T* a, i64 lda, const T* x, i64 incx, T* y, i64 incy,        \
-                                               int conj, i64 S, i64 L, i64 warps, T* part) {                    \
+                                               int conj, i64 S, i64 L, i64 warps, T* part, int stagger) {       \
         gemv_t_body<T, VA, VX>(m, n, alpha, alpha_p, beta, beta_p, a, lda, x, incx, y, incy, conj, S, L, warps, \
-                               part);                                                                            \
+                               part, stagger);                                                                   \
     }
 
 #define GEMV_ENTRIES(P, T)                                                                                        \

@@ -180,7 +180,8 @@ L1_COPY_SWAP(z, cdouble)
 //   index c (blocks are 32 x Ty threads: threadIdx.x is the lane, threadIdx.y the warp).
 // - In a chunk, unit u (V = 16/sizeof(T) consecutive elements) belongs to lane u % 32 at step
 //   u / 32; its element k goes to accumulator (step % S)*V + k of that lane (S = 4/V, so 4
-//   accumulators per lane), each accumulator taking its elements in increasing step. The
+//   accumulators per lane). Steps come in trips of U; chunk c adds its whole trips starting
+//   at trip c % trips and wrapping around, then the steps past the last whole trip in order. The
 //   lane combines its accumulators as (a0 + a1) + (a2 + a3), then the warp with the fixed
 //   shuffle tree (16, 8, 4, 2, 1).
 // - The contiguous aligned path (`_part_v`, 16-byte loads) and the strided path (`_part`,
@@ -325,7 +326,9 @@ template <typename T> struct AmaxOp {
     static __device__ __forceinline__ void add(acc_t& a, T x, T, i64 e) {
         R v = abs1(x);
         if (v != v) v = e == 0 ? inf_of(v) : R(-1);
-        if (v > a.v) {
+        // Ties go to the smaller index here too: a lane does not see its elements in index
+        // order (the trips of a chunk are rotated).
+        if (v > a.v || (v == a.v && e < a.i)) {
             a.v = v;
             a.i = e;
         }
@@ -384,9 +387,15 @@ __device__ __forceinline__ void reduce_part(i64 n, i64 L, const T* x, i64 incx, 
 #pragma unroll
     for (int a = 0; a < 4; a++) acc[a] = Op::init();
     const i64 units = (len + V - 1) / V, full = len / V;
-    i64 u0 = 0;
     // Trips where every unit of every lane lies inside the chunk: U loads in flight per lane.
-    for (; u0 + 32 * U <= full; u0 += 32 * U) {
+    // Chunk c takes its trips from trip c % trips, wrapping around: warps that run at the same
+    // time then read different offsets of their chunks instead of addresses a multiple of the
+    // (often power-of-two) chunk length apart, which land on the same memory channels. A
+    // trip is 32*U units and U is a multiple of S, so every unit keeps its accumulator.
+    const i64 trips = full / (32 * U);
+    const i64 rot = trips > 1 ? c % trips : 0;
+    for (i64 k = 0; k < trips; k++) {
+        const i64 u0 = (k + rot < trips ? k + rot : k + rot - trips) * (32 * U);
         T xv[U][V], yv[U][V];
 #pragma unroll
         for (int j = 0; j < U; j++) {
@@ -409,7 +418,7 @@ __device__ __forceinline__ void reduce_part(i64 n, i64 L, const T* x, i64 incx, 
     }
     // The rest of the chunk, element by element in the same assignment (u0 is a multiple of
     // 32*U, so step % S == j % S as above).
-    for (; u0 < units; u0 += 32 * U) {
+    for (i64 u0 = trips * (32 * U); u0 < units; u0 += 32 * U) {
 #pragma unroll
         for (int j = 0; j < U; j++) {
 #pragma unroll

@@ -44,6 +44,15 @@ fn gemv_n_smem(tx: u32, ty: u32, _elem: u32) -> u32 {
 /// 16-byte units of A in flight per lane in GEMV-T (`GEMV_T_UNROLL` in the kernel); segments
 /// are whole multiples of 32 lanes times this many units.
 const T_UNROLL: i64 = 4;
+/// Warps GEMV-T wants per SM: (column, segment) tasks are cut to give at least this many.
+/// `HYBLAS_GEMV_T_WARPS` overrides it (it fixes the summation order).
+static T_WARPS_PER_SM: once_cell::sync::Lazy<i64> =
+    once_cell::sync::Lazy::new(|| crate::config::threshold("HYBLAS_GEMV_T_WARPS", 32).max(1) as i64);
+/// GEMV-T walks each task's trips from a rotated start (`stagger` in the kernel), so tasks
+/// in flight read different column offsets (power-of-two lda). `HYBLAS_GEMV_T_STAGGER=0`
+/// turns it off; it fixes the summation order.
+static T_STAGGER: once_cell::sync::Lazy<bool> =
+    once_cell::sync::Lazy::new(|| crate::config::threshold("HYBLAS_GEMV_T_STAGGER", 1) != 0);
 /// Most segments per column of GEMV-T (the combining warp adds them lane-serially).
 const T_MAX_SEGMENTS: i64 = 2048;
 /// Columns GEMV-N's panels have at least (the partials stay a small fraction of the traffic).
@@ -74,7 +83,7 @@ fn per_unit<T>() -> i64 {
 pub fn t_segments<T>(m: i64, n: i64, sm_count: u32) -> (i64, i64) {
     let m = m.max(1);
     let unit = 32 * per_unit::<T>() * T_UNROLL;
-    let want = cdiv(sm_count as i64 * 32, n.max(1));
+    let want = cdiv(sm_count as i64 * *T_WARPS_PER_SM, n.max(1));
     let s = want.min(T_MAX_SEGMENTS).min(cdiv(m, unit)).max(1);
     let l = cdiv(cdiv(m, s), unit) * unit;
     (cdiv(m, l).max(1), l)
@@ -233,7 +242,7 @@ fn gemv_t<T: Scalar>(
     let part = if s > 1 { sc.workspace(tasks as usize * std::mem::size_of::<T>())? } else { 0 };
     let mut args = Args::new();
     args.arg(m).arg(n).arg(al).arg(alp).arg(be).arg(bep).arg(a.ptr).arg(a.ld).arg(x.ptr).arg(x.inc);
-    args.arg(y.ptr).arg(y.inc).arg(conj as i32).arg(s).arg(l).arg(w as i64).arg(part);
+    args.arg(y.ptr).arg(y.inc).arg(conj as i32).arg(s).arg(l).arg(w as i64).arg(part).arg(*T_STAGGER as i32);
     f.launch(Launch { grid: (blocks as u32, 1, 1), block: (tx, ty, 1), smem: 0 }, ex.stream, &mut args)?;
     if s > 1 {
         fin(ex, "gemv_fin_t", n, s, alpha, beta, part, y)?;

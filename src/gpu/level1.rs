@@ -169,8 +169,9 @@ pub fn swap<T: Scalar>(ex: &Exec, n: i64, x: DVec, y: DVec) -> Result<()> {
 
 /// Most chunks a reduction is cut into: bounds the partials the second kernel combines (at
 /// most 8 per slot of its 1024, read in one burst), and still gives a full H100/H200 of
-/// warps at large n.
-pub const MAX_CHUNKS: i64 = 8192;
+/// warps at large n. `HYBLAS_L1_MAX_CHUNKS` overrides it (it fixes the summation order).
+pub static MAX_CHUNKS: once_cell::sync::Lazy<i64> =
+    once_cell::sync::Lazy::new(|| crate::config::threshold("HYBLAS_L1_MAX_CHUNKS", 8192).max(1) as i64);
 
 /// Bytes reserved per chunk partial in the workspace (the largest is three doubles, the
 /// d/z NRM2 sums of squares).
@@ -181,7 +182,7 @@ const PART_BYTES: usize = 32;
 /// chunks. A function of n and T only, so the summation order is too.
 pub fn chunk_len<T>(n: i64) -> i64 {
     let q = 32 * 8 * per_thread::<T>() as i64;
-    q.max(ceil_div(ceil_div(n.max(1), MAX_CHUNKS), q) * q)
+    q.max(ceil_div(ceil_div(n.max(1), *MAX_CHUNKS), q) * q)
 }
 
 /// a / b rounded up, for a >= 0 and b > 0.

@@ -11,18 +11,22 @@ use super::kernels::{Args, Family, Function, Launch};
 use super::tune::{self, KernelSpec, TuneCase};
 use super::{elem, DMat, DVec, DeviceBuffer, Exec, GpuError, Result, Runtime};
 use crate::types::{Diag, Scalar, Trans, Uplo};
+use once_cell::sync::Lazy;
 use std::sync::Arc;
 
 /// Strands per panel of `trmv_n` (`TRMV_G` in the kernel; part of the summation order).
 pub const STRANDS: i64 = 8;
 /// No-trans: work items (one thread's V rows times one strand) aimed at per SM. About two
 /// waves of resident threads: enough loads in flight, and partial sums per row stay few.
-pub const N_ITEMS_PER_SM: u64 = 2048;
+/// `HYBLAS_TRMV_N_ITEMS` overrides it (it fixes the summation order).
+pub static N_ITEMS_PER_SM: Lazy<u64> =
+    Lazy::new(|| crate::config::threshold("HYBLAS_TRMV_N_ITEMS", 2048).max(1) as u64);
 /// Strand width bounds in columns (a multiple of 8, the kernel's unrolled step).
 pub const SW_MIN: i64 = 16;
 pub const SW_MAX: i64 = 256;
 /// Trans: warps (one column times one segment) aimed at per SM: about two waves.
-pub const T_WARPS_PER_SM: u64 = 128;
+/// `HYBLAS_TRMV_T_WARPS` overrides it (it fixes the summation order).
+pub static T_WARPS_PER_SM: Lazy<u64> = Lazy::new(|| crate::config::threshold("HYBLAS_TRMV_T_WARPS", 128).max(1) as u64);
 /// The longest segment, in stripes of 32*V rows.
 pub const SEG_MAX_STRIPES: i64 = 64;
 
@@ -68,7 +72,7 @@ fn round_up(x: i64, m: i64) -> i64 {
 /// No-trans decomposition for n, V elements per 16 bytes and `sms` SMs: (strand width sw,
 /// panels np); a panel is STRANDS*sw columns.
 pub fn n_plan(n: i64, v: i64, sms: u32) -> (i64, i64) {
-    let target = sms.max(1) as u128 * N_ITEMS_PER_SM as u128;
+    let target = sms.max(1) as u128 * *N_ITEMS_PER_SM as u128;
     let sw = (n as u128 * n as u128 / (2 * v as u128 * target)).min(SW_MAX as u128) as i64;
     let sw = round_up(sw.max(1), 8).clamp(SW_MIN, SW_MAX);
     (sw, cdiv(n, STRANDS * sw))
@@ -95,7 +99,7 @@ pub fn n_per_pair(upper: bool, n: i64, cp: i64, rb: i64, np: i64) -> i64 {
 /// segments nseg).
 pub fn t_plan(n: i64, v: i64, sms: u32) -> (i64, i64) {
     let stripe = 32 * v;
-    let target = sms.max(1) as u128 * T_WARPS_PER_SM as u128;
+    let target = sms.max(1) as u128 * *T_WARPS_PER_SM as u128;
     let seg = (n as u128 * n as u128 / (2 * target)).min((SEG_MAX_STRIPES * stripe) as u128) as i64;
     let seg = round_up(seg.max(1), stripe).clamp(stripe, SEG_MAX_STRIPES * stripe);
     (seg, cdiv(n, seg))
