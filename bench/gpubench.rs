@@ -1,4 +1,5 @@
-//! gpubench: hyblas's GPU Level 1/2 kernels against the real cuBLAS, side by side in one
+//! gpubench: hyblas's GPU Level 1/2 kernels and small-output GEMM (split-k, the
+//! `gemm_smallout` group in `gpubench_gemm.rs`) against the real cuBLAS, side by side in one
 //! process, on the same device buffers and the same stream (bench/README.md, "GPU").
 //!
 //! Three columns per point: `hyblas` (the `hyblas::gpu` functions called directly), `cublas`
@@ -21,14 +22,21 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+#[path = "gpubench_gemm.rs"]
+mod gemm_smallout;
+
 const HELP: &str = "\
-gpubench: hyblas GPU Level 1/2 kernels against the real cuBLAS (same process, buffers, stream)
+gpubench: hyblas GPU Level 1/2 kernels and small-output GEMM against the real cuBLAS (same
+process, buffers, stream)
 
 usage: gpubench [options]
 
-  --quick              Level 2 n step 1024, Level 1 powers of two only, fewer repetitions
-  --only LIST          routines, by base name or variant: gemv,ger,trmv,axpy,scal,copy,swap,
-                       dot,nrm2,asum,iamax or gemv_t,trmv_lnn,dotc,...
+  --quick              Level 2 n step 1024, Level 1 powers of two only, a small GEMM grid,
+                       fewer repetitions
+  --only LIST          groups or routines: level12 (every Level 1/2 routine), gemm_smallout
+                       (split-k GEMM, m, n <= 128, k = 2^12..2^22; alias gemm), or by base name
+                       or variant: gemv,ger,trmv,axpy,scal,copy,swap,dot,nrm2,asum,iamax or
+                       gemv_t,trmv_lnn,dotc,... (default: everything)
   --prec LIST          precisions among s,d,c,z (default all)
   --trmv LIST          TRMV variants uplo+trans+diag (default lnn,utn; complex adds ucn)
   --out DIR            where the CSV and SVGs go (default bench/results)
@@ -401,7 +409,9 @@ fn ops_for(o: &Opts, complex: bool) -> Vec<Op> {
     ops.extend([Op::Nrm2, Op::Asum, Op::Iamax]);
     ops.retain(|op| {
         o.only.is_empty()
-            || o.only.iter().any(|w| w == op.base() || *w == op.name(complex) || (w == "dotu" && op.base() == "dot"))
+            || o.only.iter().any(|w| {
+                w == "level12" || w == op.base() || *w == op.name(complex) || (w == "dotu" && op.base() == "dot")
+            })
     });
     ops
 }
@@ -1857,6 +1867,9 @@ fn run_precision<T: Scalar>(
 }
 
 fn from_csv(path: &Path, o: &Opts) -> ExitCode {
+    if gemm_smallout::is_gemm_csv(path) {
+        return gemm_smallout::from_csv(path, o);
+    }
     let rows = match read_csv(path) {
         Ok(r) => r,
         Err(e) => {
@@ -1966,20 +1979,34 @@ fn main() -> ExitCode {
     }
     let plans: Vec<(char, Vec<Op>)> = o.prec.iter().map(|&p| (p, ops_for(&o, p == 'c' || p == 'z'))).collect();
     let total: usize = plans.iter().map(|(_, ops)| ops.len()).sum();
-    if total == 0 {
+    let gemm = gemm_smallout::selected(&o);
+    if total == 0 && !gemm {
         eprintln!("gpubench: --only selects no routine");
         return ExitCode::from(2);
     }
+    if total > 0 {
+        level12(&cx, &o, &plans, total, &stem);
+    }
+    if gemm {
+        gemm_smallout::run(&cx, &o);
+    }
+    drop(entry);
+    drop(cublas);
+    ExitCode::SUCCESS
+}
+
+/// The Level 1/2 sweep: every planned routine of every precision, tables, CSV and plots.
+fn level12(cx: &Ctx, o: &Opts, plans: &[(char, Vec<Op>)], total: usize, stem: &str) {
     let t0 = Instant::now();
     let mut done = 0usize;
     let mut rows: Vec<Row> = Vec::new();
     let out = o.out.clone();
     let mut save = |rows: &[Row]| {
-        if let Err(e) = write_csv(rows, &out, &stem) {
+        if let Err(e) = write_csv(rows, &out, stem) {
             eprintln!("gpubench: {e}");
         }
     };
-    for (p, ops) in &plans {
+    for (p, ops) in plans {
         let mut progress = |line: String| {
             if !line.contains(": random operands") && !line.contains(": skipped") {
                 done += 1;
@@ -1988,21 +2015,18 @@ fn main() -> ExitCode {
             eprintln!("[{done:>3}/{total}] {:>5.0} s  {line}", el);
         };
         match p {
-            's' => run_precision::<f32>(&cx, ops, &mut rows, &mut save, &mut progress),
-            'd' => run_precision::<f64>(&cx, ops, &mut rows, &mut save, &mut progress),
-            'c' => run_precision::<C32>(&cx, ops, &mut rows, &mut save, &mut progress),
-            _ => run_precision::<C64>(&cx, ops, &mut rows, &mut save, &mut progress),
+            's' => run_precision::<f32>(cx, ops, &mut rows, &mut save, &mut progress),
+            'd' => run_precision::<f64>(cx, ops, &mut rows, &mut save, &mut progress),
+            'c' => run_precision::<C32>(cx, ops, &mut rows, &mut save, &mut progress),
+            _ => run_precision::<C64>(cx, ops, &mut rows, &mut save, &mut progress),
         }
     }
     print!("{}", text_tables(&rows));
     print!("{}", overview(&rows));
     println!("\n{} points in {:.0} s", rows.len(), t0.elapsed().as_secs_f64());
     println!("wrote {}", o.out.join(format!("{stem}.csv")).display());
-    match write_svgs(&rows, &o.out, &stem, &props.name) {
+    match write_svgs(&rows, &o.out, stem, &cx.rt.props.name) {
         Ok(ps) => ps.iter().for_each(|p| println!("wrote {}", p.display())),
         Err(e) => eprintln!("gpubench: {e}"),
     }
-    drop(entry);
-    drop(cublas);
-    ExitCode::SUCCESS
 }

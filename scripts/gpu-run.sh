@@ -15,7 +15,10 @@
 #                  results checked against NumPy                           [not with --bench-only]
 #   tune           gpu-stage/hyblas tune, when the command has it; its recipes are copied to
 #                  $OUT/recipes (else bench/results/recipes)              [not with --tests-only]
-#   gpubench       gpu-stage/gpubench [--quick] --out $OUT (else bench/results) [not with --tests-only]
+#   gpubench       gpu-stage/gpubench --only level12 [--quick] --out $OUT (else bench/results)
+#                                                                          [not with --tests-only]
+#   gpubench-gemm  gpu-stage/gpubench --only gemm_smallout [--quick] --out ... (split-k GEMM
+#                  against cuBLAS, its own stage and timeout)              [not with --tests-only]
 # A failed stage does not stop the others. Ends with a table (stage, result, seconds); the exit
 # status is non-zero if any stage failed.
 # Environment: OUT (results + logs), GPU_RUN_TIMEOUT (seconds per stage, default 540).
@@ -186,12 +189,17 @@ if [ "$mode" != tests ]; then
     if [ -x "$STAGE/gpubench" ]; then
         args=(--out "$RESULTS")
         [ "$quick" -eq 1 ] && args=(--quick "${args[@]}")
-        run gpubench "$STAGE/gpubench" "${args[@]}"
+        run gpubench "$STAGE/gpubench" --only level12 "${args[@]}"
         # The one-line-per-routine overview and the files written.
         sed -n '/^routine /,$p' "$LOGS/gpubench.log" | grep -v '^\[' || true
         grep -h '^no GPU' "$LOGS/gpubench.log" || true
         record gpubench "$([ $rc -eq 0 ] && echo ok || echo "FAIL (rc $rc)")" "$secs" "$rc"
         tail_on_fail gpubench 25
+
+        run gpubench-gemm "$STAGE/gpubench" --only gemm_smallout "${args[@]}"
+        sed -n '/^== gemm_smallout summary/,$p' "$LOGS/gpubench-gemm.log" | grep -v '^\[' || true
+        record gpubench-gemm "$([ $rc -eq 0 ] && echo ok || echo "FAIL (rc $rc)")" "$secs" "$rc"
+        tail_on_fail gpubench-gemm 25
     else
         record gpubench "FAIL (gpu-stage/gpubench missing)" 0 1
     fi

@@ -3,7 +3,11 @@
 //!
 //! Exported (unversioned, `_v2` with `int` sizes and `_v2_64` with `int64_t` sizes): axpy,
 //! scal (+ csscal, zdscal), copy, swap, dot (dotu, dotc), nrm2, asum, amax (`i?amax`; the
-//! `_64` form returns an `int64_t` index), gemv, ger (geru, gerc), trmv, in s/d/c/z; plus thin
+//! `_64` form returns an `int64_t` index), gemv, ger (geru, gerc), trmv, gemm, in s/d/c/z;
+//! `cublasGemmEx` / `cublasGemmEx_64` (hyblas for A, B, C all `CUDA_R_32F`, `CUDA_R_64F`,
+//! `CUDA_C_32F` or `CUDA_C_64F` with the matching `CUBLAS_COMPUTE_32F`/`_64F` or its
+//! `_PEDANTIC` twin; every other combination, the TF32/fast compute types included, is
+//! forwarded); `cublas?gemmStridedBatched` (+ `_64`), always forwarded (traced); plus thin
 //! forwards of the handle functions (create, destroy, stream, pointer/atomics/math mode,
 //! version).
 //!
@@ -28,8 +32,15 @@
 //! `CUBLAS_STATUS_NOT_INITIALIZED` for valid calls. A panic never crosses into C: it becomes
 //! `CUBLAS_STATUS_INTERNAL_ERROR`.
 //!
-//! hyblas never uses atomics, so its results do not depend on the handle's atomics mode (it is
-//! read for the trace only); the math mode does not concern Level 1/2.
+//! Level 1/2 never use atomics, so their results do not depend on the handle's atomics mode;
+//! split-k GEMM uses its atomic reduction only where the handle allows atomics (or
+//! `HYBLAS_DETERMINISTIC=0`, see `plan::gpu::reduction`), and is bitwise reproducible otherwise.
+//! The math mode is not read: hyblas's GEMM computes in full precision (what
+//! `CUBLAS_DEFAULT_MATH` promises; TF32 math mode permits less, never requires it).
+//!
+//! GEMM routing: `plan::gpu::gemm` asks the split-k model (`gpu::splitk::predict`) per call;
+//! k = 0 (C := beta*C) and empty outputs are degenerate (cuBLAS). [`vendor_gemm`] is the real
+//! cuBLAS GEMM on a handle of hyblas's own, for Fortran/CBLAS calls on device memory.
 
 // Device addresses and handles arrive as raw pointers that are validated by cuBLAS's rules and
 // then only passed on, which this lint cannot tell.
@@ -42,6 +53,7 @@ use crate::gpu::vendor::Sym;
 use crate::gpu::{self, DMat, DVec, Exec, GpuError, In, Out, Runtime};
 use crate::plan::gpu::{self as policy, Decision, Outcome, Route};
 use crate::types::{Diag, Scalar, Trans, Uplo, C32, C64};
+use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 
 /// `cublasStatus_t`.
@@ -71,6 +83,19 @@ pub const CUBLAS_POINTER_MODE_DEVICE: c_int = 1;
 pub const CUBLAS_ATOMICS_NOT_ALLOWED: c_int = 0;
 pub const CUBLAS_ATOMICS_ALLOWED: c_int = 1;
 
+/// `cudaDataType_t` values hyblas runs in `cublasGemmEx`.
+pub const CUDA_R_32F: c_int = 0;
+pub const CUDA_R_64F: c_int = 1;
+pub const CUDA_C_32F: c_int = 4;
+pub const CUDA_C_64F: c_int = 5;
+/// `cublasComputeType_t` values hyblas runs in `cublasGemmEx` (full precision only).
+pub const CUBLAS_COMPUTE_32F: c_int = 68;
+pub const CUBLAS_COMPUTE_32F_PEDANTIC: c_int = 69;
+pub const CUBLAS_COMPUTE_64F: c_int = 70;
+pub const CUBLAS_COMPUTE_64F_PEDANTIC: c_int = 71;
+/// `cublasGemmAlgo_t`: DEFAULT (-1), ALGO0..23, DEFAULT_TENSOR_OP (99), ALGO0..15_TENSOR_OP.
+pub const CUBLAS_GEMM_DEFAULT: c_int = -1;
+
 /// `cublasHandle_t` (the real cuBLAS's, never dereferenced here).
 pub type Handle = *mut c_void;
 /// `cudaStream_t` (the same object as the driver's `CUstream`).
@@ -87,6 +112,64 @@ type GemvFn<T, I> =
     unsafe extern "C" fn(Handle, c_int, I, I, *const T, *const T, I, *const T, I, *const T, *mut T, I) -> Status;
 type GerFn<T, I> = unsafe extern "C" fn(Handle, I, I, *const T, *const T, I, *const T, I, *mut T, I) -> Status;
 type TrmvFn<T, I> = unsafe extern "C" fn(Handle, c_int, c_int, c_int, I, *const T, I, *mut T, I) -> Status;
+type GemmFn<T, I> = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    I,
+    I,
+    I,
+    *const T,
+    *const T,
+    I,
+    *const T,
+    I,
+    *const T,
+    *mut T,
+    I,
+) -> Status;
+type GemmExFn<I> = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    I,
+    I,
+    I,
+    *const c_void,
+    *const c_void,
+    c_int,
+    I,
+    *const c_void,
+    c_int,
+    I,
+    *const c_void,
+    *mut c_void,
+    c_int,
+    I,
+    c_int,
+    c_int,
+) -> Status;
+/// Strides are `long long` in both the `int` and the `_64` form; the batch count is `I`.
+type GemmStridedFn<T, I> = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    I,
+    I,
+    I,
+    *const T,
+    *const T,
+    I,
+    i64,
+    *const T,
+    I,
+    i64,
+    *const T,
+    *mut T,
+    I,
+    i64,
+    I,
+) -> Status;
 
 /// The size type of an entry point: `int` (`_v2`) or `int64_t` (`_v2_64`).
 pub trait Int: Copy + Into<i64> + 'static {
@@ -220,7 +303,8 @@ impl Check {
     }
 }
 
-/// One checked call: route it, then run hyblas's kernel on the handle's stream or forward.
+/// One checked call: route it (the family's size model under `policy::decide`), then run
+/// hyblas's kernel on the handle's stream or forward.
 #[allow(clippy::too_many_arguments)]
 unsafe fn dispatch(
     sym: &'static Sym,
@@ -228,6 +312,20 @@ unsafe fn dispatch(
     check: Check,
     shape: impl FnOnce() -> String,
     model: impl FnOnce() -> Decision,
+    hyblas: impl FnOnce(&Exec<'_>, &Ctx) -> gpu::Result<()>,
+    vendor: impl FnOnce() -> Status,
+) -> Status {
+    dispatch_with(sym, h, check, shape, |d| policy::decide(d, model), hyblas, vendor)
+}
+
+/// [`dispatch`] with the whole decision given (`decide` gets the degenerate/invalid reason).
+#[allow(clippy::too_many_arguments)]
+unsafe fn dispatch_with(
+    sym: &'static Sym,
+    h: Handle,
+    check: Check,
+    shape: impl FnOnce() -> String,
+    decide: impl FnOnce(Option<&'static str>) -> Decision,
     hyblas: impl FnOnce(&Exec<'_>, &Ctx) -> gpu::Result<()>,
     vendor: impl FnOnce() -> Status,
 ) -> Status {
@@ -241,7 +339,7 @@ unsafe fn dispatch(
         Check::Degenerate(what) => Some(what),
         Check::Run => None,
     };
-    let d = policy::decide(degenerate, model);
+    let d = decide(degenerate);
     if d.route == Route::Vendor {
         let s = vendor();
         policy::trace(sym.name, shape, &d, Outcome::Done);
@@ -577,6 +675,407 @@ unsafe fn trmv<T: Scalar, I: Int>(
     )
 }
 
+// ---- Level 3 ----
+
+/// The documented INVALID_VALUE rules of GEMM: transa/transb not N, T or C, a negative size,
+/// lda < max(1, rows of A as stored), ldb likewise, ldc < max(1, m), a null alpha or beta.
+#[allow(clippy::too_many_arguments)]
+fn gemm_invalid(
+    ta: Option<Trans>,
+    tb: Option<Trans>,
+    m: i64,
+    n: i64,
+    k: i64,
+    lda: i64,
+    ldb: i64,
+    ldc: i64,
+    null_scalar: bool,
+) -> bool {
+    let rows_a = if ta == Some(Trans::No) { m } else { k };
+    let rows_b = if tb == Some(Trans::No) { k } else { n };
+    ta.is_none()
+        || tb.is_none()
+        || m < 0
+        || n < 0
+        || k < 0
+        || lda < rows_a.max(1)
+        || ldb < rows_b.max(1)
+        || ldc < m.max(1)
+        || null_scalar
+}
+
+/// Degenerate GEMM calls, left to cuBLAS: an empty output, or k = 0 (C := beta*C).
+fn gemm_degenerate(m: i64, n: i64, k: i64) -> Option<&'static str> {
+    if m == 0 || n == 0 {
+        Some("empty output")
+    } else if k == 0 {
+        Some("k = 0")
+    } else {
+        None
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn gemm_shape(transa: c_int, transb: c_int, m: i64, n: i64, k: i64, lda: i64, ldb: i64, ldc: i64) -> String {
+    let t = ['N', 'T', 'C'];
+    format!(
+        "transa={} transb={} m={m} n={n} k={k} lda={lda} ldb={ldb} ldc={ldc}",
+        enum_name(transa, &t),
+        enum_name(transb, &t)
+    )
+}
+
+/// C := alpha*op(A)*op(B) + beta*C: split-k where the model (or a forced mode) says so, else
+/// `vendor`. `unsupported`: why hyblas cannot run it at all (GemmEx types), forwarded as a
+/// degenerate call is; `ex_types`: GemmEx's A, B, C, compute types and algo, for the trace.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm<T: Scalar, I: Int>(
+    s: &'static Sym,
+    h: Handle,
+    transa: c_int,
+    transb: c_int,
+    m: I,
+    n: I,
+    k: I,
+    alpha: *const T,
+    a: *const T,
+    lda: I,
+    b: *const T,
+    ldb: I,
+    beta: *const T,
+    c: *mut T,
+    ldc: I,
+    unsupported: Option<&'static str>,
+    ex_types: Option<[c_int; 5]>,
+    vendor: impl FnOnce() -> Status,
+) -> Status {
+    let (mm, nn, kk) = (m.into(), n.into(), k.into());
+    let (la, lb, lc) = (lda.into(), ldb.into(), ldc.into());
+    let (ta, tb) = (trans_of(transa), trans_of(transb));
+    let invalid = gemm_invalid(ta, tb, mm, nn, kk, la, lb, lc, alpha.is_null() || beta.is_null());
+    let degenerate = gemm_degenerate(mm, nn, kk).or(unsupported);
+    let (ta, tb) = (ta.unwrap_or(Trans::No), tb.unwrap_or(Trans::No));
+    // The model's own account of its inputs, for the trace line (moved, not formatted, here).
+    let why: RefCell<Option<String>> = RefCell::new(None);
+    dispatch_with(
+        s,
+        h,
+        Check::of(h, invalid, degenerate),
+        || {
+            let mut shape = gemm_shape(transa, transb, mm, nn, kk, la, lb, lc);
+            if let Some([at, bt, ct, compute, algo]) = ex_types {
+                shape.push_str(&format!(" types={at},{bt},{ct} compute={compute} algo={algo}"));
+            }
+            if let Some(w) = why.borrow().as_deref() {
+                shape.push_str(" model: ");
+                shape.push_str(w);
+            }
+            shape
+        },
+        |d| {
+            policy::decide_gemm(d, || match runtime() {
+                Ok(rt) => {
+                    let (d, w) = policy::gemm::<T>(rt, ta, tb, mm, nn, kk);
+                    *why.borrow_mut() = w;
+                    d
+                }
+                Err(_) => policy::gemm_no_runtime(),
+            })
+        },
+        |ex, cx| {
+            let (am, bm, cm) =
+                (DMat { ptr: a as u64, ld: la }, DMat { ptr: b as u64, ld: lb }, DMat { ptr: c as u64, ld: lc });
+            let red = policy::reduction(cx.atomics);
+            gpu::splitk::gemm::<T>(ex, ta, tb, mm, nn, kk, cx.input(alpha), am, bm, cx.input(beta), cm, red)
+        },
+        vendor,
+    )
+}
+
+/// `cublasGemmEx`: hyblas's GEMM for the four full-precision combinations (A, B, C of one
+/// type, its own compute type or the pedantic twin, a valid algo value); the rest forwarded.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_ex<I: Int>(
+    s: &'static Sym,
+    h: Handle,
+    transa: c_int,
+    transb: c_int,
+    m: I,
+    n: I,
+    k: I,
+    alpha: *const c_void,
+    a: *const c_void,
+    atype: c_int,
+    lda: I,
+    b: *const c_void,
+    btype: c_int,
+    ldb: I,
+    beta: *const c_void,
+    c: *mut c_void,
+    ctype: c_int,
+    ldc: I,
+    compute: c_int,
+    algo: c_int,
+) -> Status {
+    let vendor = || {
+        forward(s, |f: GemmExFn<I>| {
+            f(h, transa, transb, m, n, k, alpha, a, atype, lda, b, btype, ldb, beta, c, ctype, ldc, compute, algo)
+        })
+    };
+    let algo_ok = algo == CUBLAS_GEMM_DEFAULT || (0..=23).contains(&algo) || (99..=115).contains(&algo);
+    let prefix = if atype != btype || btype != ctype {
+        None
+    } else {
+        match (atype, compute) {
+            (CUDA_R_32F, CUBLAS_COMPUTE_32F | CUBLAS_COMPUTE_32F_PEDANTIC) => Some('s'),
+            (CUDA_R_64F, CUBLAS_COMPUTE_64F | CUBLAS_COMPUTE_64F_PEDANTIC) => Some('d'),
+            (CUDA_C_32F, CUBLAS_COMPUTE_32F | CUBLAS_COMPUTE_32F_PEDANTIC) => Some('c'),
+            (CUDA_C_64F, CUBLAS_COMPUTE_64F | CUBLAS_COMPUTE_64F_PEDANTIC) => Some('z'),
+            _ => None,
+        }
+    };
+    let unsupported = if !algo_ok {
+        Some("algo is not a cublasGemmAlgo_t value")
+    } else if prefix.is_none() {
+        Some("data/compute types hyblas does not run")
+    } else {
+        None
+    };
+    macro_rules! go {
+        ($T:ty) => {
+            gemm::<$T, I>(
+                s,
+                h,
+                transa,
+                transb,
+                m,
+                n,
+                k,
+                alpha as *const $T,
+                a as *const $T,
+                lda,
+                b as *const $T,
+                ldb,
+                beta as *const $T,
+                c as *mut $T,
+                ldc,
+                unsupported,
+                Some([atype, btype, ctype, compute, algo]),
+                vendor,
+            )
+        };
+    }
+    // Unsupported combinations never reach hyblas's kernel: the element type there only
+    // shapes the (forwarding) body.
+    match prefix {
+        Some('d') => go!(f64),
+        Some('c') => go!(C32),
+        Some('z') => go!(C64),
+        _ => go!(f32),
+    }
+}
+
+/// `cublas?gemmStridedBatched`: checked and traced like GEMM, always answered by cuBLAS.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_strided<T: Scalar, I: Int>(
+    s: &'static Sym,
+    h: Handle,
+    transa: c_int,
+    transb: c_int,
+    m: I,
+    n: I,
+    k: I,
+    alpha: *const T,
+    a: *const T,
+    lda: I,
+    stride_a: i64,
+    b: *const T,
+    ldb: I,
+    stride_b: i64,
+    beta: *const T,
+    c: *mut T,
+    ldc: I,
+    stride_c: i64,
+    batch: I,
+) -> Status {
+    let (mm, nn, kk, bc) = (m.into(), n.into(), k.into(), batch.into());
+    let (la, lb, lc) = (lda.into(), ldb.into(), ldc.into());
+    let invalid =
+        gemm_invalid(trans_of(transa), trans_of(transb), mm, nn, kk, la, lb, lc, alpha.is_null() || beta.is_null())
+            || bc < 0;
+    dispatch_with(
+        s,
+        h,
+        Check::of(h, invalid, Some("strided batched GEMM: always cuBLAS")),
+        || format!("{} batch={bc}", gemm_shape(transa, transb, mm, nn, kk, la, lb, lc)),
+        |d| policy::decide_gemm(d, policy::gemm_no_runtime),
+        |_, _| Err(GpuError::Unsupported("strided batched GEMM")),
+        || {
+            forward(s, |f: GemmStridedFn<T, I>| {
+                f(h, transa, transb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch)
+            })
+        },
+    )
+}
+
+// ---- The real cuBLAS GEMM for host-ABI calls on device memory ----
+
+/// A host scalar aligned as CUDA's vector types (cuBLAS reads `cuDoubleComplex` host scalars
+/// with aligned 16-byte loads; `Complex<f64>` is only 8-byte aligned).
+#[repr(C, align(16))]
+struct A16<T>(T);
+
+static OWN_CREATE: Sym = Sym::new("cublasCreate_v2");
+static OWN_SET_STREAM: Sym = Sym::new("cublasSetStream_v2");
+static REAL_GEMM: [Sym; 4] =
+    [Sym::new("cublasSgemm_v2"), Sym::new("cublasDgemm_v2"), Sym::new("cublasCgemm_v2"), Sym::new("cublasZgemm_v2")];
+static REAL_GEMM_64: [Sym; 4] = [
+    Sym::new("cublasSgemm_v2_64"),
+    Sym::new("cublasDgemm_v2_64"),
+    Sym::new("cublasCgemm_v2_64"),
+    Sym::new("cublasZgemm_v2_64"),
+];
+
+fn prec_index<T: Scalar>() -> usize {
+    match T::PREFIX {
+        's' => 0,
+        'd' => 1,
+        'c' => 2,
+        _ => 3,
+    }
+}
+
+/// One of hyblas's own cuBLAS handles: its device and the stream last set on it.
+struct OwnHandle {
+    ordinal: i32,
+    handle: usize,
+    stream: usize,
+}
+
+/// A thread's own handles; at thread exit they go to [`SPARE`] for the next thread (never
+/// destroyed: a handle outlives the thread cheaply, and cuBLAS teardown at process exit is
+/// best left alone).
+struct ThreadHandles(Vec<OwnHandle>);
+
+impl Drop for ThreadHandles {
+    fn drop(&mut self) {
+        SPARE.lock().extend(self.0.iter().map(|h| (h.ordinal, h.handle)));
+    }
+}
+
+static SPARE: parking_lot::Mutex<Vec<(i32, usize)>> = parking_lot::Mutex::new(Vec::new());
+
+thread_local! {
+    static OWN: RefCell<ThreadHandles> = const { RefCell::new(ThreadHandles(Vec::new())) };
+}
+
+fn status_err(what: &'static str, s: Status) -> GpuError {
+    GpuError::Other(format!("{what} returned cuBLAS status {s}"))
+}
+
+/// A handle of hyblas's own for `rt`'s device bound to `stream`: this thread's, else a spare
+/// one, else a new one (`cublasCreate_v2` of the real cuBLAS; host pointer mode).
+unsafe fn own_handle(rt: &Runtime, stream: sys::CUstream) -> gpu::Result<Handle> {
+    type SetStream = unsafe extern "C" fn(Handle, Stream) -> Status;
+    type Create = unsafe extern "C" fn(*mut Handle) -> Status;
+    let no_cublas = || GpuError::Unavailable("no real cuBLAS found".into());
+    let set_stream: SetStream = OWN_SET_STREAM.get().ok_or_else(no_cublas)?;
+    let ord = rt.props.ordinal;
+    let mine = OWN.try_with(|t| t.borrow().0.iter().find(|h| h.ordinal == ord).map(|h| (h.handle, h.stream)));
+    if let Ok(Some((h, st))) = mine {
+        if st != stream as usize {
+            let r = set_stream(h as Handle, stream as Stream);
+            if r != CUBLAS_STATUS_SUCCESS {
+                return Err(status_err("cublasSetStream_v2", r));
+            }
+            let _ = OWN.try_with(|t| {
+                if let Some(x) = t.borrow_mut().0.iter_mut().find(|x| x.ordinal == ord) {
+                    x.stream = stream as usize;
+                }
+            });
+        }
+        return Ok(h as Handle);
+    }
+    let spare = {
+        let mut sp = SPARE.lock();
+        sp.iter().position(|x| x.0 == ord).map(|i| sp.swap_remove(i).1)
+    };
+    let h = match spare {
+        Some(h) => h as Handle,
+        None => {
+            let create: Create = OWN_CREATE.get().ok_or_else(no_cublas)?;
+            let mut h: Handle = std::ptr::null_mut();
+            let r = create(&mut h);
+            if r != CUBLAS_STATUS_SUCCESS || h.is_null() {
+                return Err(status_err("cublasCreate_v2", r));
+            }
+            h
+        }
+    };
+    let r = set_stream(h, stream as Stream);
+    if r != CUBLAS_STATUS_SUCCESS {
+        SPARE.lock().push((ord, h as usize));
+        return Err(status_err("cublasSetStream_v2", r));
+    }
+    let kept = OWN
+        .try_with(|t| t.borrow_mut().0.push(OwnHandle { ordinal: ord, handle: h as usize, stream: stream as usize }));
+    if kept.is_err() {
+        // This thread is ending: lend the handle for this call and return it to the spares
+        // (the caller's stream is synchronised before anything else can take it).
+        SPARE.lock().push((ord, h as usize));
+    }
+    Ok(h)
+}
+
+/// C := alpha*op(A)*op(B) + beta*C by the real cuBLAS on `ex`'s stream, through a handle of
+/// hyblas's own (host pointer mode, the caller's scalars as host values): the vendor path of
+/// Fortran/CBLAS `?gemm` on device memory. Enqueues and returns (the caller waits).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn vendor_gemm<T: Scalar>(
+    ex: &Exec,
+    ta: Trans,
+    tb: Trans,
+    m: i64,
+    n: i64,
+    k: i64,
+    alpha: T,
+    a: DMat,
+    b: DMat,
+    beta: T,
+    c: DMat,
+) -> gpu::Result<()> {
+    let code = |t: Trans| match t {
+        Trans::No => CUBLAS_OP_N,
+        Trans::Trans => CUBLAS_OP_T,
+        Trans::ConjTrans => CUBLAS_OP_C,
+    };
+    let (al, be) = (A16(alpha), A16(beta));
+    let (pa, pb, pc) = (a.ptr as *const T, b.ptr as *const T, c.ptr as *mut T);
+    let i = prec_index::<T>();
+    let fits = [m, n, k, a.ld, b.ld, c.ld].iter().all(|&v| v <= i32::MAX as i64);
+    let no_cublas = || GpuError::Unavailable("no real cuBLAS GEMM found".into());
+    // SAFETY: the function types are cuBLAS's GEMM prototypes; the handle is ours, bound to
+    // ex's stream; pointers and sizes were validated by the caller (reference BLAS rules).
+    unsafe {
+        let h = own_handle(ex.rt, ex.stream)?;
+        let (r, name) = if fits {
+            let f: GemmFn<T, i32> = REAL_GEMM[i].get().ok_or_else(no_cublas)?;
+            let (m, n, k) = (m as i32, n as i32, k as i32);
+            (
+                f(h, code(ta), code(tb), m, n, k, &al.0, pa, a.ld as i32, pb, b.ld as i32, &be.0, pc, c.ld as i32),
+                REAL_GEMM[i].name,
+            )
+        } else {
+            let f: GemmFn<T, i64> = REAL_GEMM_64[i].get().ok_or_else(no_cublas)?;
+            (f(h, code(ta), code(tb), m, n, k, &al.0, pa, a.ld, pb, b.ld, &be.0, pc, c.ld), REAL_GEMM_64[i].name)
+        };
+        if r != CUBLAS_STATUS_SUCCESS {
+            return Err(status_err(name, r));
+        }
+    }
+    Ok(())
+}
+
 // ---- Exports ----
 
 /// Run an export's body; a panic becomes CUBLAS_STATUS_INTERNAL_ERROR (reported on stderr by
@@ -694,3 +1193,23 @@ macro_rules! blas_exports {
 
 blas_exports!(i32, "_v2");
 blas_exports!(i64, "_v2_64");
+
+#[rustfmt::skip]
+macro_rules! gemm_exports {
+    ($I:ty, $v2:literal, $plain:literal) => {
+        cublas!(concat!("cublasSgemm", $v2), fn(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, alpha: *const f32, a: *const f32, lda: $I, b: *const f32, ldb: $I, beta: *const f32, c: *mut f32, ldc: $I) => |s| gemm(s, h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, None, None, || forward(s, |f: GemmFn<f32, $I>| f(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))));
+        cublas!(concat!("cublasDgemm", $v2), fn(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, alpha: *const f64, a: *const f64, lda: $I, b: *const f64, ldb: $I, beta: *const f64, c: *mut f64, ldc: $I) => |s| gemm(s, h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, None, None, || forward(s, |f: GemmFn<f64, $I>| f(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))));
+        cublas!(concat!("cublasCgemm", $v2), fn(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, alpha: *const C32, a: *const C32, lda: $I, b: *const C32, ldb: $I, beta: *const C32, c: *mut C32, ldc: $I) => |s| gemm(s, h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, None, None, || forward(s, |f: GemmFn<C32, $I>| f(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))));
+        cublas!(concat!("cublasZgemm", $v2), fn(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, alpha: *const C64, a: *const C64, lda: $I, b: *const C64, ldb: $I, beta: *const C64, c: *mut C64, ldc: $I) => |s| gemm(s, h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, None, None, || forward(s, |f: GemmFn<C64, $I>| f(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))));
+
+        cublas!(concat!("cublasGemmEx", $plain), fn(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, alpha: *const c_void, a: *const c_void, atype: c_int, lda: $I, b: *const c_void, btype: c_int, ldb: $I, beta: *const c_void, c: *mut c_void, ctype: c_int, ldc: $I, compute: c_int, algo: c_int) => |s| gemm_ex(s, h, ta, tb, m, n, k, alpha, a, atype, lda, b, btype, ldb, beta, c, ctype, ldc, compute, algo));
+
+        cublas!(concat!("cublasSgemmStridedBatched", $plain), fn(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, alpha: *const f32, a: *const f32, lda: $I, sa: i64, b: *const f32, ldb: $I, sb: i64, beta: *const f32, c: *mut f32, ldc: $I, sc: i64, batch: $I) => |s| gemm_strided(s, h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch));
+        cublas!(concat!("cublasDgemmStridedBatched", $plain), fn(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, alpha: *const f64, a: *const f64, lda: $I, sa: i64, b: *const f64, ldb: $I, sb: i64, beta: *const f64, c: *mut f64, ldc: $I, sc: i64, batch: $I) => |s| gemm_strided(s, h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch));
+        cublas!(concat!("cublasCgemmStridedBatched", $plain), fn(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, alpha: *const C32, a: *const C32, lda: $I, sa: i64, b: *const C32, ldb: $I, sb: i64, beta: *const C32, c: *mut C32, ldc: $I, sc: i64, batch: $I) => |s| gemm_strided(s, h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch));
+        cublas!(concat!("cublasZgemmStridedBatched", $plain), fn(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, alpha: *const C64, a: *const C64, lda: $I, sa: i64, b: *const C64, ldb: $I, sb: i64, beta: *const C64, c: *mut C64, ldc: $I, sc: i64, batch: $I) => |s| gemm_strided(s, h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch));
+    };
+}
+
+gemm_exports!(i32, "_v2", "");
+gemm_exports!(i64, "_v2_64", "_64");

@@ -10,6 +10,7 @@
 //! | `HYBLAS_CUBLAS_GEMV_MIN` | 1024 | m*n >= MIN^2 (the side of the equivalent square) |
 //! | `HYBLAS_CUBLAS_GER_MIN` | 1024 | m*n >= MIN^2 |
 //! | `HYBLAS_CUBLAS_TRMV_MIN` | 0 | n >= MIN (always: cuBLAS's TRMV is far slower) |
+//! | `HYBLAS_CUBLAS_GEMM_MAX_MN` | 65536 | m*n <= MAX and the split-k model predicts it faster |
 //!
 //! More specific keys win where set: per routine across precisions for Level 1
 //! (`HYBLAS_CUBLAS_DOT_MIN`), per routine and precision (`HYBLAS_CUBLAS_SDOT_MIN`,
@@ -23,10 +24,21 @@
 //! cuBLAS: their exact status and side effects are cuBLAS's own definition, and no speed is at
 //! stake.
 //!
+//! GEMM (`cublas?gemm_v2`, `cublasGemmEx`, and Fortran/CBLAS `?gemm` on device memory) asks
+//! the split-k model ([`gemm`], `gpu::splitk::predict`: predicted split-k and vendor times on
+//! this device) whenever m*n <= `HYBLAS_CUBLAS_GEMM_MAX_MN`; above it, cuBLAS without asking.
+//! `HYBLAS_CUBLAS_GEMM=auto|hyblas|vendor` forces GEMM's side alone (it wins over
+//! `HYBLAS_CUBLAS`; [`with_mode`] wins over both). The split-k reduction ([`reduction`]) is
+//! deterministic unless the caller allows atomics: the handle's atomics mode is
+//! `CUBLAS_ATOMICS_ALLOWED`, or `HYBLAS_DETERMINISTIC=0`; `HYBLAS_DETERMINISTIC=1` keeps it
+//! deterministic even then.
+//!
 //! With `HYBLAS_TRACE` on, every call writes one line: routine, shape, route and why.
 
 use crate::config;
-use crate::types::Trans;
+use crate::gpu::splitk::{self, Reduction};
+use crate::gpu::Runtime;
+use crate::types::{Scalar, Trans};
 
 #[path = "gpu_calibrated.rs"]
 pub mod gpu_calibrated;
@@ -145,7 +157,7 @@ impl Family {
 }
 
 /// Why a call went where it went (printed by the trace).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Reason {
     /// A degenerate call, left to cuBLAS's own definition (the text says which).
     Degenerate(&'static str),
@@ -156,6 +168,14 @@ pub enum Reason {
     /// The calibrated table (`src/plan/gpu_calibrated.rs`, measured by gpubench): `side` is n,
     /// or sqrt(m*n) for Level 2; hyblas between the 1st and 2nd flip point, the 3rd and 4th...
     Calibrated { side: u64, flips: &'static [u64] },
+    /// `HYBLAS_CUBLAS_GEMM` forced GEMM's side.
+    ForcedGemm(Mode),
+    /// GEMM: the split-k model's predicted times (microseconds) on this device.
+    Predicted { splitk_us: f64, vendor_us: f64 },
+    /// GEMM: m*n above `HYBLAS_CUBLAS_GEMM_MAX_MN` (cuBLAS without asking the model).
+    GemmMaxMn { mn: u64, max: u64 },
+    /// No GPU runtime to ask the model with: cuBLAS.
+    NoRuntime,
 }
 
 impl fmt::Display for Reason {
@@ -163,6 +183,13 @@ impl fmt::Display for Reason {
         match *self {
             Reason::Degenerate(what) => write!(f, "{what}: left to cuBLAS"),
             Reason::Forced(m) => write!(f, "HYBLAS_CUBLAS={}", m.name()),
+            Reason::ForcedGemm(m) => write!(f, "HYBLAS_CUBLAS_GEMM={}", m.name()),
+            Reason::Predicted { splitk_us, vendor_us } => {
+                let cmp = if splitk_us < vendor_us { "<" } else { ">=" };
+                write!(f, "predicted split-k {splitk_us:.1} us {cmp} cuBLAS {vendor_us:.1} us")
+            }
+            Reason::GemmMaxMn { mn, max } => write!(f, "m*n={mn} > {GEMM_MAX_MN_KEY}={max}"),
+            Reason::NoRuntime => write!(f, "no hyblas GPU runtime to run the model"),
             Reason::Calibrated { side, flips } => {
                 write!(f, "size {side} against the calibrated {} flip points {flips:?}", gpu_calibrated::DEVICE)
             }
@@ -180,7 +207,7 @@ impl fmt::Display for Reason {
 }
 
 /// A routing decision.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Decision {
     pub route: Route,
     pub reason: Reason,
@@ -279,11 +306,7 @@ pub fn level1(symbol: &'static str, base: &str, n: i64) -> Decision {
 
 /// GEMV: hyblas when m*n >= `HYBLAS_CUBLAS_GEMV_MIN`^2.
 pub fn gemv(symbol: &'static str, trans: Trans, m: i64, n: i64) -> Decision {
-    let op = match trans {
-        Trans::No => b'N',
-        Trans::Trans => b'T',
-        Trans::ConjTrans => b'C',
-    };
+    let op = op_code(trans);
     by_size(Family::Gemv, symbol, "", op, count(m).saturating_mul(count(n)))
 }
 
@@ -308,6 +331,160 @@ pub fn decide(degenerate: Option<&'static str>, model: impl FnOnce() -> Decision
         Mode::Vendor => Decision { route: Route::Vendor, reason: Reason::Forced(Mode::Vendor) },
         Mode::Auto => model(),
     }
+}
+
+// ---- GEMM ----
+
+/// The key of the largest m*n that may run split-k, and its default (m = n = 256: far past the
+/// small outputs split-k is for; the model decides below it).
+pub const GEMM_MAX_MN_KEY: &str = "HYBLAS_CUBLAS_GEMM_MAX_MN";
+pub const GEMM_MAX_MN_DEFAULT: u64 = 1 << 16;
+
+static GEMM_MAX_MN: Lazy<u64> = Lazy::new(|| config::threshold(GEMM_MAX_MN_KEY, GEMM_MAX_MN_DEFAULT as usize) as u64);
+
+/// `HYBLAS_CUBLAS_GEMM`, when set to a valid mode.
+static ENV_GEMM_MODE: Lazy<Option<Mode>> = Lazy::new(|| {
+    let v = config::value("HYBLAS_CUBLAS_GEMM")?;
+    let m = Mode::parse(&v);
+    if m.is_none() {
+        eprintln!("hyblas: HYBLAS_CUBLAS_GEMM={v} is not auto, hyblas or vendor; ignored");
+    }
+    m
+});
+
+/// `HYBLAS_DETERMINISTIC`: `Some(true)` for 1/on/yes/true, `Some(false)` for 0/off/no/false,
+/// None when unset (or anything else).
+static DETERMINISTIC: Lazy<Option<bool>> = Lazy::new(|| {
+    let v = config::value("HYBLAS_DETERMINISTIC")?;
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "on" | "yes" | "true" => Some(true),
+        "0" | "off" | "no" | "false" => Some(false),
+        _ => {
+            eprintln!("hyblas: HYBLAS_DETERMINISTIC={v} is not 0 or 1; ignored");
+            None
+        }
+    }
+});
+
+/// The split-k reduction for a call whose caller allows atomics (`atomics_allowed`: the cuBLAS
+/// handle's atomics mode) or not: atomic when allowed or `HYBLAS_DETERMINISTIC=0`,
+/// deterministic otherwise and whenever `HYBLAS_DETERMINISTIC=1`.
+pub fn reduction(atomics_allowed: bool) -> Reduction {
+    match *DETERMINISTIC {
+        Some(true) => Reduction::Deterministic,
+        Some(false) => Reduction::Atomic,
+        None if atomics_allowed => Reduction::Atomic,
+        None => Reduction::Deterministic,
+    }
+}
+
+/// The decision for one GEMM call: degenerate calls go to cuBLAS, then a mode forced per
+/// thread ([`with_mode`]), then `HYBLAS_CUBLAS_GEMM`, then `HYBLAS_CUBLAS`, then `model`
+/// (normally [`gemm`]).
+pub fn decide_gemm(degenerate: Option<&'static str>, model: impl FnOnce() -> Decision) -> Decision {
+    if let Some(what) = degenerate {
+        return Decision { route: Route::Vendor, reason: Reason::Degenerate(what) };
+    }
+    let (m, reason) = match (FORCED.with(|c| c.get()), *ENV_GEMM_MODE) {
+        (Some(m), _) => (m, Reason::Forced(m)),
+        (None, Some(m)) => (m, Reason::ForcedGemm(m)),
+        (None, None) => (*ENV_MODE, Reason::Forced(*ENV_MODE)),
+    };
+    match m {
+        Mode::Hyblas => Decision { route: Route::Hyblas, reason },
+        Mode::Vendor => Decision { route: Route::Vendor, reason },
+        Mode::Auto => model(),
+    }
+}
+
+/// The split-k model for C := alpha*op(A)*op(B) + beta*C on `rt`'s device: cuBLAS when m*n >
+/// `HYBLAS_CUBLAS_GEMM_MAX_MN`, else split-k when `gpu::splitk::predict` says it is faster.
+/// Also returns the model's own account of its inputs (for the trace; not formatted again
+/// here).
+///
+/// Programs repeat their GEMM shapes, so decisions are kept per thread (keyed by device,
+/// precision, operations and sizes; at most [`GEMM_CACHE_MAX`] shapes): a repeated call costs
+/// one hash lookup, not a model evaluation. The model's text is kept only when tracing is on.
+pub fn gemm<T: Scalar>(rt: &Runtime, ta: Trans, tb: Trans, m: i64, n: i64, k: i64) -> (Decision, Option<String>) {
+    let mn = count(m).saturating_mul(count(n));
+    let max = *GEMM_MAX_MN;
+    if mn > max {
+        return (Decision { route: Route::Vendor, reason: Reason::GemmMaxMn { mn, max } }, None);
+    }
+    let key: GemmKey = (rt as *const Runtime as usize, T::PREFIX, op_code(ta), op_code(tb), m, n, k);
+    let tracing = super::trace::enabled();
+    let hit = GEMM_CACHE.try_with(|c| c.borrow().get(&key).cloned()).ok().flatten();
+    if let Some((d, why)) = hit {
+        return (d, if tracing { why } else { None });
+    }
+    let p = splitk::predict::<T>(rt, ta, tb, m, n, k);
+    let route = if p.splitk { Route::Hyblas } else { Route::Vendor };
+    let d = Decision { route, reason: Reason::Predicted { splitk_us: p.splitk_us, vendor_us: p.vendor_us } };
+    let why = tracing.then_some(p.why);
+    let _ = GEMM_CACHE.try_with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= GEMM_CACHE_MAX {
+            c.clear();
+        }
+        c.insert(key, (d, why.clone()));
+    });
+    (d, why)
+}
+
+/// Shapes whose GEMM decision a thread keeps (then the cache starts over).
+pub const GEMM_CACHE_MAX: usize = 4096;
+
+/// (runtime, precision, op(A), op(B), m, n, k).
+type GemmKey = (usize, char, u8, u8, i64, i64, i64);
+
+/// A multiply-rotate hasher (FxHash's): the cache keys are a few machine words, and SipHash's
+/// cost would show next to a 5 us cuBLAS call.
+#[derive(Default, Clone, Copy)]
+struct WordHasher(u64);
+
+impl std::hash::Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(v as u64);
+    }
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(v as u64);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+    fn write_i64(&mut self, v: i64) {
+        self.write_u64(v as u64);
+    }
+}
+
+type GemmCache = HashMap<GemmKey, (Decision, Option<String>), std::hash::BuildHasherDefault<WordHasher>>;
+
+thread_local! {
+    static GEMM_CACHE: std::cell::RefCell<GemmCache> = std::cell::RefCell::new(GemmCache::default());
+}
+
+fn op_code(t: Trans) -> u8 {
+    match t {
+        Trans::No => b'N',
+        Trans::Trans => b'T',
+        Trans::ConjTrans => b'C',
+    }
+}
+
+/// A GEMM decision without a runtime to ask (the model cannot run): cuBLAS.
+pub fn gemm_no_runtime() -> Decision {
+    Decision { route: Route::Vendor, reason: Reason::NoRuntime }
 }
 
 /// How a routed call ended.

@@ -6,6 +6,9 @@
 //! quirks included: a bad TransB of a row-major GEMM is reported as argument 2, a bad Uplo of
 //! a row-major SYRK/HERK/SYR2K as argument 3, and a row-major complex SYRK/SYR2K takes
 //! ConjTrans as Trans, HERK/HER2K Trans as ConjTrans (3.11 maps both to 'N').
+//!
+//! GEMM on device memory runs on the GPU through the same column-major `gemm_run` (after the
+//! row-major swap of A and B), see `abi::fortran::level3::device_gemm`.
 
 use crate::abi::cblas::{layout, report, side, trans, uplo, Layout};
 use crate::abi::fortran::level3::{

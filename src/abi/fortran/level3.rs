@@ -4,11 +4,18 @@
 //! Each routine has a `check_*` function (argument checks in reference order, shared with
 //! CBLAS, which calls it on the column-major problem a row-major call maps to) and a `*_run`
 //! function taking validated arguments: quick returns, views, and the call into the engine.
+//!
+//! GEMM whose operands are all device memory (a CUDA program passing `cudaMalloc` pointers to
+//! `dgemm_` or `cblas_sgemm`) runs on the GPU ([`device_gemm`]): split-k where the planner's
+//! model says so, else the real cuBLAS GEMM; host operands stay on the CPU engine.
 
 use crate::abi::fortran::util::report;
 use crate::cpu::level3 as eng;
+use crate::gpu::{self, DMat, Exec, In};
 use crate::plan;
+use crate::plan::gpu::{self as policy, Decision, Route};
 use crate::types::{chars, FInt, MatMut, MatRef, Scalar, Side, Trans, Uplo};
+use std::ffi::c_void;
 use std::os::raw::c_char;
 
 #[inline]
@@ -82,6 +89,26 @@ pub unsafe fn gemm_run<T: Scalar>(
     if m == 0 || n == 0 || ((alpha.is_zero() || k == 0) && beta.is_one()) {
         return;
     }
+    // Device memory: C decides (it is always written); A and B count only when read.
+    let reads_ab = !alpha.is_zero() && k != 0;
+    let ops = [c as *const c_void, a as *const c_void, b as *const c_void];
+    let ops = if reads_ab { &ops[..] } else { &ops[..1] };
+    let run = std::cell::Cell::new(None);
+    let shape = || {
+        let s = format!("ta={ta:?} tb={tb:?} m={m} n={n} k={k} lda={lda} ldb={ldb} ldc={ldc}");
+        match run.take() {
+            Some(r) => format!("{s} {r}"),
+            None => s,
+        }
+    };
+    let dev = |ex: &Exec| {
+        let (a, b, c) = (DMat::of(a, lda), DMat::of(b, ldb), DMat::of(c as *const T, ldc));
+        run.set(Some(device_gemm(ex, ta, tb, m as i64, n as i64, k as i64, alpha, a, b, beta, c)?));
+        Ok(())
+    };
+    if plan::on_gpu(T::PREFIX, "gemm", shape, ops, dev).is_some() {
+        return;
+    }
     let (m, n, k) = (m as usize, n as usize, k as usize);
     let (av, ca) = op_view(a, ta, m, k, lda as usize);
     let (bv, cb) = op_view(b, tb, k, n, ldb as usize);
@@ -91,6 +118,66 @@ pub unsafe fn gemm_run<T: Scalar>(
         || format!("ta={ta:?} tb={tb:?} m={m} n={n} k={k} lda={lda} ldb={ldb} ldc={ldc}"),
         || eng::gemm(alpha, av, ca, bv, cb, beta, cv),
     );
+}
+
+/// How [`device_gemm`] ran a call, for the trace line (formatted only when tracing is on).
+pub struct DeviceGemm {
+    pub decision: Decision,
+    /// Split-k was chosen but declined (the real cuBLAS ran the call).
+    pub declined: Option<gpu::GpuError>,
+    /// The model's account of its inputs, when it was asked and tracing is on.
+    pub why: Option<String>,
+}
+
+impl std::fmt::Display for DeviceGemm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.declined {
+            Some(e) => write!(f, "route=hyblas->vendor ({}; split-k declined: {e})", self.decision.reason)?,
+            None => write!(f, "route={} ({})", self.decision.route.name(), self.decision.reason)?,
+        }
+        if let Some(w) = &self.why {
+            write!(f, " model: {w}")?;
+        }
+        Ok(())
+    }
+}
+
+/// GEMM on device operands, on `ex`'s stream (the caller waits): split-k when the planner
+/// routes it there (the model, or `HYBLAS_CUBLAS_GEMM` / `HYBLAS_CUBLAS` / `with_mode`) and the
+/// kernel takes it, else the real cuBLAS GEMM on a handle of hyblas's own. alpha = 0 reads
+/// neither A nor B (reference BLAS; they may be anything): cuBLAS then gets k = 0, C := beta*C.
+#[allow(clippy::too_many_arguments)]
+pub fn device_gemm<T: Scalar>(
+    ex: &Exec,
+    ta: Trans,
+    tb: Trans,
+    m: i64,
+    n: i64,
+    k: i64,
+    alpha: T,
+    a: DMat,
+    b: DMat,
+    beta: T,
+    c: DMat,
+) -> gpu::Result<DeviceGemm> {
+    let mut why = None;
+    let decision = policy::decide_gemm(None, || {
+        let (d, w) = policy::gemm::<T>(ex.rt, ta, tb, m, n, k);
+        why = w;
+        d
+    });
+    let mut declined = None;
+    if decision.route == Route::Hyblas {
+        // Host-ABI callers have no atomics mode to set: HYBLAS_DETERMINISTIC=0 allows atomics.
+        let red = policy::reduction(false);
+        match gpu::splitk::gemm::<T>(ex, ta, tb, m, n, k, In::Host(alpha), a, b, In::Host(beta), c, red) {
+            Ok(()) => return Ok(DeviceGemm { decision, declined, why }),
+            Err(e) => declined = Some(e),
+        }
+    }
+    let k = if alpha.is_zero() { 0 } else { k };
+    crate::abi::cublas::vendor_gemm::<T>(ex, ta, tb, m, n, k, alpha, a, b, beta, c)?;
+    Ok(DeviceGemm { decision, declined, why })
 }
 
 /// `?gemm_` (Fortran).
