@@ -339,7 +339,15 @@ __device__ __forceinline__ void gemv_fin_n_body(i64 m, i64 KS, T alpha, const T*
         return;
     }
     T acc = part[i];
-    for (i64 k = 1; k < KS; k++) acc = acc + part[k * m + i];
+    // Latency-bound: 8 partials loaded at a time, then added in panel order.
+    for (i64 k = 1; k < KS; k += 8) {
+        T v[8];
+#pragma unroll
+        for (int e = 0; e < 8; e++) v[e] = (k + e < KS) ? part[(k + e) * m + i] : zero<T>();
+#pragma unroll
+        for (int e = 0; e < 8; e++)
+            if (k + e < KS) acc = acc + v[e];
+    }
     gemv_store(al, be, acc, true, y + vidx(i, m, incy));
 }
 

@@ -181,7 +181,8 @@ L1_COPY_SWAP(z, cdouble)
 // - In a chunk, unit u (V = 16/sizeof(T) consecutive elements) belongs to lane u % 32 at step
 //   u / 32; its element k goes to accumulator (step % S)*V + k of that lane (S = 4/V, so 4
 //   accumulators per lane). Steps come in trips of U; chunk c adds its whole trips starting
-//   at trip c % trips and wrapping around, then the steps past the last whole trip in order. The
+//   at trip c % trips and wrapping around (DOT, NRM2, ASUM; I?AMAX in order), then the steps
+//   past the last whole trip in order. The
 //   lane combines its accumulators as (a0 + a1) + (a2 + a3), then the warp with the fixed
 //   shuffle tree (16, 8, 4, 2, 1).
 // - The contiguous aligned path (`_part_v`, 16-byte loads) and the strided path (`_part`,
@@ -284,6 +285,7 @@ template <typename T, bool CONJ> struct DotOp {
     typedef T acc_t;
     static constexpr bool TWO = true;
     static constexpr int U = 4;
+    static constexpr bool ROTATE = true;
     static __device__ __forceinline__ acc_t init() { return zero<T>(); }
     static __device__ __forceinline__ void add(acc_t& a, T x, T y, i64) { a = fma_t(CONJ ? conj_t(x) : x, y, a); }
     static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return a + b; }
@@ -294,6 +296,7 @@ template <typename T> struct AsumOp {
     typedef typename real_of<T>::type acc_t;
     static constexpr bool TWO = false;
     static constexpr int U = 8;
+    static constexpr bool ROTATE = true;
     static __device__ __forceinline__ acc_t init() { return acc_t(0); }
     static __device__ __forceinline__ void add(acc_t& a, T x, T, i64) { a = a + abs1(x); }
     static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return a + b; }
@@ -304,6 +307,7 @@ template <typename T> struct Nrm2Op {
     typedef typename nrm2_acc<T>::type acc_t;
     static constexpr bool TWO = false;
     static constexpr int U = 8;
+    static constexpr bool ROTATE = true;
     static __device__ __forceinline__ acc_t init() { return acc_t{}; }
     static __device__ __forceinline__ void add(acc_t& a, T x, T, i64) { sq_add(a, x); }
     static __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) { return a + b; }
@@ -322,13 +326,17 @@ template <typename T> struct AmaxOp {
     typedef AMax<R> acc_t;
     static constexpr bool TWO = false;
     static constexpr int U = 8;
+    // Not rotated: the running maximum keeps the first of equal values only when a lane sees
+    // its elements in index order, and a tie-aware comparison costs IAMAX a third of its
+    // single-precision speed (it is issue-bound there).
+    static constexpr bool ROTATE = false;
     static __device__ __forceinline__ acc_t init() { return acc_t{R(-1), 0x7fffffffffffffffLL}; }
     static __device__ __forceinline__ void add(acc_t& a, T x, T, i64 e) {
         R v = abs1(x);
         if (v != v) v = e == 0 ? inf_of(v) : R(-1);
-        // Ties go to the smaller index here too: a lane does not see its elements in index
-        // order (the trips of a chunk are rotated).
-        if (v > a.v || (v == a.v && e < a.i)) {
+        // A lane sees its elements in increasing index (ROTATE is off for this op), so the
+        // first of equal values is kept by a strict comparison.
+        if (v > a.v) {
             a.v = v;
             a.i = e;
         }
@@ -393,7 +401,7 @@ __device__ __forceinline__ void reduce_part(i64 n, i64 L, const T* x, i64 incx, 
     // (often power-of-two) chunk length apart, which land on the same memory channels. A
     // trip is 32*U units and U is a multiple of S, so every unit keeps its accumulator.
     const i64 trips = full / (32 * U);
-    const i64 rot = trips > 1 ? c % trips : 0;
+    const i64 rot = (Op::ROTATE && trips > 1) ? c % trips : 0;
     for (i64 k = 0; k < trips; k++) {
         const i64 u0 = (k + rot < trips ? k + rot : k + rot - trips) * (32 * U);
         T xv[U][V], yv[U][V];
@@ -465,7 +473,15 @@ __device__ __forceinline__ void reduce_fin(i64 chunks, const typename Op::acc_t*
         A a = Op::init();
         if (s < chunks) {
             a = part[s];
-            for (i64 p = s + FIN_SLOTS; p < chunks; p += FIN_SLOTS) a = Op::combine(a, part[p]);
+            // Latency-bound: 8 partials loaded at a time, then combined in order.
+            for (i64 p = s + FIN_SLOTS; p < chunks; p += 8 * FIN_SLOTS) {
+                A v[8];
+#pragma unroll
+                for (int k = 0; k < 8; k++) v[k] = (p + k * FIN_SLOTS < chunks) ? part[p + k * FIN_SLOTS] : Op::init();
+#pragma unroll
+                for (int k = 0; k < 8; k++)
+                    if (p + k * FIN_SLOTS < chunks) a = Op::combine(a, v[k]);
+            }
         }
         a = warp_reduce<Op>(a);
         if (lane == 0) sh[g] = a;

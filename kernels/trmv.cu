@@ -329,11 +329,16 @@ __device__ __forceinline__ void trmv_sum_body(i64 n, const T* w, i64 width, i64 
     const i64 p0 = from_start ? 0 : q, p1 = from_start ? q : nparts - 1;
     const T* wp = w + p0 * n + i;
     T sum = wp[0];
-    // Up to 16 independent loads in flight: the partials of a row are few but latency-bound.
-#pragma unroll 16
-    for (i64 p = p0 + 1; p <= p1; p++) {
-        wp += n;
-        sum = sum + *wp;
+    // The partials of a row are few and latency-bound (L2 round trips): load them 8 at a time
+    // into registers, then add them in order, so 8 loads are in flight and the order is the
+    // same sequential one.
+    for (i64 p = p0 + 1; p <= p1; p += 8) {
+        T v[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++) v[k] = (p + k <= p1) ? wp[(p + k - p0) * n] : zero<T>();
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            if (p + k <= p1) sum = sum + v[k];
     }
     x[vidx(i, n, incx)] = sum;
 }

@@ -191,7 +191,12 @@ fn fin<T: Scalar>(
     let outputs = |ty: u32| (len as u64).div_ceil(per_warp).div_ceil(ty as u64);
     let shape =
         tune::choose(ex.rt, &f, &GEMV_FIN, T::PREFIX, elem::<T>(), tune::size_class(len as u64), |_, ty| outputs(ty));
-    let (tx, ty) = fit(&ex.rt.props, &GEMV_FIN, &f, elem::<T>(), shape);
+    let (tx, mut ty) = fit(&ex.rt.props, &GEMV_FIN, &f, elem::<T>(), shape);
+    // A few outputs per SM with latency-bound partial sums: spread the blocks over every SM
+    // before making them wide.
+    while ty > 2 && outputs(ty) < ex.rt.props.sm_count as u64 {
+        ty /= 2;
+    }
     let blocks = outputs(ty);
     if blocks > i32::MAX as u64 {
         return Err(GpuError::Unsupported("gemv: too many outputs"));

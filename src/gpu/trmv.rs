@@ -142,9 +142,15 @@ fn launch_elementwise<T: Scalar>(
     args: &mut Args,
 ) -> Result<()> {
     let units = n as u64;
-    let (tx, ty) = tune::choose(ex.rt, f, spec, T::PREFIX, elem::<T>(), tune::size_class(units), |tx, ty| {
+    let (mut tx, ty) = tune::choose(ex.rt, f, spec, T::PREFIX, elem::<T>(), tune::size_class(units), |tx, ty| {
         units.div_ceil((tx * ty) as u64)
     });
+    // These passes touch only n elements (a few partials each): a handful of wide blocks
+    // would leave most SMs idle while each thread waits out its loads, so narrower blocks
+    // spread them over every SM first.
+    while tx > 64 && units.div_ceil((tx * ty) as u64) < ex.rt.props.sm_count as u64 {
+        tx /= 2;
+    }
     let threads = (tx * ty) as i64;
     f.launch(Launch { grid: grid(cdiv(n, threads))?, block: (tx, ty, 1), smem: 0 }, ex.stream, args)
 }
