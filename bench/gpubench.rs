@@ -9,6 +9,7 @@
 //! events around back-to-back batches, median over samples; the three sides alternate
 //! sample by sample so drift hits them alike.
 
+use hyblas::abi::cublas::A16;
 use hyblas::gpu::driver::{check, sys, GpuError};
 use hyblas::gpu::level1::{self, IndexOut};
 use hyblas::gpu::timing::Timer;
@@ -926,11 +927,6 @@ fn status(s: c_int, name: &str) -> Result<Option<[f64; 2]>, String> {
     }
 }
 
-/// A host scalar aligned like CUDA's `double2`: cuBLAS reads host complex scalars with
-/// aligned 16-byte loads, and Rust's `Complex<f64>` is only 8-byte aligned.
-#[repr(C, align(16))]
-struct A16<T>(T);
-
 /// The same call through a cuBLAS-style API; None where the API lacks the symbol.
 fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Call<'a>> {
     let name = op.cublas_name(T::PREFIX);
@@ -1585,34 +1581,7 @@ fn svg(rows: &[&Row], title: &str) -> String {
             .flatten()
             .filter(|v| v.is_finite())
             .fold(COPY_GBS, f64::max);
-        let ymax = (top * 1.05 / 500.0).ceil() * 500.0;
-        let ys = |v: f64| y0 - (v.clamp(0.0, ymax) / ymax) * (y0 - y1);
-        let _ = writeln!(s, r#"<text x="{x0}" y="{}" font-weight="bold">{}</text>"#, oy + 14.0, esc(panel));
-        let _ = writeln!(
-            s,
-            r##"<rect x="{x0}" y="{y1}" width="{}" height="{}" fill="none" stroke="#888"/>"##,
-            x1 - x0,
-            y0 - y1
-        );
-        let step = if ymax > 3000.0 { 1000.0 } else { 500.0 };
-        let mut v = 0.0;
-        while v <= ymax + 1e-9 {
-            let y = ys(v);
-            let _ = writeln!(
-                s,
-                r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#eee"/><text x="{}" y="{:.1}" text-anchor="end">{v:.0}</text>"##,
-                x0 - 3.0,
-                y + 4.0
-            );
-            v += step;
-        }
-        for g in [COPY_GBS, TARGET_GBS] {
-            let _ = writeln!(
-                s,
-                r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#999" stroke-dasharray="2,3"/>"##,
-                y = ys(g)
-            );
-        }
+        let ys = gbs_panel(&mut s, (x0, x1, y0, y1), oy + 14.0, &esc(panel), top, &[COPY_GBS, TARGET_GBS]);
         // x ticks: every 2^2 in length (Level 1), every 4096 (Level 2).
         let ticks: Vec<usize> = if l1 {
             ns.iter().copied().filter(|n| n.is_power_of_two() && n.trailing_zeros() % 2 == 0).collect()
@@ -1679,6 +1648,47 @@ fn write_csv(rows: &[Row], out: &Path, stem: &str) -> Result<(), String> {
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let p = out.join(format!("{stem}.csv"));
     std::fs::write(&p, csv(rows)).map_err(|e| format!("cannot write {}: {e}", p.display()))
+}
+
+/// One plot panel's frame: its title (SVG-escaped text) at `title_y`, the box, GB/s grid lines
+/// up to `top` rounded up, and dashed reference lines at `refs`. Returns GB/s -> y.
+fn gbs_panel(
+    s: &mut String,
+    (x0, x1, y0, y1): (f64, f64, f64, f64),
+    title_y: f64,
+    title: &str,
+    top: f64,
+    refs: &[f64],
+) -> impl Fn(f64) -> f64 {
+    let ymax = (top * 1.05 / 500.0).ceil() * 500.0;
+    let ys = move |v: f64| y0 - (v.clamp(0.0, ymax) / ymax) * (y0 - y1);
+    let _ = writeln!(s, r#"<text x="{x0}" y="{title_y}" font-weight="bold">{title}</text>"#);
+    let _ = writeln!(
+        s,
+        r##"<rect x="{x0}" y="{y1}" width="{}" height="{}" fill="none" stroke="#888"/>"##,
+        x1 - x0,
+        y0 - y1
+    );
+    let step = if ymax > 3000.0 { 1000.0 } else { 500.0 };
+    let mut v = 0.0;
+    while v <= ymax + 1e-9 {
+        let y = ys(v);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#eee"/><text x="{}" y="{:.1}" text-anchor="end">{v:.0}</text>"##,
+            x0 - 3.0,
+            y + 4.0
+        );
+        v += step;
+    }
+    for &g in refs {
+        let _ = writeln!(
+            s,
+            r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#999" stroke-dasharray="2,3"/>"##,
+            y = ys(g)
+        );
+    }
+    ys
 }
 
 fn write_svgs(rows: &[Row], out: &Path, stem: &str, device: &str) -> Result<Vec<PathBuf>, String> {

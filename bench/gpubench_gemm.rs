@@ -722,32 +722,7 @@ fn svg(rows: &[&GRow], title: &str) -> String {
             .flatten()
             .filter(|v| v.is_finite())
             .fold(READ_GBS, f64::max);
-        let ymax = (top * 1.05 / 500.0).ceil() * 500.0;
-        let ys = |v: f64| y0 - (v.clamp(0.0, ymax) / ymax) * (y0 - y1);
-        let _ = writeln!(s, r#"<text x="{x0}" y="{}" font-weight="bold">m = {m}, n = {n}</text>"#, oy + 14.0);
-        let _ = writeln!(
-            s,
-            r##"<rect x="{x0}" y="{y1}" width="{}" height="{}" fill="none" stroke="#888"/>"##,
-            x1 - x0,
-            y0 - y1
-        );
-        let step = if ymax > 3000.0 { 1000.0 } else { 500.0 };
-        let mut v = 0.0;
-        while v <= ymax + 1e-9 {
-            let y = ys(v);
-            let _ = writeln!(
-                s,
-                r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#eee"/><text x="{}" y="{:.1}" text-anchor="end">{v:.0}</text>"##,
-                x0 - 3.0,
-                y + 4.0
-            );
-            v += step;
-        }
-        let _ = writeln!(
-            s,
-            r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#999" stroke-dasharray="2,3"/>"##,
-            y = ys(READ_GBS)
-        );
+        let ys = gbs_panel(&mut s, (x0, x1, y0, y1), oy + 14.0, &format!("m = {m}, n = {n}"), top, &[READ_GBS]);
         let mut ks: Vec<usize> = pr.iter().map(|r| r.k).filter(|k| k.is_power_of_two()).collect();
         ks.sort_unstable();
         ks.dedup();

@@ -9,14 +9,15 @@
 
 mod common;
 use common::*;
-use hyblas::abi::cublas::{self as cb, Handle, Status, Stream};
+#[path = "common/cublas.rs"]
+mod harness;
+use harness::*;
+use hyblas::abi::cublas::{self as cb, Handle, Status};
 use hyblas::gpu::driver::sys;
-use hyblas::gpu::{tune, vendor, DeviceBuffer, Runtime};
+use hyblas::gpu::{tune, vendor, DeviceBuffer};
 use hyblas::plan::gpu::{self as policy, with_mode, Mode, Route};
 use hyblas::types::{Scalar, Trans, C32, C64};
 use std::ffi::c_int;
-
-const OK: Status = cb::CUBLAS_STATUS_SUCCESS;
 
 type AxpyF<T, I> = unsafe extern "C" fn(Handle, I, *const T, *const T, I, *mut T, I) -> Status;
 type ScalF<T, A, I> = unsafe extern "C" fn(Handle, I, *const A, *mut T, I) -> Status;
@@ -29,41 +30,9 @@ type GemvF<T, I> =
 type GerF<T, I> = unsafe extern "C" fn(Handle, I, I, *const T, *const T, I, *const T, I, *mut T, I) -> Status;
 type TrmvF<T, I> = unsafe extern "C" fn(Handle, c_int, c_int, c_int, I, *const T, I, *mut T, I) -> Status;
 
-/// hyblas's export and the real function of one name.
-#[derive(Clone, Copy)]
-struct P<F> {
-    ours: F,
-    real: F,
-    name: &'static str,
-}
-
-fn real<F: Copy>(name: &'static str) -> F {
-    unsafe { vendor::get::<F>(name) }.unwrap_or_else(|| panic!("the real {name} was not found"))
-}
-
-/// The size type of an entry point, as the tests build it.
-trait TI: Copy + Default + std::fmt::Debug + PartialEq + 'static {
-    fn of(v: i64) -> Self;
-}
-impl TI for i32 {
-    fn of(v: i64) -> Self {
-        v as i32
-    }
-}
-impl TI for i64 {
-    fn of(v: i64) -> Self {
-        v
-    }
-}
-
 extern "C" {
     fn cublasCreate_v2(handle: *mut Handle) -> Status;
-    fn cublasDestroy_v2(handle: Handle) -> Status;
     fn cublasGetVersion_v2(handle: Handle, version: *mut c_int) -> Status;
-    fn cublasSetStream_v2(handle: Handle, stream: Stream) -> Status;
-    fn cublasGetStream_v2(handle: Handle, stream: *mut Stream) -> Status;
-    fn cublasSetPointerMode_v2(handle: Handle, mode: c_int) -> Status;
-    fn cublasGetPointerMode_v2(handle: Handle, mode: *mut c_int) -> Status;
     fn cublasSetAtomicsMode(handle: Handle, mode: c_int) -> Status;
     fn cublasGetAtomicsMode(handle: Handle, mode: *mut c_int) -> Status;
     fn cublasSetMathMode(handle: Handle, mode: c_int) -> Status;
@@ -193,97 +162,6 @@ entry_points!(v2_64, i64, "_v2_64");
 // ---------------------------------------------------------------------------------------
 // The session: a real handle with a user stream, and data helpers.
 
-/// A real cuBLAS handle (created through hyblas's forward) with a non-blocking user stream.
-struct Session {
-    rt: &'static Runtime,
-    h: Handle,
-    stream: sys::CUstream,
-}
-
-impl Session {
-    fn new(rt: &'static Runtime) -> Session {
-        let mut h: Handle = std::ptr::null_mut();
-        assert_eq!(unsafe { cublasCreate_v2(&mut h) }, OK, "cublasCreate_v2");
-        let mut stream = std::ptr::null_mut();
-        let flags = sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32;
-        assert_eq!(unsafe { sys::cuStreamCreate(&mut stream, flags) }, sys::CUresult::CUDA_SUCCESS);
-        assert_eq!(unsafe { cublasSetStream_v2(h, stream as Stream) }, OK);
-        let mut got: Stream = std::ptr::null_mut();
-        assert_eq!(unsafe { cublasGetStream_v2(h, &mut got) }, OK);
-        assert_eq!(got, stream as Stream, "the handle keeps the user stream");
-        Session { rt, h, stream }
-    }
-    fn pointer_mode(&self, device: bool) {
-        let want = if device { cb::CUBLAS_POINTER_MODE_DEVICE } else { cb::CUBLAS_POINTER_MODE_HOST };
-        assert_eq!(unsafe { cublasSetPointerMode_v2(self.h, want) }, OK);
-        let mut got = -1;
-        assert_eq!(unsafe { cublasGetPointerMode_v2(self.h, &mut got) }, OK);
-        assert_eq!(got, want);
-    }
-    /// Everything before (uploads through the legacy stream) is complete.
-    fn fence(&self) {
-        assert_eq!(unsafe { sys::cuCtxSynchronize() }, sys::CUresult::CUDA_SUCCESS);
-    }
-    fn sync(&self) {
-        self.rt.sync(self.stream).expect("stream sync");
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        unsafe {
-            cublasDestroy_v2(self.h);
-            sys::cuStreamDestroy_v2(self.stream);
-        }
-    }
-}
-
-/// The GPU and a real cuBLAS, or None after a SKIPPED line.
-fn session(test: &str) -> Option<Session> {
-    let rt = gpu_or_skip(test)?;
-    if !vendor::present() {
-        eprintln!("SKIPPED {test}: no real cuBLAS found ({:?} not loadable)", vendor::LIBS);
-        println!("SKIPPED {test}: no real cuBLAS found ({:?} not loadable)", vendor::LIBS);
-        return None;
-    }
-    Some(Session::new(rt))
-}
-
-/// A device copy of `v`, complete before any later work on any stream (a pageable upload can
-/// return before its DMA lands, and the user stream does not wait for the legacy stream).
-fn up<T: Copy>(v: &[T]) -> DeviceBuffer {
-    let b = DeviceBuffer::from_slice(v).expect("upload");
-    assert_eq!(unsafe { sys::cuCtxSynchronize() }, sys::CUresult::CUDA_SUCCESS);
-    b
-}
-fn down<T: Copy + Default>(b: &DeviceBuffer) -> Vec<T> {
-    b.to_vec().expect("download")
-}
-fn dp<T>(b: &DeviceBuffer) -> *mut T {
-    b.ptr as *mut T
-}
-
-/// A host scalar aligned as CUDA's vector types are: `cuDoubleComplex` is `double2`,
-/// 16-byte aligned, and cuBLAS reads host scalars with aligned 16-byte loads (Rust's
-/// `Complex<f64>` is only 8-byte aligned: an unaligned alpha crashed cuBLAS 13.1's Zaxpy).
-#[repr(C, align(16))]
-#[derive(Clone, Copy)]
-struct A16<T>(T);
-
-/// A scalar argument in the pointer mode of the call.
-struct Arg<T: Copy> {
-    v: Box<A16<T>>,
-    d: Option<DeviceBuffer>,
-}
-impl<T: Copy> Arg<T> {
-    fn new(v: T, device: bool) -> Self {
-        Arg { v: Box::new(A16(v)), d: device.then(|| up(&[v])) }
-    }
-    fn ptr(&self) -> *const T {
-        self.d.as_ref().map_or(&self.v.0 as *const T, |b| b.ptr as *const T)
-    }
-}
-
 /// A scalar result in the pointer mode of the call, poisoned before.
 struct Res<T: Copy + Default> {
     v: Box<A16<T>>,
@@ -320,11 +198,6 @@ fn touched(len: usize, n: i64, inc: i64) -> Vec<bool> {
         t[(i * inc.abs()) as usize] = true;
     }
     t
-}
-
-fn bits<T: Scalar>(v: T) -> (u64, u64) {
-    let c = to_c64(v);
-    (c.re.to_bits(), c.im.to_bits())
 }
 
 /// Compare a strided output: elements within tolerance (`k` terms; None: bit for bit), the
@@ -583,25 +456,6 @@ const L2_SIZES_64: [(i64, i64); 2] = [(33, 17), (1030, 1029)];
 const L2_INCS: [(i64, i64); 3] = [(1, 1), (-2, 3), (3, -1)];
 const TRMV_SIZES: [i64; 6] = [1, 2, 5, 64, 333, 1100];
 const TRMV_SIZES_64: [i64; 2] = [5, 333];
-
-/// Compare a column-major output: rows < m within tolerance, the padding rows exactly as
-/// they were.
-#[allow(clippy::too_many_arguments)]
-fn check_mat<T: Scalar>(got: &[T], want: &[T], orig: &[T], m: i64, n: i64, lda: i64, k: usize, what: &str) {
-    let (mut g, mut w) = (Vec::new(), Vec::new());
-    for j in 0..n {
-        for i in 0..lda {
-            let p = (i + j * lda) as usize;
-            if i < m {
-                g.push(got[p]);
-                w.push(want[p]);
-            } else {
-                assert_eq!(bits(got[p]), bits(orig[p]), "{what}: padding ({i}, {j}) was written");
-            }
-        }
-    }
-    assert_close(&g, &w, k, what);
-}
 
 fn check_gemv<T: Scalar, I: TI>(s: &Session, p: P<GemvF<T, I>>, sizes: &[(i64, i64)], seed: u64) {
     let mut rng = Rng::new(seed);

@@ -12,15 +12,17 @@
 
 mod common;
 use common::*;
-use hyblas::abi::cublas::{self as cb, Handle, Status, Stream};
+#[path = "common/cublas.rs"]
+mod harness;
+use harness::*;
+use hyblas::abi::cublas::{self as cb, Handle, Status};
 use hyblas::gpu::driver::sys;
 use hyblas::gpu::splitk::Reduction;
-use hyblas::gpu::{vendor, DeviceBuffer, Runtime};
+use hyblas::gpu::{vendor, DeviceBuffer};
 use hyblas::plan::gpu::{self as policy, with_mode, Mode, Reason, Route};
 use hyblas::types::{Scalar, Trans, C32, C64};
 use std::ffi::{c_char, c_int, c_void};
 
-const OK: Status = cb::CUBLAS_STATUS_SUCCESS;
 const N: c_int = cb::CUBLAS_OP_N;
 const T: c_int = cb::CUBLAS_OP_T;
 const C: c_int = cb::CUBLAS_OP_C;
@@ -83,41 +85,6 @@ type StridedF<E, I> = unsafe extern "C" fn(
     i64,
     I,
 ) -> Status;
-
-/// hyblas's export and the real function of one name.
-#[derive(Clone, Copy)]
-struct P<F> {
-    ours: F,
-    real: F,
-    name: &'static str,
-}
-
-fn real<F: Copy>(name: &'static str) -> F {
-    unsafe { vendor::get::<F>(name) }.unwrap_or_else(|| panic!("the real {name} was not found"))
-}
-
-/// The size type of an entry point, as the tests build it.
-trait TI: Copy + Default + std::fmt::Debug + PartialEq + 'static {
-    fn of(v: i64) -> Self;
-}
-impl TI for i32 {
-    fn of(v: i64) -> Self {
-        v as i32
-    }
-}
-impl TI for i64 {
-    fn of(v: i64) -> Self {
-        v
-    }
-}
-
-extern "C" {
-    fn cublasCreate_v2(handle: *mut Handle) -> Status;
-    fn cublasDestroy_v2(handle: Handle) -> Status;
-    fn cublasSetStream_v2(handle: Handle, stream: Stream) -> Status;
-    fn cublasSetPointerMode_v2(handle: Handle, mode: c_int) -> Status;
-    fn cublasSetAtomicsMode(handle: Handle, mode: c_int) -> Status;
-}
 
 macro_rules! entry_points {
     ($m:ident, $I:ty, $v2:literal, $plain:literal) => {
@@ -253,134 +220,11 @@ extern "C" {
 // ---------------------------------------------------------------------------------------
 // The session: a real handle with a user stream, and data helpers.
 
-/// A real cuBLAS handle (created through hyblas's forward) with a non-blocking user stream.
-struct Session {
-    rt: &'static Runtime,
-    h: Handle,
-    stream: sys::CUstream,
-}
-
-impl Session {
-    fn new(rt: &'static Runtime) -> Session {
-        let mut h: Handle = std::ptr::null_mut();
-        assert_eq!(unsafe { cublasCreate_v2(&mut h) }, OK, "cublasCreate_v2");
-        let mut stream = std::ptr::null_mut();
-        let flags = sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32;
-        assert_eq!(unsafe { sys::cuStreamCreate(&mut stream, flags) }, sys::CUresult::CUDA_SUCCESS);
-        assert_eq!(unsafe { cublasSetStream_v2(h, stream as Stream) }, OK);
-        Session { rt, h, stream }
-    }
-    fn pointer_mode(&self, device: bool) {
-        let want = if device { cb::CUBLAS_POINTER_MODE_DEVICE } else { cb::CUBLAS_POINTER_MODE_HOST };
-        assert_eq!(unsafe { cublasSetPointerMode_v2(self.h, want) }, OK);
-    }
-    fn atomics(&self, allowed: bool) {
-        let mode = if allowed { cb::CUBLAS_ATOMICS_ALLOWED } else { cb::CUBLAS_ATOMICS_NOT_ALLOWED };
-        assert_eq!(unsafe { cublasSetAtomicsMode(self.h, mode) }, OK);
-    }
-    /// Everything before (uploads through the legacy stream) is complete.
-    fn fence(&self) {
-        assert_eq!(unsafe { sys::cuCtxSynchronize() }, sys::CUresult::CUDA_SUCCESS);
-    }
-    fn sync(&self) {
-        self.rt.sync(self.stream).expect("stream sync");
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        unsafe {
-            cublasDestroy_v2(self.h);
-            sys::cuStreamDestroy_v2(self.stream);
-        }
-    }
-}
-
-/// The GPU and a real cuBLAS, or None after a SKIPPED line.
-fn session(test: &str) -> Option<Session> {
-    let rt = gpu_or_skip(test)?;
-    if !vendor::present() {
-        eprintln!("SKIPPED {test}: no real cuBLAS found ({:?} not loadable)", vendor::LIBS);
-        println!("SKIPPED {test}: no real cuBLAS found ({:?} not loadable)", vendor::LIBS);
-        return None;
-    }
-    Some(Session::new(rt))
-}
-
-/// The GPU with a real cuBLAS present (the host-ABI vendor route needs it), or None after a
-/// SKIPPED line.
-fn gpu_with_cublas(test: &str) -> Option<&'static Runtime> {
-    let rt = gpu_or_skip(test)?;
-    if !vendor::present() {
-        eprintln!("SKIPPED {test}: no real cuBLAS found ({:?} not loadable)", vendor::LIBS);
-        println!("SKIPPED {test}: no real cuBLAS found ({:?} not loadable)", vendor::LIBS);
-        return None;
-    }
-    Some(rt)
-}
-
-/// A device copy of `v`, complete before any later work on any stream.
-fn up<E: Copy>(v: &[E]) -> DeviceBuffer {
-    let b = DeviceBuffer::from_slice(v).expect("upload");
-    assert_eq!(unsafe { sys::cuCtxSynchronize() }, sys::CUresult::CUDA_SUCCESS);
-    b
-}
-fn down<E: Copy + Default>(b: &DeviceBuffer) -> Vec<E> {
-    b.to_vec().expect("download")
-}
-fn dp<E>(b: &DeviceBuffer) -> *mut E {
-    b.ptr as *mut E
-}
-
-/// A host scalar aligned as CUDA's vector types (cuBLAS reads `cuDoubleComplex` host scalars
-/// with aligned 16-byte loads; Rust's `Complex<f64>` is only 8-byte aligned).
-#[repr(C, align(16))]
-#[derive(Clone, Copy)]
-struct A16<E>(E);
-
-/// A scalar argument in the pointer mode of the call.
-struct Arg<E: Copy> {
-    v: Box<A16<E>>,
-    d: Option<DeviceBuffer>,
-}
-impl<E: Copy> Arg<E> {
-    fn new(v: E, device: bool) -> Self {
-        Arg { v: Box::new(A16(v)), d: device.then(|| up(&[v])) }
-    }
-    fn ptr(&self) -> *const E {
-        self.d.as_ref().map_or(&self.v.0 as *const E, |b| b.ptr as *const E)
-    }
-}
-
-fn bits<E: Scalar>(v: E) -> (u64, u64) {
-    let c = to_c64(v);
-    (c.re.to_bits(), c.im.to_bits())
-}
-
 fn same_bits<E: Scalar>(a: &[E], b: &[E], what: &str) {
     assert_eq!(a.len(), b.len(), "{what}: length");
     for (i, (&x, &y)) in a.iter().zip(b).enumerate() {
         assert_eq!(bits(x), bits(y), "{what}: element {i}: {x:?} vs {y:?}");
     }
-}
-
-/// Compare a column-major m x n output with leading dimension ld: rows < m within tolerance
-/// (`k` terms), the padding rows exactly as they were.
-#[allow(clippy::too_many_arguments)]
-fn check_mat<E: Scalar>(got: &[E], want: &[E], orig: &[E], m: i64, n: i64, ld: i64, k: usize, what: &str) {
-    let (mut g, mut w) = (Vec::new(), Vec::new());
-    for j in 0..n {
-        for i in 0..ld {
-            let p = (i + j * ld) as usize;
-            if i < m {
-                g.push(got[p]);
-                w.push(want[p]);
-            } else {
-                assert_eq!(bits(got[p]), bits(orig[p]), "{what}: padding ({i}, {j}) was written");
-            }
-        }
-    }
-    assert_close(&g, &w, k, what);
 }
 
 /// Routing modes cycled over the cases, so every mode meets every kind of case.

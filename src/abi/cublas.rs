@@ -921,9 +921,11 @@ unsafe fn gemm_strided<T: Scalar, I: Int>(
 // ---- The real cuBLAS GEMM for host-ABI calls on device memory ----
 
 /// A host scalar aligned as CUDA's vector types (cuBLAS reads `cuDoubleComplex` host scalars
-/// with aligned 16-byte loads; `Complex<f64>` is only 8-byte aligned).
+/// with aligned 16-byte loads; `Complex<f64>` is only 8-byte aligned: an unaligned alpha crashed
+/// cuBLAS 13.1's Zaxpy). Whoever passes a host scalar to the real cuBLAS wraps it in this.
 #[repr(C, align(16))]
-struct A16<T>(T);
+#[derive(Clone, Copy, Debug)]
+pub struct A16<T>(pub T);
 
 static OWN_CREATE: Sym = Sym::new("cublasCreate_v2");
 static OWN_SET_STREAM: Sym = Sym::new("cublasSetStream_v2");

@@ -15,7 +15,7 @@ use super::kernels::{Args, Family, Function, Launch};
 use super::occupancy::occupancy;
 use super::runtime::DeviceProps;
 use super::tune::{self, KernelSpec, TuneCase};
-use super::{elem, DMat, DVec, DeviceBuffer, Exec, GpuError, In, Result, Runtime};
+use super::{cdiv, elem, DMat, DVec, DeviceBuffer, Exec, GpuError, In, Result, Runtime};
 use crate::types::{Scalar, Trans};
 use std::sync::Arc;
 
@@ -65,11 +65,6 @@ static N_ITEMS_PER_SM: once_cell::sync::Lazy<i64> =
 const N_MAX_PANELS: i64 = 1024;
 /// GER: columns per thread (`GER_COLS` in the kernel).
 const GER_COLS: u64 = 4;
-
-/// Ceiling division of non-negative numbers.
-fn cdiv(a: i64, b: i64) -> i64 {
-    (a + b - 1) / b
-}
 
 /// Elements per 16-byte unit.
 fn per_unit<T>() -> i64 {
@@ -191,12 +186,9 @@ fn fin<T: Scalar>(
     let outputs = |ty: u32| (len as u64).div_ceil(per_warp).div_ceil(ty as u64);
     let shape =
         tune::choose(ex.rt, &f, &GEMV_FIN, T::PREFIX, elem::<T>(), tune::size_class(len as u64), |_, ty| outputs(ty));
-    let (tx, mut ty) = fit(&ex.rt.props, &GEMV_FIN, &f, elem::<T>(), shape);
-    // A few outputs per SM with latency-bound partial sums: spread the blocks over every SM
-    // before making them wide.
-    while ty > 2 && outputs(ty) < ex.rt.props.sm_count as u64 {
-        ty /= 2;
-    }
+    let (tx, ty) = fit(&ex.rt.props, &GEMV_FIN, &f, elem::<T>(), shape);
+    // A few outputs per SM, each a latency-bound sum of partials.
+    let ty = tune::spread_over_sms(ty, 2, ex.rt.props.sm_count, outputs);
     let blocks = outputs(ty);
     if blocks > i32::MAX as u64 {
         return Err(GpuError::Unsupported("gemv: too many outputs"));

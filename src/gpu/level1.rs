@@ -16,7 +16,7 @@ use super::driver::{check, sys};
 use super::kernels::{Args, Family, Launch};
 use super::timing::Timer;
 use super::tune::{self, KernelSpec, TuneCase};
-use super::{elem, DVec, DeviceBuffer, Exec, GpuError, In, Out, Result, Runtime};
+use super::{cdiv, elem, DVec, DeviceBuffer, Exec, GpuError, In, Out, Result, Runtime};
 use crate::types::Scalar;
 use std::any::TypeId;
 use std::sync::Arc;
@@ -182,12 +182,7 @@ const PART_BYTES: usize = 32;
 /// chunks. A function of n and T only, so the summation order is too.
 pub fn chunk_len<T>(n: i64) -> i64 {
     let q = 32 * 8 * per_thread::<T>() as i64;
-    q.max(ceil_div(ceil_div(n.max(1), *MAX_CHUNKS), q) * q)
-}
-
-/// a / b rounded up, for a >= 0 and b > 0.
-fn ceil_div(a: i64, b: i64) -> i64 {
-    (a + b - 1) / b
+    q.max(cdiv(cdiv(n.max(1), *MAX_CHUNKS), q) * q)
 }
 
 /// Where a scalar result goes, and its size in bytes.
@@ -248,7 +243,7 @@ fn reduce<T: Scalar>(
     let yv = y.unwrap_or(x);
     let vec = if y.is_some() { vectorizable::<T>(&[x, yv]) } else { vectorizable::<T>(&[x]) };
     let l = chunk_len::<T>(n);
-    let chunks = ceil_div(n, l);
+    let chunks = cdiv(n, l);
     let part_fn = ex.function_sfx::<T>(Family::Level1, name, if vec { "_part_v" } else { "_part" })?;
     let (tx, ty) =
         tune::choose(ex.rt, &part_fn, spec, T::PREFIX, elem::<T>(), tune::size_class(chunks as u64), |tx, ty| {

@@ -126,6 +126,12 @@ impl<'a> Exec<'a> {
     }
 }
 
+/// a / b rounded up, for a >= 0 and b > 0 (the host sides' decompositions; `i64::div_ceil`
+/// is not stable for signed integers).
+pub(crate) fn cdiv(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b
+}
+
 /// Element size in bytes.
 pub fn elem<T>() -> u32 {
     std::mem::size_of::<T>() as u32

@@ -9,7 +9,7 @@
 
 use super::kernels::{Args, Family, Function, Launch};
 use super::tune::{self, KernelSpec, TuneCase};
-use super::{elem, DMat, DVec, DeviceBuffer, Exec, GpuError, Result, Runtime};
+use super::{cdiv, elem, DMat, DVec, DeviceBuffer, Exec, GpuError, Result, Runtime};
 use crate::types::{Diag, Scalar, Trans, Uplo};
 use once_cell::sync::Lazy;
 use std::sync::Arc;
@@ -58,11 +58,6 @@ fn n_smem(tx: u32, _ty: u32, _elem: u32) -> u32 {
 /// Elements per 16-byte load.
 fn per16<T>() -> i64 {
     16 / std::mem::size_of::<T>() as i64
-}
-
-/// ceil(x / m) for x >= 0, m > 0.
-fn cdiv(x: i64, m: i64) -> i64 {
-    (x + m - 1) / m
 }
 
 fn round_up(x: i64, m: i64) -> i64 {
@@ -142,15 +137,10 @@ fn launch_elementwise<T: Scalar>(
     args: &mut Args,
 ) -> Result<()> {
     let units = n as u64;
-    let (mut tx, ty) = tune::choose(ex.rt, f, spec, T::PREFIX, elem::<T>(), tune::size_class(units), |tx, ty| {
-        units.div_ceil((tx * ty) as u64)
-    });
-    // These passes touch only n elements (a few partials each): a handful of wide blocks
-    // would leave most SMs idle while each thread waits out its loads, so narrower blocks
-    // spread them over every SM first.
-    while tx > 64 && units.div_ceil((tx * ty) as u64) < ex.rt.props.sm_count as u64 {
-        tx /= 2;
-    }
+    let blocks = |tx: u32, ty: u32| units.div_ceil((tx * ty) as u64);
+    let (tx, ty) = tune::choose(ex.rt, f, spec, T::PREFIX, elem::<T>(), tune::size_class(units), blocks);
+    // These passes touch only n elements (a few partials each).
+    let tx = tune::spread_over_sms(tx, 64, ex.rt.props.sm_count, |tx| blocks(tx, ty));
     let threads = (tx * ty) as i64;
     f.launch(Launch { grid: grid(cdiv(n, threads))?, block: (tx, ty, 1), smem: 0 }, ex.stream, args)
 }

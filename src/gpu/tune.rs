@@ -159,6 +159,17 @@ pub fn with_shape<R>(tx: u32, ty: u32, f: impl FnOnce() -> R) -> R {
 type ChoiceKey = (usize, char, u64);
 static CHOICES: Lazy<RwLock<HashMap<ChoiceKey, (u32, u32)>>> = Lazy::new(|| RwLock::new(HashMap::new()));
 
+/// For latency-bound second passes over few elements: halve a block dimension (`dim`, down to
+/// `floor`) while `blocks(dim)` leaves SMs without a block. The shape rule breaks occupancy
+/// ties toward the widest block, which for a small grid puts all the work on a few SMs whose
+/// threads then only wait on their loads; spreading them first hides that latency.
+pub fn spread_over_sms(mut dim: u32, floor: u32, sm_count: u32, blocks: impl Fn(u32) -> u64) -> u32 {
+    while dim > floor && blocks(dim) < sm_count as u64 {
+        dim /= 2;
+    }
+    dim
+}
+
 /// Round `n` to its 7 leading bits: sizes within 1% share a class (and a cached choice).
 pub fn size_class(n: u64) -> u64 {
     let bits = 64 - n.leading_zeros();
