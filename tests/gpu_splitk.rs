@@ -742,7 +742,7 @@ fn calibration_and_prediction() {
     for l in &lines {
         println!("{l}");
     }
-    let m = splitk::Model::builtin(&rt.props).with_lines(&lines.join("\n"));
+    let m = splitk::Model::builtin(&rt.props).with_lines(&lines.join("\n"), "tuned");
     assert_eq!(m.source, "tuned", "{lines:?}");
     assert!(m.bw > 1e11 && m.bw < 2e13, "bandwidth {:e}", m.bw);
     let p = splitk::predict_with::<f64>(&m, Trans::No, Trans::No, 16, 16, 1 << 20);

@@ -513,8 +513,9 @@ impl Model {
         }
     }
 
-    /// `splitk <key> <value>` lines of a recipe file over the built-in constants.
-    pub fn with_lines(mut self, text: &str) -> Model {
+    /// `splitk <key> <value>` lines of a recipe file over these constants; `label` names their
+    /// source in the trace ("tuned", "shipped sm90").
+    pub fn with_lines(mut self, text: &str, label: &str) -> Model {
         let mut tuned = false;
         let mut vendor_tuned = false;
         for line in text.lines() {
@@ -549,10 +550,10 @@ impl Model {
             tuned = true;
         }
         if tuned {
-            self.source = "tuned".into();
+            self.source = label.into();
         }
         if vendor_tuned {
-            self.vendor_source = "tuned cuBLAS table".into();
+            self.vendor_source = format!("{label} cuBLAS table");
         }
         self
     }
@@ -617,15 +618,24 @@ impl Model {
 
 static MODELS: [OnceCell<Arc<Model>>; 64] = [const { OnceCell::new() }; 64];
 
-/// The model of `rt`'s device: the recipe file's `splitk` lines over the built-in constants.
+/// The shipped Hopper recipes (`kernels/recipes/sm90.txt`, a `hyblas tune` file from an H200):
+/// their `splitk` lines, where present, are the built-in Hopper model.
+const SHIPPED_SM90: &str = include_str!("../../kernels/recipes/sm90.txt");
+
+/// The model of `rt`'s device: the built-in constants, then the shipped sm90 file's `splitk`
+/// lines on sm_90, then this device's tuned recipe file's (`hyblas tune`).
 pub fn model(rt: &Runtime) -> Arc<Model> {
     let slot = (rt.props.ordinal.max(0) as usize).min(MODELS.len() - 1);
-    MODELS[slot]
-        .get_or_init(|| {
-            let text = std::fs::read_to_string(tune::recipe_path(&rt.props)).unwrap_or_default();
-            Arc::new(Model::builtin(&rt.props).with_lines(&text))
-        })
-        .clone()
+    MODELS[slot].get_or_init(|| Arc::new(model_for(&rt.props))).clone()
+}
+
+fn model_for(p: &DeviceProps) -> Model {
+    let mut m = Model::builtin(p);
+    if p.cc == (9, 0) {
+        m = m.with_lines(SHIPPED_SM90, "shipped sm90");
+    }
+    let tuned = std::fs::read_to_string(tune::recipe_path(p)).unwrap_or_default();
+    m.with_lines(&tuned, "tuned")
 }
 
 /// Predicted split-k and vendor times for this call on `rt`'s device.
@@ -833,7 +843,7 @@ pub fn calibrate(rt: &'static Runtime) -> Result<Vec<String>> {
         }
     }
     // The crossovers the model now implies, for the reader of the file.
-    let m = Model::builtin(&rt.props).with_lines(&lines.join("\n"));
+    let m = Model::builtin(&rt.props).with_lines(&lines.join("\n"), "tuned");
     for s in [16i64, 32, 64] {
         let x = (10..=24).map(|lk| 1i64 << lk).find(|&k| m.splitk_us::<f64>(s, s, k).0 < m.vendor_us::<f64>(s, s, k));
         lines.push(match x {
@@ -960,7 +970,7 @@ mod tests {
     fn tuned_lines_override_the_builtins() {
         let text =
             "saxpy 0.5 0.1 64 1.0\nsplitk bw 4.1e12\nsplitk t0_us 4.5\nsplitk vendor.d.16.20 95.5\nsplitk junk\n";
-        let m = Model::builtin(&h200()).with_lines(text);
+        let m = Model::builtin(&h200()).with_lines(text, "tuned");
         assert_eq!(m.bw, 4.1e12);
         assert_eq!(m.t0_us, 4.5);
         assert_eq!(m.vendor[0][2], 95.5);
