@@ -180,7 +180,7 @@ fn print_recipe((key, r): (String, hyblas::gpu::tune::Recipe)) {
 
 /// `hyblas tune`: measure every kernel over its candidate shapes and write the recipes.
 fn tune_cmd() -> ExitCode {
-    use hyblas::gpu::{gemv, level1, trmv, tune, Runtime};
+    use hyblas::gpu::{gemv, level1, splitk, trmv, tune, Runtime};
     let rt = match Runtime::get(0) {
         Ok(rt) => rt,
         Err(e) => {
@@ -194,7 +194,7 @@ fn tune_cmd() -> ExitCode {
     }
     let start = Instant::now();
     let mut cases = Vec::new();
-    for family in [level1::tune_cases, gemv::tune_cases, trmv::tune_cases] {
+    for family in [level1::tune_cases, gemv::tune_cases, trmv::tune_cases, splitk::tune_cases] {
         match family(rt) {
             Ok(c) => cases.extend(c),
             Err(e) => {
@@ -243,7 +243,32 @@ fn tune_cmd() -> ExitCode {
     }
     let list: Vec<(String, tune::Recipe)> = results.iter().map(|r| (r.key.clone(), r.recipe)).collect();
     let path = tune::recipe_path(&rt.props);
-    let text = tune::format(&rt.props, &list);
+    let mut text = tune::format(&rt.props, &list);
+    // The recipes take effect before the split-k calibration, so its table times the kernels
+    // with the block shapes later calls get.
+    let early = path.parent().map(std::fs::create_dir_all).unwrap_or(Ok(())).and_then(|_| std::fs::write(&path, &text));
+    if let Err(e) = early {
+        eprintln!("hyblas tune: writing {}: {e}", path.display());
+        return ExitCode::from(1);
+    }
+    tune::reload();
+    // The split-k GEMM model's constants (bandwidth, FMA rates, the vendor GEMM's table) go in
+    // the same file as `splitk <key> <value>` and `splitkx ...` lines.
+    println!("split-k calibration: split-k against cuBLAS over the measured table ...");
+    match splitk::calibrate(rt) {
+        Ok(lines) => {
+            println!("split-k model:");
+            for l in lines {
+                // The table's many lines go to the file; the console gets the rest.
+                if !l.starts_with("splitkx") {
+                    println!("  {l}");
+                }
+                text += &l;
+                text.push('\n');
+            }
+        }
+        Err(e) => eprintln!("hyblas tune: split-k calibration skipped: {e}"),
+    }
     let written =
         path.parent().map(std::fs::create_dir_all).unwrap_or(Ok(())).and_then(|_| std::fs::write(&path, text));
     match written {

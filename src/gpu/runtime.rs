@@ -174,6 +174,7 @@ impl Drop for Pinned {
 /// sharing a stream take turns; the stream orders the kernels that use it.
 pub struct StreamScratch {
     workspace: Option<DeviceBuffer>,
+    tickets: Option<DeviceBuffer>,
     pinned: Option<Pinned>,
     stream: sys::CUstream,
 }
@@ -193,6 +194,25 @@ impl StreamScratch {
             self.workspace = Some(DeviceBuffer::new(want)?);
         }
         Ok(self.workspace.as_ref().unwrap().ptr)
+    }
+    /// At least `n` zeroed 32-bit counters for kernels that count arrivals (the last block of a
+    /// group does the group's reduction). Every kernel that uses them leaves them at zero, so
+    /// they are zeroed once, when allocated. Grow-only like the workspace.
+    pub fn tickets(&mut self, n: usize) -> Result<sys::CUdeviceptr> {
+        let bytes = n.max(1) * 4;
+        if self.tickets.as_ref().is_none_or(|w| w.bytes < bytes) {
+            if self.tickets.is_some() {
+                check(unsafe { sys::cuStreamSynchronize(self.stream) }, "cuStreamSynchronize")?;
+            }
+            self.tickets = None;
+            let buf = DeviceBuffer::new(bytes.max(4096).next_power_of_two())?;
+            // On this stream: the plain memset is asynchronous to the host on the legacy
+            // stream, which a non-blocking stream does not wait for (a kernel could count
+            // before the zeros land).
+            check(unsafe { sys::cuMemsetD32Async(buf.ptr, 0, buf.bytes / 4, self.stream) }, "cuMemsetD32Async")?;
+            self.tickets = Some(buf);
+        }
+        Ok(self.tickets.as_ref().unwrap().ptr)
     }
     /// A pinned host buffer of at least `bytes` (for results the caller reads on the host):
     /// its host address and its device address.
@@ -352,7 +372,9 @@ impl Runtime {
         self.scratch
             .lock()
             .entry(stream as usize)
-            .or_insert_with(|| Arc::new(Mutex::new(StreamScratch { workspace: None, pinned: None, stream })))
+            .or_insert_with(|| {
+                Arc::new(Mutex::new(StreamScratch { workspace: None, tickets: None, pinned: None, stream }))
+            })
             .clone()
     }
 

@@ -1,12 +1,36 @@
 //! Split-k GEMM for small outputs (seed 000): host side of `kernels/gemm_splitk.cu`.
 //!
 //! C := alpha*op(A)*op(B) + beta*C where m*n is small and k long: the k dimension is cut into
-//! chunks, each block computes a partial m x n product, and the partials are reduced either
-//! in a fixed order through the stream workspace (deterministic, the default) or with atomics
-//! (when the caller allows it).
+//! chunks, each team of threads computes a partial m x n product, and the partials are reduced
+//! either in a fixed order through the stream workspace (deterministic, the default) or with
+//! atomics (when the caller allows it).
+//!
+//! - Kernel configuration ([`Config`]) from (m, n, precision) alone: the direct kernel for
+//!   m, n <= 4 (one warp per chunk, no shared memory), else a shared-memory tile kernel with
+//!   16x16, 32x32 or 64x64 output tiles (several tiles cover larger outputs) chosen by a fixed
+//!   cost rule. Every one of the 9 op(A) x op(B) combinations maps onto 4 layouts (conjugation
+//!   is a run-time flag).
+//! - Deterministic chunks ([`det_chunks`]): the chunk length L is a multiple of 128 from (m, n,
+//!   k, configuration) only, so the summation order, and the bits, are the same on every run,
+//!   block shape and GPU (no SM count enters it). The kernel comments give the order.
+//! - Atomic chunks ([`atomic_chunks`]): the seed's eq. 7 with the compiled kernel's registers and
+//!   shared memory ([`occupancy::active_blocks`]): exactly one wave of teams.
+//! - [`predict`]: the planner's model, split-k time against the vendor GEMM's, with constants
+//!   from `hyblas tune` ([`calibrate`], stored as `splitk <key> <value>` lines in the recipe file)
+//!   or built in for Hopper.
 
-use super::{DMat, Exec, GpuError, In, Result, Runtime};
+use super::driver::{check, sys};
+use super::kernels::{Args, Family, Function, Launch};
+use super::occupancy;
+use super::runtime::DeviceProps;
+use super::timing::Timer;
+use super::tune::{self, KernelSpec, TuneCase};
+use super::{cdiv, elem, DMat, DeviceBuffer, Exec, GpuError, In, Result, Runtime};
 use crate::types::{Scalar, Trans};
+use once_cell::sync::{Lazy, OnceCell};
+use parking_lot::Mutex;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// How the k-chunk partials are combined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,31 +53,1452 @@ pub struct Prediction {
     pub why: String,
 }
 
+// ---- Configurations and chunk rules (must match kernels/gemm_splitk.cu) ----
+
+/// Pipeline stages of the tile kernels (`SK_NS`).
+const NSTAGE: i64 = 3;
+/// Most rows of op(A) / columns of op(B) the direct kernel takes (`SK_DMAX`).
+const DIRECT_MAX: i64 = 4;
+/// Largest m and n split-k takes; larger outputs are the vendor GEMM's (Unsupported).
+pub const MAX_MN: i64 = 256;
+/// Chunk lengths on the deterministic path are multiples of this (every KT divides it).
+const L_QUANTUM: i64 = 128;
+
+/// The kernel configurations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Config {
+    /// m, n <= 4: a warp per chunk straight from global memory (`gemm_sk_direct`).
+    Direct,
+    /// 16x16 tiles, 64 threads (2x2 outputs each) per team (`gemm_sk16`).
+    T16,
+    /// 32x32 tiles, 64 threads (4x4 each) (`gemm_sk32`).
+    T32,
+    /// 64x64 tiles, 256 threads (4x4 each) (`gemm_sk64`).
+    T64,
+    /// Double and complex double on FP64 tensor cores (sm_80+): a warp holds an 8x8, 16x16 or
+    /// 32x32 output tile, its mma fragments loaded straight from global memory; a block of
+    /// `MMA_WARPS` warps per k-chunk, the chunks added inside the same kernel (`gemm_skm8` etc.).
+    /// M1 and M4 fold k into the fragment for outputs up to 1x1 and 4x4: 8 and 2 k-segments
+    /// share the 8 fragment rows, so every lane loads data (`gemm_skm1`, `gemm_skm4`).
+    M1,
+    M4,
+    M8,
+    M16,
+    M32,
+}
+
+impl Config {
+    pub const ALL: [Config; 9] = [
+        Config::Direct,
+        Config::T16,
+        Config::T32,
+        Config::T64,
+        Config::M1,
+        Config::M4,
+        Config::M8,
+        Config::M16,
+        Config::M32,
+    ];
+
+    /// A fragment (tensor-core) configuration.
+    pub fn is_mma(self) -> bool {
+        matches!(self, Config::M1 | Config::M4 | Config::M8 | Config::M16 | Config::M32)
+    }
+    /// k-segments folded into a fragment (1 without a fold).
+    fn fold(self) -> i64 {
+        match self {
+            Config::M1 => 8,
+            Config::M4 => 2,
+            _ => 1,
+        }
+    }
+    /// Whether the kernel exists for precision `T` (fragment kernels: double, and complex
+    /// double up to 16x16).
+    pub fn has<T: Scalar>(self) -> bool {
+        match self {
+            Config::M1 | Config::M4 | Config::M8 | Config::M16 => matches!(T::PREFIX, 'd' | 'z'),
+            Config::M32 => T::PREFIX == 'd',
+            _ => true,
+        }
+    }
+
+    /// Output tile edge (the direct kernel covers up to 4 x 4).
+    pub fn tile(self) -> i64 {
+        match self {
+            Config::Direct => DIRECT_MAX,
+            Config::T16 => 16,
+            Config::T32 => 32,
+            Config::T64 => 64,
+            Config::M1 => 1,
+            Config::M4 => 4,
+            Config::M8 => 8,
+            Config::M16 => 16,
+            Config::M32 => 32,
+        }
+    }
+    /// Threads of one team (blockDim.x).
+    pub fn team_threads(self) -> u32 {
+        match self {
+            Config::Direct | Config::M1 | Config::M4 | Config::M8 | Config::M16 | Config::M32 => 32,
+            Config::T16 | Config::T32 => 64,
+            Config::T64 => 256,
+        }
+    }
+    /// Bytes of one pipeline stage (both operands): `SK16_SB` etc.
+    fn stage_bytes(self) -> i64 {
+        match self {
+            Config::Direct | Config::M1 | Config::M4 | Config::M8 | Config::M16 | Config::M32 => 0,
+            Config::T16 | Config::T32 => 8192,
+            Config::T64 => 16384,
+        }
+    }
+    /// k values per step: KT of a tile kernel, one warp's 32 units in the direct kernel.
+    pub fn kt(self, es: i64) -> i64 {
+        match self {
+            Config::Direct => 32 * (16 / es),
+            // One superstep (4 * 16 bytes of k per fold segment) for each of the block's warps.
+            Config::M1 | Config::M4 | Config::M8 | Config::M16 | Config::M32 => 4 * (16 / es) * self.fold() * MMA_WARPS,
+            _ => self.stage_bytes() / (2 * self.tile() * es),
+        }
+    }
+    /// Dynamic shared memory of one team (bytes): `SK_NS * STAGE * sizeof(T)` in the kernel,
+    /// each operand's stage the larger of its two layouts.
+    pub fn team_smem(self, es: i64) -> u32 {
+        if self == Config::Direct || self.is_mma() {
+            return 0;
+        }
+        let (r, kt, v) = (self.tile(), self.kt(es), 16 / es);
+        let stage = (r * (kt + v)).max(kt * (r + v));
+        (NSTAGE * 2 * stage * es) as u32
+    }
+    fn kernel(self) -> &'static str {
+        match self {
+            Config::Direct => "gemm_sk_direct",
+            Config::T16 => "gemm_sk16",
+            Config::T32 => "gemm_sk32",
+            Config::T64 => "gemm_sk64",
+            Config::M1 => "gemm_skm1",
+            Config::M4 => "gemm_skm4",
+            Config::M8 => "gemm_skm8",
+            Config::M16 => "gemm_skm16",
+            Config::M32 => "gemm_skm32",
+        }
+    }
+    fn spec(self) -> &'static KernelSpec {
+        match self {
+            Config::Direct => &SK_DIRECT,
+            Config::T16 => &SK16,
+            Config::T32 => &SK32,
+            Config::T64 => &SK64,
+            Config::M1 | Config::M4 | Config::M8 | Config::M16 | Config::M32 => &SKM,
+        }
+    }
+    /// Tiles along m and n.
+    pub fn tiles(self, m: i64, n: i64) -> (i64, i64) {
+        (cdiv(m, self.tile()), cdiv(n, self.tile()))
+    }
+}
+
+/// FP64 tensor cores for the double 32x32 and 64x64 tiles: sm_80 and later, unless
+/// `HYBLAS_SPLITK_DMMA=0` (which changes the summation order of those shapes).
+static DMMA: Lazy<bool> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_DMMA", 1) != 0);
+
+/// Whether `cfg` runs on FP64 tensor cores for precision `T` on this device.
+pub fn uses_dmma<T: Scalar>(p: &DeviceProps, cfg: Config) -> bool {
+    T::PREFIX == 'd' && matches!(cfg, Config::T32 | Config::T64) && p.cc.0 >= 8 && *DMMA
+}
+
+/// The kernel (without precision and layout) that runs `cfg` for `T` on this device.
+fn kernel_name<T: Scalar>(p: &DeviceProps, cfg: Config) -> &'static str {
+    match (cfg, uses_dmma::<T>(p, cfg)) {
+        (Config::T32, true) => "gemm_sk32m",
+        (Config::T64, true) => "gemm_sk64m",
+        _ => cfg.kernel(),
+    }
+}
+
+fn smem16(_: u32, ty: u32, es: u32) -> u32 {
+    ty * Config::T16.team_smem(es as i64)
+}
+fn smem32(_: u32, ty: u32, es: u32) -> u32 {
+    ty * Config::T32.team_smem(es as i64)
+}
+fn smem64(_: u32, ty: u32, es: u32) -> u32 {
+    ty * Config::T64.team_smem(es as i64)
+}
+
+/// Block shapes: Tx is the team (fixed per configuration), Ty the teams per block (each with
+/// its own shared memory and named barrier, so Ty never changes a result). Recipe keys
+/// `dgemm_sk16` etc.
+pub static SK_DIRECT: KernelSpec =
+    KernelSpec { name: "gemm_sk_direct", tx: &[32], ty: &[1, 2, 4, 8, 16], smem: tune::no_smem };
+pub static SK16: KernelSpec = KernelSpec { name: "gemm_sk16", tx: &[64], ty: &[1, 2, 4, 8], smem: smem16 };
+pub static SK32: KernelSpec = KernelSpec { name: "gemm_sk32", tx: &[64], ty: &[1, 2, 4, 8], smem: smem32 };
+pub static SK64: KernelSpec = KernelSpec { name: "gemm_sk64", tx: &[256], ty: &[1, 2, 4], smem: smem64 };
+/// The fragment kernels: a fixed block of `MMA_WARPS` warps (the warp count is part of the
+/// summation order, so nothing is tuned).
+pub static SKM: KernelSpec = KernelSpec { name: "gemm_skm", tx: &[32], ty: &[MMA_WARPS as u32], smem: tune::no_smem };
+/// Warps per block of the fragment kernels (`SKM_WARPS`) and partials per group of their
+/// cross-block reduction (`SKM_FAN`).
+const MMA_WARPS: i64 = 8;
+const MMA_FAN: i64 = 16;
+/// The reduction: Tx outputs per block, 32 partial sums each (Ty = 32 is part of the order).
+pub static SK_REDUCE: KernelSpec =
+    KernelSpec { name: "gemm_sk_reduce", tx: &[8, 16, 32], ty: &[32], smem: tune::no_smem };
+/// C := beta*C: one thread per element.
+pub static SK_SCALE: KernelSpec =
+    KernelSpec { name: "gemm_sk_scale", tx: &[64, 128, 256, 512], ty: &[1], smem: tune::no_smem };
+
+fn round_up(a: i64, q: i64) -> i64 {
+    cdiv(a, q) * q
+}
+
+/// The configuration for an m x n output of `T` (m, n >= 1): a function of (m, n, precision)
+/// only, so that the summation order does not depend on the device. The direct kernel for
+/// m, n <= 4; else the tile size with the least modelled time (bytes at 4 TB/s against FMAs at
+/// Hopper's effective CUDA-core rate, counting re-read rows and the FMAs of partial tiles).
+pub fn config<T: Scalar>(m: i64, n: i64) -> Config {
+    config_on::<T>(m, n, *MMA)
+}
+
+/// The fragment kernels for double and complex double (`HYBLAS_SPLITK_MMA`, default 1; they
+/// need sm_80, so on older devices [`gemm`] takes the other configurations).
+static MMA: Lazy<bool> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_MMA", 1) != 0);
+
+/// [`config`] with the fragment kernels allowed or not: for double the smallest warp tile
+/// (8, 16, 32) covering max(m, n), 32x32 tiles beyond; complex double 8x8 or 16x16 tiles.
+pub fn config_on<T: Scalar>(m: i64, n: i64, mma: bool) -> Config {
+    if mma && matches!(T::PREFIX, 'd' | 'z') {
+        let e = m.max(n);
+        return if e <= 1 {
+            Config::M1
+        } else if e <= 4 {
+            Config::M4
+        } else if e <= 8 {
+            Config::M8
+        } else if e <= 16 || T::PREFIX == 'z' {
+            Config::M16
+        } else {
+            Config::M32
+        };
+    }
+    if m <= DIRECT_MAX && n <= DIRECT_MAX {
+        return Config::Direct;
+    }
+    let es = elem::<T>() as f64;
+    // Real FMAs per second a tile kernel gets (about half of Hopper's CUDA-core peak).
+    let fma_rate = if std::mem::size_of::<T::Real>() == 8 { 8e12 } else { 16e12 };
+    let cost = |c: Config| {
+        let (tm, tn) = c.tiles(m, n);
+        let bytes = es * (tn * m + tm * n) as f64;
+        let fmas = (tm * tn * c.tile() * c.tile()) as f64 * if T::IS_COMPLEX { 4.0 } else { 1.0 };
+        let (mem, fma) = (bytes / 4e12, fmas / fma_rate);
+        // The bound, plus a quarter of the other side (it never overlaps perfectly).
+        mem.max(fma) + 0.25 * mem.min(fma)
+    };
+    let mut best = Config::T16;
+    for c in [Config::T32, Config::T64] {
+        // Strictly better by 2%: ties go to the smaller tile (more teams, shorter tail).
+        if cost(c) < 0.98 * cost(best) {
+            best = c;
+        }
+    }
+    best
+}
+
+/// Most chunks per tile on the deterministic path (`HYBLAS_SPLITK_CHUNKS`, default 1024, for
+/// the 16x16 and 32x32 tiles; twice that for the direct kernel, half for 64x64). About one
+/// wave of teams on an H100/H200. Changing it changes the summation order.
+static MAX_CHUNKS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_CHUNKS", 1024).max(1) as i64);
+/// Least k per chunk relative to the output: L >= `HYBLAS_SPLITK_PART_RATIO` * m*n/(m+n)
+/// (default 32), so the partials written and read again stay about 2*(1/32) of the input read.
+static PART_RATIO: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_PART_RATIO", 32).max(1) as i64);
+
+/// Deterministic chunking (L, G): G chunks of L (the last shorter). A function of (m, n, k,
+/// precision, configuration) and the settings above only, never of the device.
+pub fn det_chunks<T: Scalar>(cfg: Config, m: i64, n: i64, k: i64) -> (i64, i64) {
+    if cfg.is_mma() {
+        return mma_chunks(cfg, elem::<T>() as i64, m, n, k, *MMA_CHUNKS);
+    }
+    det_chunks_with(cfg, m, n, k, *MAX_CHUNKS, *PART_RATIO)
+}
+
+/// Most blocks (over all tiles) of a fragment kernel on the deterministic path
+/// (`HYBLAS_SPLITK_MMA_CHUNKS`, default 256: one wave of 2 blocks per SM on an H100/H200, and
+/// two levels of the cross-block reduction). Changing it changes the summation order.
+static MMA_CHUNKS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_MMA_CHUNKS", 256).max(1) as i64);
+
+/// Fragment kernels: L a multiple of the block's step (`kt`: one superstep per warp), at
+/// least 4 steps, and at most `max_blocks` blocks over all tiles.
+fn mma_chunks(cfg: Config, es: i64, m: i64, n: i64, k: i64, max_blocks: i64) -> (i64, i64) {
+    let (tm, tn) = cfg.tiles(m, n);
+    let q = cfg.kt(es);
+    let cap = (max_blocks / (tm * tn)).max(16);
+    let l = (4 * q).max(round_up(cdiv(k.max(1), cap), q));
+    (l, cdiv(k.max(1), l))
+}
+
+/// Partial slots and tickets per tile of the fragment kernels' cross-block reduction for G
+/// chunks (`skm_sizes`): levels of n_0 = G, n_(l+1) = ceil(n_l / FAN) while n_l > 1.
+fn mma_sizes(g: i64) -> (i64, i64) {
+    let (mut slots, mut tickets, mut nl) = (0, 0, g);
+    while nl > 1 {
+        slots += nl;
+        tickets += cdiv(nl, MMA_FAN);
+        nl = cdiv(nl, MMA_FAN);
+    }
+    (slots, tickets)
+}
+
+fn det_chunks_with(cfg: Config, m: i64, n: i64, k: i64, max_chunks: i64, ratio: i64) -> (i64, i64) {
+    let (tm, tn) = cfg.tiles(m, n);
+    let cap = match cfg {
+        Config::Direct => 2 * max_chunks,
+        Config::T16 | Config::T32 => max_chunks,
+        Config::T64 => (max_chunks / 2).max(1),
+        // Not used: the fragment kernels chunk with `mma_chunks`.
+        Config::M1 | Config::M4 | Config::M8 | Config::M16 | Config::M32 => max_chunks,
+    };
+    let cap = (cap / (tm * tn)).max(32);
+    let lmin = round_up((ratio * m * n / (m + n)).max(L_QUANTUM), L_QUANTUM);
+    let l = lmin.max(round_up(cdiv(k.max(1), cap), L_QUANTUM));
+    (l, cdiv(k.max(1), l))
+}
+
+/// Atomic chunking (L, p): p chunks per tile so that p x tiles teams make one wave of
+/// `wave_teams` (eq. 7: SMs x resident teams per SM), each at least one step long.
+pub fn atomic_chunks(cfg: Config, es: i64, m: i64, n: i64, k: i64, wave_teams: u64) -> (i64, i64) {
+    let (tm, tn) = cfg.tiles(m, n);
+    let kq = cfg.kt(es);
+    let p = ((wave_teams as i64) / (tm * tn)).max(1).min(cdiv(k.max(1), kq));
+    let l = round_up(cdiv(k.max(1), p), kq);
+    (l, cdiv(k.max(1), l))
+}
+
+// ---- Launch helpers ----
+
+const MODE_PART: i32 = 0;
+const MODE_STORE: i32 = 1;
+const MODE_ATOMIC: i32 = 2;
+
+/// Layout suffix: op(A) N -> 'n' (k-strided), T/C -> 't'; op(B) N -> 'n' (k-contiguous), T/C -> 't'.
+fn layout(transa: Trans, transb: Trans) -> &'static str {
+    match (transa == Trans::No, transb == Trans::No) {
+        (true, true) => "_nn",
+        (true, false) => "_nt",
+        (false, true) => "_tn",
+        (false, false) => "_tt",
+    }
+}
+
+/// 16-byte copies apply: the base and every column start are 16-byte aligned.
+fn aligned<T>(a: DMat) -> bool {
+    a.ptr.is_multiple_of(16) && (a.ld as u64 * std::mem::size_of::<T>() as u64).is_multiple_of(16)
+}
+
+fn class3(m: i64, n: i64, k: i64) -> u64 {
+    tune::size_class(m as u64) ^ tune::size_class(n as u64).rotate_left(21) ^ tune::size_class(k as u64).rotate_left(42)
+}
+
+/// The shape a kernel gets: Tx is fixed by the spec (a forced shape brings only its Ty), Ty the
+/// nearest allowed value that the function can run, lowered until the block fits on an SM.
+fn fit(p: &DeviceProps, spec: &KernelSpec, f: &Function, es: u32, (_, ty): (u32, u32)) -> (u32, u32) {
+    let tx = spec.tx[0];
+    let mut ty = nearest(spec.ty, ty);
+    while ty > spec.ty[0]
+        && (tx * ty > f.max_threads.min(p.max_threads_per_block)
+            || occupancy::active_blocks(p, f, tx * ty, (spec.smem)(tx, ty, es)) == 0)
+    {
+        ty = *spec.ty.iter().filter(|&&c| c < ty).max().unwrap();
+    }
+    (tx, ty)
+}
+
+/// Functions whose dynamic shared memory limit was raised (blocks of teams can pass 48 KB).
+static RAISED: Lazy<Mutex<HashSet<usize>>> = Lazy::new(|| Mutex::new(HashSet::new()));
+
+fn allow_smem(p: &DeviceProps, f: &Function) -> Result<()> {
+    let key = f.raw.0 as usize;
+    if RAISED.lock().contains(&key) {
+        return Ok(());
+    }
+    let max = p.smem_per_block_optin.saturating_sub(f.static_smem) as i32;
+    check(
+        unsafe {
+            sys::cuFuncSetAttribute(
+                f.raw.0,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                max,
+            )
+        },
+        "cuFuncSetAttribute",
+    )?;
+    RAISED.lock().insert(key);
+    Ok(())
+}
+
+/// The value of `list` nearest to `v`.
+fn nearest(list: &[u32], v: u32) -> u32 {
+    *list.iter().min_by_key(|&&c| (c as i64 - v as i64).abs()).unwrap()
+}
+
+/// C := beta*C over the m x n block (beta == 0 assigns zero).
+fn scale<T: Scalar>(ex: &Exec, m: i64, n: i64, beta: In<T>, c: DMat) -> Result<()> {
+    let f = ex.function::<T>(Family::Gemm, "gemm_sk_scale")?;
+    let mn = (m * n) as u64;
+    let shape = tune::choose(ex.rt, &f, &SK_SCALE, T::PREFIX, elem::<T>(), tune::size_class(mn), |tx, _| {
+        mn.div_ceil(tx as u64)
+    });
+    let tx = nearest(SK_SCALE.tx, shape.0).min(f.max_threads / 32 * 32).max(32);
+    let (be, bep) = beta.parts();
+    let mut args = Args::new();
+    args.arg(m).arg(n).arg(be).arg(bep).arg(c.ptr).arg(c.ld);
+    f.launch(Launch { grid: (mn.div_ceil(tx as u64) as u32, 1, 1), block: (tx, 1, 1), smem: 0 }, ex.stream, &mut args)
+}
+
 /// C := alpha*op(A)*op(B) + beta*C on `ex`'s stream; op(A) is m x k, op(B) is k x n.
+///
+/// Unsupported: m or n above [`MAX_MN`] (the vendor GEMM's ground), negative sizes, leading
+/// dimensions below the reference's minimum, operands not aligned to their element (complex
+/// double: 16 bytes).
 #[allow(clippy::too_many_arguments)]
 pub fn gemm<T: Scalar>(
-    _ex: &Exec,
-    _transa: Trans,
-    _transb: Trans,
-    _m: i64,
-    _n: i64,
-    _k: i64,
-    _alpha: In<T>,
-    _a: DMat,
-    _b: DMat,
-    _beta: In<T>,
-    _c: DMat,
-    _reduction: Reduction,
+    ex: &Exec,
+    transa: Trans,
+    transb: Trans,
+    m: i64,
+    n: i64,
+    k: i64,
+    alpha: In<T>,
+    a: DMat,
+    b: DMat,
+    beta: In<T>,
+    c: DMat,
+    reduction: Reduction,
 ) -> Result<()> {
-    Err(GpuError::Unsupported("split-k GEMM is not built yet"))
+    if m < 0 || n < 0 || k < 0 {
+        return Err(GpuError::Unsupported("split-k gemm: negative size"));
+    }
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let rows_a = if transa == Trans::No { m } else { k };
+    let rows_b = if transb == Trans::No { k } else { n };
+    if a.ld < rows_a.max(1) || b.ld < rows_b.max(1) || c.ld < m.max(1) {
+        return Err(GpuError::Unsupported("split-k gemm: leading dimension below the minimum"));
+    }
+    if m > MAX_MN || n > MAX_MN {
+        return Err(GpuError::Unsupported("split-k gemm: output larger than 256 x 256"));
+    }
+    // The kernels read and write whole elements (complex double as one 16-byte access, as
+    // cuDoubleComplex is aligned).
+    let align = (elem::<T>() as u64).min(16);
+    if !(a.ptr | b.ptr | c.ptr).is_multiple_of(align) {
+        return Err(GpuError::Unsupported("split-k gemm: operand not aligned to its element"));
+    }
+    // The reference's quick returns, decided where the scalars are host values.
+    let alpha_zero = alpha.host().is_some_and(|v| v == T::zero());
+    let beta_one = beta.host().is_some_and(|v| v == T::one());
+    if alpha_zero || k == 0 {
+        return if beta_one { Ok(()) } else { scale(ex, m, n, beta, c) };
+    }
+    let p = &ex.rt.props;
+    let es = elem::<T>() as i64;
+    let cfg = config_on::<T>(m, n, *MMA && p.cc.0 >= 8);
+    if cfg.is_mma() {
+        let (al, be) = (alpha.parts(), beta.parts());
+        return gemm_mma::<T>(ex, cfg, transa, transb, m, n, k, al, a, b, be, c, reduction, beta_one);
+    }
+    let spec = cfg.spec();
+    let f = ex.function_sfx::<T>(Family::Gemm, kernel_name::<T>(p, cfg), layout(transa, transb))?;
+    let (tm, tn) = cfg.tiles(m, n);
+    let tiles = (tm * tn) as u64;
+    let team_smem = cfg.team_smem(es);
+    let resident =
+        |ty: u32| occupancy::active_blocks(p, &f, cfg.team_threads() * ty, team_smem * ty) as u64 * p.sm_count as u64;
+    let atomic = reduction == Reduction::Atomic;
+    let (l, chunks, shape) = if atomic {
+        // One wave: the grid occupancy is the same for every shape; the recipe decides.
+        let shape = tune::choose(ex.rt, &f, spec, T::PREFIX, elem::<T>(), class3(m, n, k) ^ 1, |_, _| 1);
+        let shape = fit(p, spec, &f, elem::<T>(), shape);
+        // Teams in one wave: the direct kernel's team is the whole block (its warps share a
+        // chunk), a tile kernel's team is one of the block's Ty.
+        let wave = if cfg == Config::Direct { resident(shape.1) } else { resident(shape.1) * shape.1 as u64 };
+        let (l, chunks) = atomic_chunks(cfg, es, m, n, k, wave.max(1));
+        (l, chunks, shape)
+    } else {
+        let (l, chunks) = det_chunks::<T>(cfg, m, n, k);
+        let shape = tune::choose(ex.rt, &f, spec, T::PREFIX, elem::<T>(), class3(m, n, k), |_, ty| {
+            (chunks as u64).div_ceil(ty as u64) * tiles
+        });
+        (l, chunks, fit(p, spec, &f, elem::<T>(), shape))
+    };
+    let (tx, ty) = shape;
+    let grid_x = if atomic && cfg == Config::Direct { chunks as u64 } else { (chunks as u64).div_ceil(ty as u64) };
+    if grid_x > i32::MAX as u64 || tiles > 65535 {
+        return Err(GpuError::Unsupported("split-k gemm: grid too large"));
+    }
+    let smem = if cfg == Config::Direct { 0 } else { team_smem * ty };
+    if smem > 48 * 1024 {
+        allow_smem(p, &f)?;
+    }
+    let mode = if atomic {
+        MODE_ATOMIC
+    } else if chunks == 1 {
+        MODE_STORE
+    } else {
+        MODE_PART
+    };
+    let vec = aligned::<T>(a) as i32 | (aligned::<T>(b) as i32) << 1;
+    let (al, alp) = alpha.parts();
+    let (be, bep) = beta.parts();
+    let cja = (transa == Trans::ConjTrans) as i32;
+    let cjb = (transb == Trans::ConjTrans) as i32;
+
+    // Hold the workspace from the first kernel to the last that reads it.
+    let scratch = ex.rt.scratch(ex.stream);
+    let mut sc = scratch.lock();
+    let part = if mode == MODE_PART { sc.workspace(chunks as usize * (m * n) as usize * es as usize)? } else { 0 };
+    if atomic && !beta_one {
+        scale(ex, m, n, beta, c)?;
+    }
+    let mut args = Args::new();
+    args.arg(m).arg(n).arg(k).arg(al).arg(alp).arg(be).arg(bep).arg(a.ptr).arg(a.ld).arg(b.ptr).arg(b.ld);
+    args.arg(c.ptr).arg(c.ld).arg(cja).arg(cjb).arg(vec).arg(l).arg(chunks).arg(mode).arg(part).arg(tm);
+    args.arg(team_smem as i32);
+    let launch = Launch { grid: (grid_x as u32, tiles as u32, 1), block: (tx, ty, 1), smem };
+    f.launch(launch, ex.stream, &mut args)?;
+    if mode == MODE_PART {
+        let r = ex.function::<T>(Family::Gemm, "gemm_sk_reduce")?;
+        let mn = (m * n) as u64;
+        let shape = tune::choose(ex.rt, &r, &SK_REDUCE, T::PREFIX, elem::<T>(), tune::size_class(mn), |tx, _| {
+            mn.div_ceil(tx as u64)
+        });
+        // Ty = 32 is part of the summation order; Tx (outputs per block) is free.
+        let rx = nearest(SK_REDUCE.tx, shape.0);
+        let mut args = Args::new();
+        args.arg(m).arg(n).arg(chunks).arg(al).arg(alp).arg(be).arg(bep).arg(part).arg(c.ptr).arg(c.ld);
+        let l = Launch { grid: (mn.div_ceil(rx as u64) as u32, 1, 1), block: (rx, 32, 1), smem: 0 };
+        r.launch(l, ex.stream, &mut args)?;
+    }
+    Ok(())
+}
+
+/// [`gemm`] on the fragment kernels (double and complex double, sm_80+): one kernel, whose last
+/// block per tile writes C (no reduction kernel); the atomic path scales C by beta first.
+#[allow(clippy::too_many_arguments)]
+fn gemm_mma<T: Scalar>(
+    ex: &Exec,
+    cfg: Config,
+    mut transa: Trans,
+    mut transb: Trans,
+    m: i64,
+    n: i64,
+    k: i64,
+    (al, alp): (T, u64),
+    mut a: DMat,
+    mut b: DMat,
+    (be, bep): (T, u64),
+    c: DMat,
+    reduction: Reduction,
+    beta_one: bool,
+) -> Result<()> {
+    let p = &ex.rt.props;
+    let es = elem::<T>() as i64;
+    let (cja, cjb) = ((transa == Trans::ConjTrans) as i32, (transb == Trans::ConjTrans) as i32);
+    // A single contiguous row of op(A) (op(A) = N, m = 1, lda = 1) is read as k-contiguous,
+    // and so is a single column of op(B) (op(B) = T/C, n = 1, ldb = 1): 16-byte loads where
+    // the strided layout would give each lane one element. The row stride is then never used.
+    if transa == Trans::No && m == 1 && a.ld == 1 {
+        (transa, a.ld) = (Trans::Trans, 0);
+    }
+    if transb != Trans::No && n == 1 && b.ld == 1 {
+        (transb, b.ld) = (Trans::No, 0);
+    }
+    let f = ex.function_sfx::<T>(Family::Gemm, cfg.kernel(), layout(transa, transb))?;
+    let (tm, tn) = cfg.tiles(m, n);
+    let tiles = tm * tn;
+    let atomic = reduction == Reduction::Atomic;
+    let (l, chunks) = if atomic {
+        // One wave of blocks (eq. 7 with the compiled kernel's registers).
+        let threads = (32 * MMA_WARPS) as u32;
+        let wave = occupancy::active_blocks(p, &f, threads, 0) as u64 * p.sm_count as u64;
+        atomic_chunks(cfg, es, m, n, k, wave.max(1))
+    } else {
+        det_chunks::<T>(cfg, m, n, k)
+    };
+    if chunks > i32::MAX as i64 || tiles > 65535 {
+        return Err(GpuError::Unsupported("split-k gemm: grid too large"));
+    }
+    let mode = if atomic {
+        MODE_ATOMIC
+    } else if chunks == 1 {
+        MODE_STORE
+    } else {
+        MODE_PART
+    };
+    let vec = aligned::<T>(a) as i32 | (aligned::<T>(b) as i32) << 1;
+    let scratch = ex.rt.scratch(ex.stream);
+    let mut sc = scratch.lock();
+    let (mut part, mut ctr) = (0, 0);
+    if mode == MODE_PART {
+        let (slots, tickets) = mma_sizes(chunks);
+        // R * 32 doubles per slot: the warp tile's fragment outputs (at least one 8x8 fragment;
+        // complex: two doubles each).
+        let edge = cfg.tile().max(8);
+        let slot_bytes = edge * edge * es;
+        part = sc.workspace((tiles * slots * slot_bytes) as usize)?;
+        ctr = sc.tickets((tiles * tickets) as usize)?;
+    }
+    if atomic && !beta_one {
+        let beta = if bep != 0 { In::Dev(bep) } else { In::Host(be) };
+        scale(ex, m, n, beta, c)?;
+    }
+    let mut args = Args::new();
+    args.arg(m).arg(n).arg(k).arg(al).arg(alp).arg(be).arg(bep).arg(a.ptr).arg(a.ld).arg(b.ptr).arg(b.ld);
+    args.arg(c.ptr).arg(c.ld).arg(cja).arg(cjb).arg(vec).arg(l).arg(chunks).arg(mode).arg(part).arg(tm);
+    args.arg(0i32).arg(ctr);
+    let launch = Launch { grid: (chunks as u32, tiles as u32, 1), block: (32, MMA_WARPS as u32, 1), smem: 0 };
+    f.launch(launch, ex.stream, &mut args)
+}
+
+// ---- The planner's model ----
+
+/// Constants of the split-k and vendor models for one device.
+#[derive(Clone, Debug)]
+pub struct Model {
+    /// Read bandwidth split-k reaches at large k (bytes/s).
+    pub bw: f64,
+    /// Fixed time of a call (us): launches, pipeline fill and drain, the reduction.
+    pub t0_us: f64,
+    /// Real FMAs per second of the tile kernels in single and double precision (CUDA cores),
+    /// and of the double 32x32 / 64x64 tiles on FP64 tensor cores (sm_80+).
+    pub fma_s: f64,
+    pub fma_d: f64,
+    pub fma_dt: f64,
+    /// Whether the double 32x32 / 64x64 tiles use the tensor cores on this device.
+    pub dmma: bool,
+    /// Vendor DGEMM times (us) for m = n = 16, 32, 64 (rows) and k = 2^16, 2^18, 2^20, 2^22.
+    pub vendor: [[f64; 4]; 3],
+    /// Where the split-k and the vendor constants came from ("tuned", "built-in sm90", ...).
+    pub source: String,
+    pub vendor_source: String,
+    /// The measured table (`hyblas tune`, `splitkx` lines): (precision, layout, edge, log2 k)
+    /// -> (split-k us, cuBLAS us), both sides timed in one process on this device. Where it
+    /// has the call's precision, layout and edge, it decides; the model above is the fallback.
+    pub table: HashMap<(char, u8, i64, i64), (f64, f64)>,
+    pub table_source: String,
+}
+
+/// Edges (m = n) and log2 k of the measured table.
+pub const TABLE_EDGES: [i64; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+pub const TABLE_LK: [i64; 6] = [12, 14, 16, 18, 20, 22];
+/// Split-k takes a call only where the table says it is at least this much faster than cuBLAS
+/// at the measured k on both sides of the call's k (the margin keeps the exported
+/// `cublas?gemm` within 3% of cuBLAS where the table's neighbours disagree).
+const TABLE_MARGIN: f64 = 0.97;
+
+/// Layout index of the table: op(A) N/T(C) x op(B) N/T(C) as nn 0, nt 1, tn 2, tt 3.
+fn layout_index(transa: Trans, transb: Trans) -> u8 {
+    ((transa != Trans::No) as u8) << 1 | (transb != Trans::No) as u8
+}
+const LAYOUT_NAMES: [&str; 4] = ["nn", "nt", "tn", "tt"];
+
+/// The table edge of an m x n output: the smallest measured m = n covering both.
+fn table_edge(m: i64, n: i64) -> Option<i64> {
+    TABLE_EDGES.iter().copied().find(|&e| e >= m.max(n))
+}
+
+/// cuBLAS 13.1 DGEMM (N, N) on an H200 from native code (`shared/docs/anchors.md`).
+const HOPPER_VENDOR: [[f64; 4]; 3] =
+    [[18.6, 42.2, 91.7, 288.5], [22.0, 54.8, 140.9, 483.4], [30.4, 76.8, 272.8, 1037.0]];
+const VENDOR_S: [f64; 3] = [16.0, 32.0, 64.0];
+
+impl Model {
+    /// Built-in constants: Hopper's measured (cuBLAS) and targeted (split-k) figures, scaled by
+    /// the SM count elsewhere as a crude guess until `hyblas tune` has run.
+    pub fn builtin(p: &DeviceProps) -> Model {
+        let hopper = p.cc.0 == 9;
+        let f = if hopper { 1.0 } else { p.sm_count as f64 / 132.0 };
+        Model {
+            bw: 4.0e12 * f,
+            t0_us: 3.0,
+            fma_s: 16e12 * f,
+            fma_d: 8e12 * f,
+            fma_dt: 16e12 * f,
+            dmma: p.cc.0 >= 8 && *DMMA,
+            vendor: if hopper { HOPPER_VENDOR } else { HOPPER_VENDOR.map(|r| r.map(|t| t / f)) },
+            source: if hopper { "built-in sm90".into() } else { format!("built-in, sm90 scaled by {f:.2}") },
+            vendor_source: if hopper { "built-in sm90 table".into() } else { "sm90 table scaled".into() },
+            table: HashMap::new(),
+            table_source: String::new(),
+        }
+    }
+
+    /// `splitk <key> <value>` lines of a recipe file over these constants; `label` names their
+    /// source in the trace ("tuned", "shipped sm90").
+    pub fn with_lines(mut self, text: &str, label: &str) -> Model {
+        let mut tuned = false;
+        let mut vendor_tuned = false;
+        let mut table = HashMap::new();
+        for line in text.lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // splitkx <precision> <layout> <edge> <log2 k> <split-k us> <cuBLAS us>
+            if f.len() == 7 && f[0] == "splitkx" {
+                let p = f[1].chars().next().filter(|c| "sdcz".contains(*c) && f[1].len() == 1);
+                let l = LAYOUT_NAMES.iter().position(|&x| x == f[2]);
+                let nums: Vec<f64> = f[3..].iter().filter_map(|x| x.parse::<f64>().ok()).collect();
+                if let (Some(p), Some(l), &[e, lk, hy, cu]) = (p, l, &nums[..]) {
+                    if hy > 0.0 && cu > 0.0 && hy.is_finite() && cu.is_finite() {
+                        table.insert((p, l as u8, e as i64, lk as i64), (hy, cu));
+                    }
+                }
+                continue;
+            }
+            if f.len() != 3 || f[0] != "splitk" {
+                continue;
+            }
+            let Ok(v) = f[2].parse::<f64>() else { continue };
+            if !(v.is_finite() && v > 0.0) {
+                continue;
+            }
+            match f[1] {
+                "bw" => self.bw = v,
+                "t0_us" => self.t0_us = v,
+                "fma_s" => self.fma_s = v,
+                "fma_d" => self.fma_d = v,
+                "fma_dt" => self.fma_dt = v,
+                key => {
+                    // vendor.d.<s>.<log2 k>
+                    let parts: Vec<&str> = key.split('.').collect();
+                    if let ["vendor", "d", s, lk] = parts[..] {
+                        let row = VENDOR_S.iter().position(|&x| s.parse::<f64>().ok() == Some(x));
+                        let col = lk.parse::<usize>().ok().filter(|c| (16..=22).contains(c) && c % 2 == 0);
+                        if let (Some(r), Some(c)) = (row, col) {
+                            self.vendor[r][(c - 16) / 2] = v;
+                            vendor_tuned = true;
+                        }
+                    }
+                    continue;
+                }
+            }
+            tuned = true;
+        }
+        if tuned {
+            self.source = label.into();
+        }
+        if vendor_tuned {
+            self.vendor_source = format!("{label} cuBLAS table");
+        }
+        if !table.is_empty() {
+            // A file with a table replaces the whole table (a re-tune measures every point).
+            self.table = table;
+            self.table_source = label.into();
+        }
+        self
+    }
+
+    /// The measured table's verdict for this call, if it covers the precision, layout and
+    /// edge: (split-k?, split-k us, cuBLAS us, words for the trace). The times are log-log
+    /// interpolated in k between the measured points (held constant per byte past the ends);
+    /// split-k needs the margin at both neighbouring points.
+    pub fn table_verdict<T: Scalar>(
+        &self,
+        transa: Trans,
+        transb: Trans,
+        m: i64,
+        n: i64,
+        k: i64,
+    ) -> Option<(bool, f64, f64, String)> {
+        let e = table_edge(m, n)?;
+        let l = layout_index(transa, transb);
+        let pts: Vec<(i64, (f64, f64))> =
+            TABLE_LK.iter().filter_map(|&lk| self.table.get(&(T::PREFIX, l, e, lk)).map(|&v| (lk, v))).collect();
+        if pts.is_empty() {
+            return None;
+        }
+        let x = (k.max(1) as f64).log2();
+        let i = pts.iter().rposition(|&(lk, _)| lk as f64 <= x);
+        let (lo, hi) = match i {
+            None => (pts[0], pts[0]),
+            // At the last point, or exactly at a measured k: that point alone.
+            Some(i) if i + 1 == pts.len() || pts[i].0 as f64 == x => (pts[i], pts[i]),
+            Some(i) => (pts[i], pts[i + 1]),
+        };
+        let interp = |a: f64, b: f64| -> f64 {
+            if lo.0 == hi.0 {
+                // Past the ends: time scales with k from the nearest point (at least a
+                // quarter of it: the fixed costs stay).
+                a * (x - lo.0 as f64).exp2().max(0.25)
+            } else {
+                let w = (x - lo.0 as f64) / (hi.0 - lo.0) as f64;
+                (a.ln() * (1.0 - w) + b.ln() * w).exp()
+            }
+        };
+        let hy = interp(lo.1 .0, hi.1 .0);
+        let cu = interp(lo.1 .1, hi.1 .1);
+        let ok = |v: (f64, f64)| v.0 <= TABLE_MARGIN * v.1;
+        let take = ok(lo.1) && ok(hi.1);
+        let why = format!(
+            "split-k {hy:.1}us vs cuBLAS {cu:.1}us, measured at {e}x{e} {} k=2^{}..2^{} ({} table; split-k needs <= {:.2}x at both)",
+            LAYOUT_NAMES[l as usize],
+            lo.0,
+            hi.0,
+            self.table_source,
+            TABLE_MARGIN
+        );
+        Some((take, hy, cu, why))
+    }
+
+    /// Predicted split-k time (us) of one deterministic call, and a few words on what bounds it.
+    pub fn splitk_us<T: Scalar>(&self, m: i64, n: i64, k: i64) -> (f64, &'static str) {
+        let cfg = config::<T>(m, n);
+        let es = elem::<T>() as f64;
+        let (tm, tn) = cfg.tiles(m, n);
+        let bytes = es * k as f64 * (tn * m + tm * n) as f64;
+        let cplx = if T::IS_COMPLEX { 4.0 } else { 1.0 };
+        let fmas = k as f64 * (tm * tn * cfg.tile() * cfg.tile()) as f64 * cplx;
+        let rate = match (T::PREFIX, cfg) {
+            (_, c) if c.is_mma() => self.fma_dt,
+            ('d', Config::T32 | Config::T64) if self.dmma => self.fma_dt,
+            ('d' | 'z', _) => self.fma_d,
+            _ => self.fma_s,
+        };
+        let (_, g) = det_chunks::<T>(cfg, m, n, k);
+        // Partials written and read back (through L2), and the reduction's launch (the
+        // fragment kernels reduce in the same kernel: only the tail of the last block).
+        let tail = if cfg.is_mma() { 0.5 } else { 1.0 };
+        let red = if g > 1 { 2.0 * (g * m * n) as f64 * es / (2.0 * self.bw) * 1e6 + tail } else { 0.0 };
+        let mem = bytes / self.bw * 1e6;
+        let fma = fmas / rate * 1e6;
+        let what = if fma > mem { "FMA-bound" } else { "memory-bound" };
+        (self.t0_us + mem.max(fma) + red, what)
+    }
+
+    /// Predicted vendor time (us): the DGEMM table, looked up at the same bytes (m = n = s with
+    /// (m+n)/2 = s, k scaled to equal bytes), log-log interpolated, with the streaming rate past
+    /// its ends and a floor from its FMA rate (cuBLAS's small-output GEMM reaches about 40 TFLOP/s
+    /// double, 50 single on Hopper).
+    pub fn vendor_us<T: Scalar>(&self, m: i64, n: i64, k: i64) -> f64 {
+        let es = elem::<T>() as f64;
+        let bytes = (m + n) as f64 * k as f64 * es;
+        let s = ((m + n) as f64 / 2.0).clamp(VENDOR_S[0], VENDOR_S[2]);
+        // Time of row r at the k that reads `bytes`.
+        let row_time = |r: usize| -> f64 {
+            let t = &self.vendor[r];
+            let lk = (bytes / (2.0 * VENDOR_S[r] * 8.0)).max(1.0).log2();
+            let ks = [16.0, 18.0, 20.0, 22.0];
+            if lk >= 22.0 {
+                // The last step's rate continues.
+                let rate = (t[3] - t[2]) / (3.0 * 2f64.powi(20) * 2.0 * VENDOR_S[r] * 8.0);
+                return t[3] + (bytes - 2f64.powi(22) * 2.0 * VENDOR_S[r] * 8.0) * rate.max(0.0);
+            }
+            if lk <= 16.0 {
+                // Shrinks with the data, down to a floor of a third of the k = 2^16 time.
+                let slope = (t[1] / t[0]).ln() / 2.0;
+                return (t[0] * ((lk - 16.0) * slope).exp()).max(t[0] / 3.0);
+            }
+            let i = ((lk - 16.0) / 2.0).floor().min(2.0) as usize;
+            let w = (lk - ks[i]) / 2.0;
+            (t[i].ln() * (1.0 - w) + t[i + 1].ln() * w).exp()
+        };
+        let r = if s <= VENDOR_S[1] { 0 } else { 1 };
+        let w = (s.log2() - VENDOR_S[r].log2()).clamp(0.0, 1.0);
+        let t = (row_time(r).ln() * (1.0 - w) + row_time(r + 1).ln() * w).exp();
+        let flop_rate = if std::mem::size_of::<T::Real>() == 8 { 40e12 } else { 50e12 };
+        let flops = 2.0 * (m * n) as f64 * k as f64 * if T::IS_COMPLEX { 4.0 } else { 1.0 };
+        t.max(flops / flop_rate * 1e6 + 8.0)
+    }
+}
+
+static MODELS: [OnceCell<Arc<Model>>; 64] = [const { OnceCell::new() }; 64];
+
+/// The shipped Hopper recipes (`kernels/recipes/sm90.txt`, a `hyblas tune` file from an H200):
+/// their `splitk` lines, where present, are the built-in Hopper model.
+const SHIPPED_SM90: &str = include_str!("../../kernels/recipes/sm90.txt");
+
+/// The model of `rt`'s device: the built-in constants, then the shipped sm90 file's `splitk`
+/// lines on sm_90, then this device's tuned recipe file's (`hyblas tune`).
+pub fn model(rt: &Runtime) -> Arc<Model> {
+    let slot = (rt.props.ordinal.max(0) as usize).min(MODELS.len() - 1);
+    MODELS[slot].get_or_init(|| Arc::new(model_for(&rt.props))).clone()
+}
+
+fn model_for(p: &DeviceProps) -> Model {
+    let mut m = Model::builtin(p);
+    if p.cc == (9, 0) {
+        m = m.with_lines(SHIPPED_SM90, "shipped sm90");
+    }
+    let tuned = std::fs::read_to_string(tune::recipe_path(p)).unwrap_or_default();
+    m.with_lines(&tuned, "tuned")
 }
 
 /// Predicted split-k and vendor times for this call on `rt`'s device.
-pub fn predict<T: Scalar>(_rt: &Runtime, _transa: Trans, _transb: Trans, m: i64, n: i64, k: i64) -> Prediction {
+pub fn predict<T: Scalar>(rt: &Runtime, transa: Trans, transb: Trans, m: i64, n: i64, k: i64) -> Prediction {
+    predict_with::<T>(&model(rt), transa, transb, m, n, k)
+}
+
+/// [`predict`] with a given model.
+pub fn predict_with<T: Scalar>(model: &Model, transa: Trans, transb: Trans, m: i64, n: i64, k: i64) -> Prediction {
+    if m <= 0 || n <= 0 || k <= 0 || m > MAX_MN || n > MAX_MN {
+        return Prediction {
+            splitk: false,
+            splitk_us: f64::INFINITY,
+            vendor_us: 0.0,
+            why: format!("m={m} n={n} k={k}: outside split-k (1 <= m, n <= {MAX_MN}, k >= 1)"),
+        };
+    }
+    if let Some((take, s, v, why)) = model.table_verdict::<T>(transa, transb, m, n, k) {
+        return Prediction { splitk: take, splitk_us: s, vendor_us: v, why };
+    }
+    let (s, bound) = model.splitk_us::<T>(m, n, k);
+    let v = model.vendor_us::<T>(m, n, k);
+    let cfg = config::<T>(m, n);
     Prediction {
-        splitk: false,
-        splitk_us: f64::INFINITY,
-        vendor_us: 0.0,
-        why: format!("m={m} n={n} k={k}: split-k not built yet"),
+        splitk: s < v,
+        splitk_us: s,
+        vendor_us: v,
+        why: format!(
+            "split-k {s:.1}us ({:?}, {bound}, {} {:.2}TB/s) vs cuBLAS {v:.1}us ({})",
+            cfg,
+            model.source,
+            model.bw / 1e12,
+            model.vendor_source
+        ),
+    }
+}
+
+// ---- Offline tuning and calibration ----
+
+/// Operands the tuning cases share: A and B of 256 MiB each (1.0f words), C of 64 KiB.
+struct TuneBufs {
+    a: DeviceBuffer,
+    b: DeviceBuffer,
+    c: DeviceBuffer,
+}
+
+const TUNE_BYTES: usize = 256 << 20;
+
+fn tune_bufs() -> Result<Arc<TuneBufs>> {
+    let bufs = TuneBufs {
+        a: DeviceBuffer::new(TUNE_BYTES)?,
+        b: DeviceBuffer::new(TUNE_BYTES)?,
+        c: DeviceBuffer::new(64 * 64 * 16)?,
+    };
+    for buf in [&bufs.a, &bufs.b, &bufs.c] {
+        check(unsafe { sys::cuMemsetD32_v2(buf.ptr, 0x3f80_0000, buf.bytes / 4) }, "cuMemsetD32")?;
+    }
+    Ok(Arc::new(bufs))
+}
+
+/// k for an m = n = s Gram product (T, N) reading `bytes` of A and B together.
+fn tune_k(s: i64, es: i64, bytes: usize) -> i64 {
+    bytes as i64 / (2 * s * es)
+}
+
+/// The cases `hyblas tune` measures: each configuration x precision on a Gram product (op(A) =
+/// T, op(B) = N, deterministic) reading 256 MiB, keys `sgemm_sk_direct`, `dgemm_sk16`, ...
+pub fn tune_cases(rt: &'static Runtime) -> Result<Vec<TuneCase>> {
+    let bufs = tune_bufs()?;
+    let mut v = Vec::new();
+    cases_for::<f32>(rt, &bufs, &mut v)?;
+    cases_for::<f64>(rt, &bufs, &mut v)?;
+    cases_for::<crate::types::C32>(rt, &bufs, &mut v)?;
+    cases_for::<crate::types::C64>(rt, &bufs, &mut v)?;
+    Ok(v)
+}
+
+fn cases_for<T: Scalar>(rt: &'static Runtime, bufs: &Arc<TuneBufs>, out: &mut Vec<TuneCase>) -> Result<()> {
+    let es = elem::<T>() as i64;
+    // The configurations `gemm` runs for this precision on this device.
+    let mma = *MMA && rt.props.cc.0 >= 8 && Config::M8.has::<T>();
+    for cfg in Config::ALL.into_iter().filter(|c| c.has::<T>() && c.is_mma() == mma) {
+        let s = cfg.tile();
+        let k = tune_k(s, es, TUNE_BYTES);
+        let ex = Exec::own(rt);
+        let timer = Timer::new(ex.stream)?;
+        let func = ex.function_sfx::<T>(Family::Gemm, kernel_name::<T>(&rt.props, cfg), "_tn")?;
+        let b = bufs.clone();
+        out.push(TuneCase {
+            // The fragment kernels share one (fixed) block shape: keyed by kernel.
+            key: format!("{}{}", T::PREFIX, if cfg.is_mma() { cfg.kernel() } else { cfg.spec().name }),
+            spec: cfg.spec(),
+            func,
+            elem: elem::<T>(),
+            run: Box::new(move || {
+                let ex = Exec::own(rt);
+                let (am, bm, cm) =
+                    (DMat { ptr: b.a.ptr, ld: k }, DMat { ptr: b.b.ptr, ld: k }, DMat { ptr: b.c.ptr, ld: s });
+                let (one, zero) = (In::Host(T::one()), In::Host(T::zero()));
+                timer.median(2, 10, &mut || {
+                    gemm::<T>(&ex, Trans::Trans, Trans::No, s, s, k, one, am, bm, zero, cm, Reduction::Deterministic)
+                })
+            }),
+        });
+    }
+    Ok(())
+}
+
+type DgemmFn = unsafe extern "C" fn(
+    *mut std::ffi::c_void,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    *const f64,
+    *const f64,
+    i32,
+    *const f64,
+    i32,
+    *const f64,
+    *mut f64,
+    i32,
+) -> i32;
+
+/// Measure the model's constants on this device: split-k's bandwidth and fixed time (DGEMM
+/// 16x16 Gram products at k = 2^22 and 2^12), its FMA rates (64x64 s and d, 32x32 z), and, where the real cuBLAS
+/// is reachable, the vendor DGEMM table (N, N; m = n = 16, 32, 64; k = 2^16 .. 2^22). Returns
+/// `splitk <key> <value>` lines for the recipe file (the recipe parser skips them) and, as
+/// comments, the crossovers they imply.
+pub fn calibrate(rt: &'static Runtime) -> Result<Vec<String>> {
+    // Operands for every point: 64 x 2^22 doubles (2 GiB) each, less on small devices.
+    let bytes = (2usize << 30).min(rt.props.total_mem as usize / 8);
+    // C takes the largest table edge (MAX_MN x MAX_MN complex doubles).
+    let c_bytes = (MAX_MN * MAX_MN * 16) as usize;
+    let (a, b, c) = (DeviceBuffer::new(bytes)?, DeviceBuffer::new(bytes)?, DeviceBuffer::new(c_bytes)?);
+    for buf in [&a, &b, &c] {
+        check(unsafe { sys::cuMemsetD32_v2(buf.ptr, 0x3f80_0000, buf.bytes / 4) }, "cuMemsetD32")?;
+    }
+    let ex = Exec::own(rt);
+    let timer = Timer::new(ex.stream)?;
+    // Median seconds of the Gram product (T, N) of s columns of length k, in precision T.
+    fn gram<T: Scalar>(ex: &Exec, t: &Timer, a: u64, b: u64, c: u64, s: i64, k: i64) -> Result<f64> {
+        let (am, bm, cm) = (DMat { ptr: a, ld: k }, DMat { ptr: b, ld: k }, DMat { ptr: c, ld: s });
+        let (one, zero) = (In::Host(T::one()), In::Host(T::zero()));
+        t.median(2, 10, &mut || {
+            gemm::<T>(ex, Trans::Trans, Trans::No, s, s, k, one, am, bm, zero, cm, Reduction::Deterministic)
+        })
+    }
+    let fits = |s: i64, k: i64, es: i64| (s * k * es) as usize <= bytes;
+    let (kb, ks) = (1i64 << 22, 1i64 << 12);
+    if !fits(64, 1 << 19, 4) || !fits(16, kb, 8) {
+        return Err(GpuError::Unsupported("split-k calibration: device memory too small"));
+    }
+    let t_big = gram::<f64>(&ex, &timer, a.ptr, b.ptr, c.ptr, 16, kb)?;
+    let t_small = gram::<f64>(&ex, &timer, a.ptr, b.ptr, c.ptr, 16, ks)?;
+    let read = |s: i64, k: i64, es: i64| (2 * s * k * es) as f64;
+    // time = t0 + bytes / bw at both sizes.
+    let bw = (read(16, kb, 8) - read(16, ks, 8)) / (t_big - t_small).max(1e-9);
+    let t0 = (t_small - read(16, ks, 8) / bw).max(0.5e-6);
+    // FMA rates where the FMAs bound: 64x64 tiles (double: tensor cores on sm_80+), and complex
+    // double 32x32 for the CUDA cores' double rate (4 real FMAs per complex one).
+    let rate = |fmas: f64, t: f64| fmas / (t - t0).max(1e-9);
+    let t_dt = gram::<f64>(&ex, &timer, a.ptr, b.ptr, c.ptr, 64, 1 << 18)?;
+    let t_s = gram::<f32>(&ex, &timer, a.ptr, b.ptr, c.ptr, 64, 1 << 19)?;
+    let t_z = gram::<crate::types::C64>(&ex, &timer, a.ptr, b.ptr, c.ptr, 32, 1 << 16)?;
+    let mut lines = vec![
+        format!("splitk bw {bw:.4e}"),
+        format!("splitk t0_us {:.3}", t0 * 1e6),
+        format!("splitk fma_dt {:.4e}", rate(64.0 * 64.0 * (1u64 << 18) as f64, t_dt)),
+        format!("splitk fma_s {:.4e}", rate(64.0 * 64.0 * (1u64 << 19) as f64, t_s)),
+        format!("splitk fma_d {:.4e}", rate(4.0 * 32.0 * 32.0 * (1u64 << 16) as f64, t_z)),
+    ];
+
+    // The vendor DGEMM (N, N) at the table's points, in the same process and stream.
+    type Create = unsafe extern "C" fn(*mut *mut std::ffi::c_void) -> i32;
+    type SetStream = unsafe extern "C" fn(*mut std::ffi::c_void, sys::CUstream) -> i32;
+    type Destroy = unsafe extern "C" fn(*mut std::ffi::c_void) -> i32;
+    let vendor = unsafe {
+        (
+            super::vendor::get::<Create>("cublasCreate_v2"),
+            super::vendor::get::<SetStream>("cublasSetStream_v2"),
+            super::vendor::get::<DgemmFn>("cublasDgemm_v2"),
+            super::vendor::get::<Destroy>("cublasDestroy_v2"),
+        )
+    };
+    if let (Some(create), Some(set_stream), Some(dgemm), Some(destroy)) = vendor {
+        let mut h: *mut std::ffi::c_void = std::ptr::null_mut();
+        if unsafe { create(&mut h) } == 0 {
+            if unsafe { set_stream(h, ex.stream) } == 0 {
+                let (one, zero) = (1.0f64, 0.0f64);
+                for s in VENDOR_S.map(|s| s as i32) {
+                    for lk in [16, 18, 20, 22] {
+                        let k = 1i32 << lk;
+                        if !fits(s as i64, k as i64, 8) {
+                            continue;
+                        }
+                        let (ap, bp, cp) = (a.ptr as *const f64, b.ptr as *const f64, c.ptr as *mut f64);
+                        let t = timer.median(2, 10, &mut || match unsafe {
+                            dgemm(h, 0, 0, s, s, k, &one, ap, s, bp, k, &zero, cp, s)
+                        } {
+                            0 => Ok(()),
+                            st => Err(GpuError::Other(format!("cublasDgemm_v2 status {st}"))),
+                        });
+                        match t {
+                            Ok(t) => lines.push(format!("splitk vendor.d.{s}.{lk} {:.3}", t * 1e6)),
+                            Err(e) => lines.push(format!("# splitk vendor.d.{s}.{lk}: {e}")),
+                        }
+                    }
+                }
+            }
+            unsafe { destroy(h) };
+        }
+    }
+    lines.extend(measure_table(rt, &ex, &timer, a.ptr, b.ptr, c.ptr, bytes)?);
+    // The crossovers the model now implies, for the reader of the file.
+    let m = Model::builtin(&rt.props).with_lines(&lines.join("\n"), "tuned");
+    for s in [16i64, 32, 64] {
+        let x = (10..=24).map(|lk| 1i64 << lk).find(|&k| m.splitk_us::<f64>(s, s, k).0 < m.vendor_us::<f64>(s, s, k));
+        lines.push(match x {
+            Some(k) => format!("# splitk crossover d m=n={s}: split-k from k = 2^{}", k.trailing_zeros()),
+            None => format!("# splitk crossover d m=n={s}: the vendor GEMM up to k = 2^24"),
+        });
+    }
+    Ok(lines)
+}
+
+/// `cublas?gemm_v2` (every precision has this signature, complex scalars by pointer).
+type GemmFn<T> = unsafe extern "C" fn(
+    *mut std::ffi::c_void,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    *const T,
+    *const T,
+    i32,
+    *const T,
+    i32,
+    *const T,
+    *mut T,
+    i32,
+) -> i32;
+
+/// The measured table: split-k (deterministic) against the real cuBLAS GEMM, same stream and
+/// operands, at m = n in [`TABLE_EDGES`], k = 2^[`TABLE_LK`], the four layouts, every
+/// precision; `splitkx` lines. Points whose operands do not fit `bytes` are skipped. Without a
+/// reachable cuBLAS there is no table (the model decides).
+#[allow(clippy::too_many_arguments)]
+fn measure_table(
+    _rt: &'static Runtime,
+    ex: &Exec,
+    timer: &Timer,
+    a: u64,
+    b: u64,
+    c: u64,
+    bytes: usize,
+) -> Result<Vec<String>> {
+    type Create = unsafe extern "C" fn(*mut *mut std::ffi::c_void) -> i32;
+    type SetStream = unsafe extern "C" fn(*mut std::ffi::c_void, sys::CUstream) -> i32;
+    type Destroy = unsafe extern "C" fn(*mut std::ffi::c_void) -> i32;
+    let (Some(create), Some(set_stream), Some(destroy)) = (unsafe {
+        (
+            super::vendor::get::<Create>("cublasCreate_v2"),
+            super::vendor::get::<SetStream>("cublasSetStream_v2"),
+            super::vendor::get::<Destroy>("cublasDestroy_v2"),
+        )
+    }) else {
+        return Ok(vec!["# splitkx: no cuBLAS reachable, no measured table".into()]);
+    };
+    let mut h: *mut std::ffi::c_void = std::ptr::null_mut();
+    if unsafe { create(&mut h) } != 0 || unsafe { set_stream(h, ex.stream) } != 0 {
+        return Ok(vec!["# splitkx: cublasCreate_v2 failed, no measured table".into()]);
+    }
+    let mut lines = vec!["# splitkx precision layout edge log2k split-k_us cuBLAS_us".to_string()];
+    let r = (|| -> Result<()> {
+        table_for::<f32>(ex, timer, h, "cublasSgemm_v2", a, b, c, bytes, &mut lines)?;
+        table_for::<f64>(ex, timer, h, "cublasDgemm_v2", a, b, c, bytes, &mut lines)?;
+        table_for::<crate::types::C32>(ex, timer, h, "cublasCgemm_v2", a, b, c, bytes, &mut lines)?;
+        table_for::<crate::types::C64>(ex, timer, h, "cublasZgemm_v2", a, b, c, bytes, &mut lines)
+    })();
+    unsafe { destroy(h) };
+    r.map(|_| lines)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn table_for<T: Scalar>(
+    ex: &Exec,
+    timer: &Timer,
+    h: *mut std::ffi::c_void,
+    name: &'static str,
+    a: u64,
+    b: u64,
+    c: u64,
+    bytes: usize,
+    lines: &mut Vec<String>,
+) -> Result<()> {
+    let Some(vgemm) = (unsafe { super::vendor::get::<GemmFn<T>>(name) }) else {
+        lines.push(format!("# splitkx: {name} not found"));
+        return Ok(());
+    };
+    // Host scalars, 16-byte aligned (cuBLAS reads complex scalars with 16-byte loads).
+    #[repr(C, align(16))]
+    struct Al<T>(T);
+    let (one, zero) = (Al(T::one()), Al(T::zero()));
+    let es = elem::<T>() as i64;
+    let ops = [Trans::No, Trans::Trans];
+    for (li, &(ta, tb)) in [(ops[0], ops[0]), (ops[0], ops[1]), (ops[1], ops[0]), (ops[1], ops[1])].iter().enumerate() {
+        for e in TABLE_EDGES {
+            for lk in TABLE_LK {
+                let k = 1i64 << lk;
+                if (e * k * es) as usize > bytes {
+                    continue;
+                }
+                let lda = if ta == Trans::No { e } else { k };
+                let ldb = if tb == Trans::No { k } else { e };
+                let (am, bm, cm) = (DMat { ptr: a, ld: lda }, DMat { ptr: b, ld: ldb }, DMat { ptr: c, ld: e });
+                let hy = timer.median_batched(7, 300e-6, &mut || {
+                    gemm::<T>(
+                        ex,
+                        ta,
+                        tb,
+                        e,
+                        e,
+                        k,
+                        In::Host(T::one()),
+                        am,
+                        bm,
+                        In::Host(T::zero()),
+                        cm,
+                        Reduction::Deterministic,
+                    )
+                })?;
+                let (t, u) = ((ta != Trans::No) as i32, (tb != Trans::No) as i32);
+                let cu = timer.median_batched(7, 300e-6, &mut || {
+                    let st = unsafe {
+                        vgemm(
+                            h,
+                            t,
+                            u,
+                            e as i32,
+                            e as i32,
+                            k as i32,
+                            &one.0,
+                            a as *const T,
+                            lda as i32,
+                            b as *const T,
+                            ldb as i32,
+                            &zero.0,
+                            c as *mut T,
+                            e as i32,
+                        )
+                    };
+                    if st == 0 {
+                        Ok(())
+                    } else {
+                        Err(GpuError::Other(format!("{name} status {st}")))
+                    }
+                })?;
+                lines.push(format!(
+                    "splitkx {} {} {e} {lk} {:.3} {:.3}",
+                    T::PREFIX,
+                    LAYOUT_NAMES[li],
+                    hy * 1e6,
+                    cu * 1e6
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{C32, C64};
+
+    #[test]
+    fn kernel_geometry_matches_the_source() {
+        // KT = stage bytes / ((TM + TN) * sizeof(T)), a multiple of V dividing 128.
+        for es in [4i64, 8, 16] {
+            for cfg in [Config::T16, Config::T32, Config::T64] {
+                let kt = cfg.kt(es);
+                assert!(kt % (16 / es) == 0 && L_QUANTUM % kt == 0, "{cfg:?} es={es}: kt={kt}");
+            }
+        }
+        assert_eq!(Config::T16.kt(8), 32);
+        assert_eq!(Config::T64.kt(16), 8);
+        // T16 double: 3 stages x 2 x max(16*34, 32*18) x 8 = 27648 bytes.
+        assert_eq!(Config::T16.team_smem(8), 27648);
+        assert_eq!(Config::Direct.team_smem(8), 0);
+    }
+
+    #[test]
+    fn configurations_follow_the_shape() {
+        // Without the fragment kernels (HYBLAS_SPLITK_MMA=0 or before sm_80).
+        assert_eq!(config_on::<f64>(4, 4, false), Config::Direct);
+        assert_eq!(config_on::<f64>(1, 1, false), Config::Direct);
+        assert_eq!(config_on::<f64>(5, 1, false), Config::T16);
+        assert_eq!(config_on::<f64>(16, 16, false), Config::T16);
+        assert_eq!(config_on::<f64>(2, 128, false), Config::T16);
+        assert_eq!(config_on::<f64>(32, 32, false), Config::T32);
+        assert_eq!(config_on::<f64>(64, 64, false), Config::T64);
+        assert_eq!(config_on::<C64>(64, 64, false), Config::T64);
+        assert_eq!(config_on::<f32>(17, 17, true), Config::T32);
+        // With them: double and complex double only.
+        assert_eq!(config_on::<f64>(1, 1, true), Config::M1);
+        assert_eq!(config_on::<f64>(4, 2, true), Config::M4);
+        assert_eq!(config_on::<C64>(1, 5, true), Config::M8);
+        assert_eq!(config_on::<f64>(16, 9, true), Config::M16);
+        assert_eq!(config_on::<f64>(17, 3, true), Config::M32);
+        assert_eq!(config_on::<f64>(200, 3, true), Config::M32);
+        assert_eq!(config_on::<C64>(32, 32, true), Config::M16);
+        assert_eq!(config_on::<C32>(4, 4, true), Config::Direct);
+        assert!(Config::ALL.iter().all(|c| c.has::<f64>()));
+        assert!(!Config::M8.has::<f32>() && !Config::M32.has::<C64>() && Config::M16.has::<C64>());
+    }
+
+    #[test]
+    fn fragment_chunks_cover_k_and_ignore_the_device() {
+        for cfg in [Config::M1, Config::M4, Config::M8, Config::M16, Config::M32] {
+            for es in [8i64, 16] {
+                for &(m, n) in &[(1, 1), (8, 8), (16, 16), (17, 3), (64, 64), (256, 7)] {
+                    for &k in &[1i64, 5, 255, 256, 1000, 65537, (1 << 20) + 3, 1 << 28] {
+                        let (l, g) = mma_chunks(cfg, es, m, n, k, 512);
+                        let q = cfg.kt(es);
+                        assert!(l % q == 0 && l >= 4 * q, "{cfg:?} {m}x{n} k={k}: L={l}");
+                        assert!((g - 1) * l < k && g * l >= k.max(1), "{cfg:?} {m}x{n} k={k}: {g} x {l}");
+                        let (tm, tn) = cfg.tiles(m, n);
+                        assert!(g <= (512 / (tm * tn)).max(16) || l == 4 * q, "{cfg:?} {m}x{n} k={k}: {g}");
+                    }
+                }
+            }
+        }
+        // The anchor: 16x16 double, k = 2^20: 256 blocks of 4096 (512 with a cap of 512).
+        assert_eq!(mma_chunks(Config::M16, 8, 16, 16, 1 << 20, 256), (4096, 256));
+        assert_eq!(mma_chunks(Config::M16, 8, 16, 16, 1 << 20, 512), (2048, 512));
+        assert_eq!(Config::M1.kt(8), 512);
+        // Reduction levels: 512 -> 32 -> 2 -> 1.
+        assert_eq!(mma_sizes(512), (512 + 32 + 2, 32 + 2 + 1));
+        assert_eq!(mma_sizes(1), (0, 0));
+        assert_eq!(mma_sizes(16), (16, 1));
+        assert_eq!(mma_sizes(17), (17 + 2, 2 + 1));
+    }
+
+    #[test]
+    fn deterministic_chunks_cover_k_and_ignore_the_device() {
+        for cfg in Config::ALL.into_iter().filter(|c| !c.is_mma()) {
+            for &(m, n) in &[(1, 1), (4, 4), (16, 16), (17, 3), (64, 64), (128, 128), (256, 7)] {
+                for &k in &[1i64, 5, 127, 128, 129, 1000, 65537, (1 << 20) + 3, 1 << 28] {
+                    let (l, g) = det_chunks_with(cfg, m, n, k, 1024, 32);
+                    assert!(l % L_QUANTUM == 0 && l >= L_QUANTUM, "{cfg:?} {m}x{n} k={k}: L={l}");
+                    assert!((g - 1) * l < k && g * l >= k, "{cfg:?} {m}x{n} k={k}: {g} x {l}");
+                }
+            }
+        }
+        // The anchor case: 16x16 double, k = 2^20: 1024 chunks of 1024.
+        assert_eq!(det_chunks_with(Config::T16, 16, 16, 1 << 20, 1024, 32), (1024, 1024));
+        // Small k: one chunk (C stored by the team, no reduction).
+        assert_eq!(det_chunks_with(Config::T16, 16, 16, 100, 1024, 32).1, 1);
+    }
+
+    #[test]
+    fn atomic_chunks_make_one_wave() {
+        let (l, p) = atomic_chunks(Config::T16, 8, 16, 16, 1 << 20, 1056);
+        assert!(p <= 1056 && p * l >= 1 << 20 && (p - 1) * l < 1 << 20 && l % 32 == 0);
+        let (l, p) = atomic_chunks(Config::T64, 8, 128, 128, 1000, 528);
+        assert!(p <= 132 && p * l >= 1000 && l % 16 == 0);
+        let (_, p) = atomic_chunks(Config::Direct, 4, 1, 1, 1, 500);
+        assert_eq!(p, 1);
+    }
+
+    fn h200() -> DeviceProps {
+        DeviceProps {
+            ordinal: 0,
+            name: "NVIDIA H200".into(),
+            cc: (9, 0),
+            sm_count: 132,
+            warp_size: 32,
+            max_threads_per_block: 1024,
+            max_threads_per_sm: 2048,
+            max_blocks_per_sm: 32,
+            regs_per_sm: 65536,
+            regs_per_block: 65536,
+            smem_per_sm: 233472,
+            smem_per_block_optin: 232448,
+            reserved_smem_per_block: 1024,
+            l2_bytes: 50 << 20,
+            total_mem: 141 << 30,
+            driver_version: 13000,
+        }
+    }
+
+    #[test]
+    fn vendor_model_reproduces_its_table() {
+        let m = Model::builtin(&h200());
+        for (r, &s) in VENDOR_S.iter().enumerate() {
+            for (c, lk) in [16, 18, 20, 22].into_iter().enumerate() {
+                let t = m.vendor_us::<f64>(s as i64, s as i64, 1 << lk);
+                assert!((t / HOPPER_VENDOR[r][c] - 1.0).abs() < 1e-9, "s={s} k=2^{lk}: {t}");
+            }
+        }
+        // Between and beyond the points: monotone in k.
+        let mut last = 0.0;
+        for lk in 10..26 {
+            let t = m.vendor_us::<f64>(24, 24, 1 << lk);
+            assert!(t >= last, "k=2^{lk}: {t} < {last}");
+            last = t;
+        }
+    }
+
+    #[test]
+    fn prediction_prefers_splitk_on_the_anchor_and_cublas_on_big_outputs() {
+        let m = Model::builtin(&h200());
+        let p = predict_with::<f64>(&m, Trans::No, Trans::No, 16, 16, 1 << 20);
+        assert!(p.splitk && p.splitk_us < 75.0 && (p.vendor_us - 91.7).abs() < 0.1, "{p:?}");
+        assert!(p.why.contains("built-in"), "{}", p.why);
+        let p = predict_with::<f64>(&m, Trans::No, Trans::No, 128, 128, 1 << 20);
+        assert!(!p.splitk, "{p:?}");
+        let p = predict_with::<C32>(&m, Trans::No, Trans::No, 300, 2, 1 << 20);
+        assert!(!p.splitk && p.splitk_us.is_infinite());
+    }
+
+    #[test]
+    fn measured_table_decides_with_a_margin() {
+        let text = "splitkx d nn 16 16 10.0 20.0\nsplitkx d nn 16 18 30.5 31.0\nsplitkx d nn 16 20 70.0 90.0\n\
+                    splitkx d tn 16 20 95.0 90.0\nsplitkx q nn 16 20 1 2\nsplitkx d nn 16 22 -1 2\n";
+        let m = Model::builtin(&h200()).with_lines(text, "tuned");
+        assert_eq!(m.table.len(), 4);
+        // At a measured point: 10 <= 0.97 * 20.
+        let (take, hy, cu, why) = m.table_verdict::<f64>(Trans::No, Trans::No, 16, 16, 1 << 16).unwrap();
+        assert!(take && (hy - 10.0).abs() < 1e-9 && (cu - 20.0).abs() < 1e-9, "{why}");
+        assert!(why.contains("tuned table"), "{why}");
+        // Between 2^16 and 2^18: 2^18 is within the margin (30.5 > 0.97 * 31): cuBLAS.
+        let (take, hy, cu, _) = m.table_verdict::<f64>(Trans::No, Trans::No, 16, 16, 1 << 17).unwrap();
+        assert!(!take && hy > 10.0 && hy < 30.5 && cu > 20.0 && cu < 31.0);
+        // Edge 9..16 uses the 16 row; past 2^20 the last point, scaled with k.
+        let (take, hy, _, _) = m
+            .table_verdict::<f64>(Trans::No, Trans::ConjTrans, 9, 16, 1 << 21)
+            .map_or((false, 0.0, 0.0, String::new()), |v| v);
+        assert!(!take && hy == 0.0, "no nt row: the model decides");
+        let (take, hy, _, _) = m.table_verdict::<f64>(Trans::No, Trans::No, 9, 16, 1 << 21).unwrap();
+        assert!(take && (hy - 140.0).abs() < 1e-6);
+        let (take, ..) = m.table_verdict::<f64>(Trans::ConjTrans, Trans::No, 16, 16, 1 << 20).unwrap();
+        assert!(!take);
+        // Other precisions and edges: no verdict.
+        assert!(m.table_verdict::<f32>(Trans::No, Trans::No, 16, 16, 1 << 20).is_none());
+        assert!(m.table_verdict::<f64>(Trans::No, Trans::No, 17, 16, 1 << 20).is_none());
+        assert!(m.table_verdict::<f64>(Trans::No, Trans::No, 300, 16, 1 << 20).is_none());
+        // predict follows the table.
+        let p = predict_with::<f64>(&m, Trans::No, Trans::No, 16, 16, 1 << 20);
+        assert!(p.splitk && (p.splitk_us - 70.0).abs() < 1e-9, "{p:?}");
+        // The recipe parser ignores the table lines.
+        assert!(tune::parse(text).is_empty());
+    }
+
+    #[test]
+    fn tuned_lines_override_the_builtins() {
+        let text =
+            "saxpy 0.5 0.1 64 1.0\nsplitk bw 4.1e12\nsplitk t0_us 4.5\nsplitk vendor.d.16.20 95.5\nsplitk junk\n";
+        let m = Model::builtin(&h200()).with_lines(text, "tuned");
+        assert_eq!(m.bw, 4.1e12);
+        assert_eq!(m.t0_us, 4.5);
+        assert_eq!(m.vendor[0][2], 95.5);
+        assert_eq!(m.source, "tuned");
+        assert_eq!(m.vendor_source, "tuned cuBLAS table");
+        // The recipe parser ignores the splitk lines.
+        assert_eq!(tune::parse(text).len(), 1);
     }
 }

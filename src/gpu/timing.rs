@@ -41,6 +41,29 @@ impl Timer {
         t.sort_by(f64::total_cmp);
         Ok(t[t.len() / 2])
     }
+
+    /// Median seconds per call of `f` when calls run back to back, as a program that calls in
+    /// a loop sees them: batches of calls (sized so a batch takes about `batch_s`, after one
+    /// timed single call), the median batch over `reps`, divided by its calls. Single-call
+    /// timing would add the launch gap to every call and favour whichever side launches less.
+    pub fn median_batched(&self, reps: usize, batch_s: f64, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+        f()?;
+        let one = self.time(f)?;
+        let calls = ((batch_s / one.max(1e-7)).ceil() as usize).clamp(1, 200);
+        let mut t = Vec::with_capacity(reps);
+        for _ in 0..reps.max(1) {
+            t.push(
+                self.time(&mut || {
+                    for _ in 0..calls {
+                        f()?;
+                    }
+                    Ok(())
+                })? / calls as f64,
+            );
+        }
+        t.sort_by(f64::total_cmp);
+        Ok(t[t.len() / 2])
+    }
 }
 
 impl Drop for Timer {
