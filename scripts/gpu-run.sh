@@ -19,6 +19,9 @@
 #                                                                          [not with --tests-only]
 #   gpubench-gemm  gpu-stage/gpubench --only gemm_smallout [--quick] --out ... (split-k GEMM
 #                  against cuBLAS, its own stage and timeout)              [not with --tests-only]
+#   offload        gpu-stage/offloadbench [--quick] --out ...: host-memory d/s/z GEMM, hyblas
+#                  auto/cpu/gpu against NVBLAS (CPU side: the staged Debian OpenBLAS, unpacked
+#                  to build/cpublas)                                       [not with --tests-only]
 # A failed stage does not stop the others. Ends with a table (stage, result, seconds); the exit
 # status is non-zero if any stage failed.
 # Environment: OUT (results + logs), GPU_RUN_TIMEOUT (seconds per stage, default 540).
@@ -55,7 +58,7 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
     fi
 done
 # The carried stage may lose its execute bits.
-chmod +x "$STAGE"/hyblas "$STAGE"/gpubench "$STAGE"/tests/* 2>/dev/null || true
+chmod +x "$STAGE"/hyblas "$STAGE"/gpubench "$STAGE"/offloadbench "$STAGE"/tests/* 2>/dev/null || true
 
 names=()
 results=()
@@ -202,6 +205,26 @@ if [ "$mode" != tests ]; then
         tail_on_fail gpubench-gemm 25
     else
         record gpubench "FAIL (gpu-stage/gpubench missing)" 0 1
+    fi
+
+    if [ -x "$STAGE/offloadbench" ]; then
+        # NVBLAS forwards to a CPU BLAS: the staged Debian OpenBLAS (python3's lzma unpacks it).
+        CPUBLAS="$ROOT/build/cpublas"
+        mkdir -p "$CPUBLAS"
+        for f in "$STAGE"/cpublas/*.xz; do
+            [ -e "$f" ] || continue
+            python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+                "$f" "$CPUBLAS/$(basename "$f" .xz)"
+        done
+        args=(--out "$RESULTS")
+        [ "$quick" -eq 1 ] && args=(--quick "${args[@]}")
+        [ -e "$CPUBLAS/libopenblas.so.0" ] && args+=(--cpu-blas "$CPUBLAS/libopenblas.so.0")
+        run offload env LD_LIBRARY_PATH="$CPUBLAS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$STAGE/offloadbench" "${args[@]}"
+        sed -n '/^NVBLAS:/p;/^offloadbench:/p;/^[sdcz]gemm (ms/,$p' "$LOGS/offload.log" || true
+        record offload "$([ $rc -eq 0 ] && echo ok || echo "FAIL (rc $rc)")" "$secs" "$rc"
+        tail_on_fail offload 25
+    else
+        record offload "FAIL (gpu-stage/offloadbench missing)" 0 1
     fi
 fi
 

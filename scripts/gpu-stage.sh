@@ -5,6 +5,10 @@
 #   gpu-stage/libhyblas.so            the library (cuBLAS entry points for LD_PRELOAD; gpubench's
 #                                     entry column loads it from beside gpubench)
 #   gpu-stage/hyblas, gpubench        the command and the GPU benchmark
+#   gpu-stage/offloadbench            host-memory GEMM offload against NVBLAS (bench/offload.rs)
+#   gpu-stage/cpublas/*.xz            Debian's OpenBLAS 0.3.21 (pthreads) and its Fortran
+#                                     runtime, xz-compressed: NVBLAS's CPU library on the GPU
+#                                     host, which has only the reference BLAS (gpu-run.sh unpacks)
 #   gpu-stage/tests/gpu_*             the GPU test executables (tests/gpu_*.rs), built, not run
 #   gpu-stage/ctest/cublas/           the cuBLAS C test sources (when ctest/cublas exists)
 #   gpu-stage/MANIFEST                commit, date, files and sizes
@@ -37,9 +41,24 @@ fi
 
 rm -rf "$STAGE"
 mkdir -p "$STAGE/tests"
-cp target/release/libhyblas.so target/release/hyblas target/release/gpubench "$STAGE/"
+cp target/release/libhyblas.so target/release/hyblas target/release/gpubench target/release/offloadbench "$STAGE/"
 strip --strip-unneeded "$STAGE/libhyblas.so"
-strip --strip-all "$STAGE/hyblas" "$STAGE/gpubench"
+strip --strip-all "$STAGE/hyblas" "$STAGE/gpubench" "$STAGE/offloadbench"
+
+# NVBLAS's CPU library for offloadbench: Debian's OpenBLAS and the libraries it needs beyond
+# libc (36 MB, 4 MB compressed).
+OPENBLAS=/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0
+if [ -e "$OPENBLAS" ]; then
+    mkdir -p "$STAGE/cpublas"
+    xz -9 -c "$(readlink -f "$OPENBLAS")" >"$STAGE/cpublas/libopenblas.so.0.xz"
+    for dep in libgfortran.so.5 libquadmath.so.0; do
+        path=$(ldd "$OPENBLAS" | awk -v d="$dep" '$1 == d {print $3}')
+        [ -n "$path" ] && xz -9 -c "$(readlink -f "$path")" >"$STAGE/cpublas/$dep.xz"
+    done
+    echo "staged Debian's OpenBLAS for NVBLAS: $(ls "$STAGE/cpublas" | tr '\n' ' ')"
+else
+    echo "no $OPENBLAS here: offloadbench's NVBLAS column will use the GPU host's own CPU BLAS"
+fi
 
 # The executables of tests/gpu_*.rs, named after their target (without cargo's hash).
 python3 - "$json" "$STAGE/tests" <<'EOF'

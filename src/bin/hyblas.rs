@@ -23,7 +23,11 @@ commands:
                 configuration in effect; the GPU, NVRTC compile vs cache-load times of the
                 kernels, the tuning recipes in use, whether the real cuBLAS is reachable
   tune          measure every GPU kernel over its candidate block shapes on this GPU and write
-                the tuning recipes to the cache dir (seed 004 offline tuner)
+                the tuning recipes to the cache dir (seed 004 offline tuner), then the host
+                GEMM offload model's rates (as `tune offload`)
+  tune offload  measure only the offload model's rates (host<->device through the staging
+                pipeline, cuBLAS and CPU-engine GEMM rates, per-call latency) and replace the
+                `offload` lines of the recipe file
   demo [--quick]
                 run DGEMM (n=2048), ZGEMM (n=1024, via CBLAS), DGEMV (n=4096), DAXPY and DDOT
                 through the C ABI with tracing on, and with a GPU STRMV (n=8192) on device
@@ -47,6 +51,7 @@ fn main() -> ExitCode {
             info();
             ExitCode::SUCCESS
         }
+        Some("tune") if args.get(1).map(String::as_str) == Some("offload") => tune_offload_cmd(),
         Some("tune") => tune_cmd(),
         Some("demo") => {
             let quick = match args.get(1).map(String::as_str) {
@@ -168,6 +173,23 @@ fn gpu_info() {
         "cublas        {}",
         if vendor::present() { "real cuBLAS found (fallback and peer)" } else { "real cuBLAS not found" }
     );
+    let r = hyblas::plan::offload::Rates::for_device(rt);
+    let threads = hyblas::cpu::threads::nthreads();
+    println!(
+        "offload       host GEMM model ({}): h2d {:.1} GB/s, d2h {:.1} GB/s, latency {:.0} us; GPU s/d/c/z {:.1}/{:.1}/{:.1}/{:.1} TFLOP/s; CPU {:.2}/{:.2}/{:.2}/{:.2} TFLOP/s on {threads} threads",
+        r.source,
+        r.h2d / 1e9,
+        r.d2h / 1e9,
+        r.latency * 1e6,
+        r.gpu[0] / 1e12,
+        r.gpu[1] / 1e12,
+        r.gpu[2] / 1e12,
+        r.gpu[3] / 1e12,
+        r.cpu_per_thread[0] * threads as f64 / 1e12,
+        r.cpu_per_thread[1] * threads as f64 / 1e12,
+        r.cpu_per_thread[2] * threads as f64 / 1e12,
+        r.cpu_per_thread[3] * threads as f64 / 1e12
+    );
 }
 
 /// One recipe line of `hyblas info`.
@@ -275,10 +297,62 @@ fn tune_cmd() -> ExitCode {
         Ok(()) => {
             tune::reload();
             println!("recipes written to {} in {:.1} s", path.display(), start.elapsed().as_secs_f64());
+            // The offload model's rates go into the same file (its parser skips other lines).
+            if let Err(e) = offload_calibration(rt, &path) {
+                eprintln!("hyblas tune: offload calibration skipped: {e}");
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("hyblas tune: writing {}: {e}", path.display());
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Measure the host GEMM offload model's rates (`plan::offload::calibrate`) and put them in
+/// the recipe file at `path` as `offload <key> <value>` lines, replacing earlier ones and
+/// keeping every other line.
+fn offload_calibration(rt: &'static hyblas::gpu::Runtime, path: &std::path::Path) -> Result<(), String> {
+    let start = Instant::now();
+    let lines = hyblas::plan::offload::calibrate(rt).map_err(|e| e.to_string())?;
+    println!("offload model:");
+    for l in &lines {
+        println!("  {l}");
+    }
+    let old = std::fs::read_to_string(path).unwrap_or_default();
+    let mut text: String = old
+        .lines()
+        .filter(|l| !(l.starts_with("offload ") || l.starts_with("# offload")))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    for l in &lines {
+        text += l;
+        text.push('\n');
+    }
+    path.parent()
+        .map(std::fs::create_dir_all)
+        .unwrap_or(Ok(()))
+        .and_then(|_| std::fs::write(path, text))
+        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    hyblas::plan::offload::reload();
+    println!("offload rates written to {} in {:.1} s", path.display(), start.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// `hyblas tune offload`: the offload model's rates alone.
+fn tune_offload_cmd() -> ExitCode {
+    let rt = match hyblas::gpu::Runtime::get(0).and_then(|rt| rt.bind().map(|_| rt)) {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("hyblas tune offload: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match offload_calibration(rt, &hyblas::gpu::tune::recipe_path(&rt.props)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hyblas tune offload: {e}");
             ExitCode::from(1)
         }
     }
@@ -533,6 +607,7 @@ impl TraceTap {
             lines.iter().rev().find(|l| l.split_whitespace().nth(1) == Some(routine)).and_then(|l| {
                 match field(l, "engine=")?.as_str() {
                     "gpu" => Some("gpu (device memory)".to_string()),
+                    "gpu-offload" => Some("gpu (host memory, offloaded)".to_string()),
                     e => Some(format!("{e}, {} threads", field(l, "threads=")?)),
                 }
             });

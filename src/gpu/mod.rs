@@ -13,6 +13,8 @@
 //!   routine over the four precisions).
 //! - `vendor.rs`: the real cuBLAS (found by `dlsym(RTLD_NEXT)` or loaded), the fallback and peer.
 //! - `timing.rs`: CUDA-event timing for the tuner and benchmarks.
+//! - `offload.rs`: host-memory GEMM computed on the GPU (seed 002): tiles of C pipelined
+//!   through pinned staging on three streams of its own, the real cuBLAS per tile.
 //!
 //! Every function takes an [`Exec`] (runtime + stream) and device addresses; it enqueues
 //! work and returns without waiting, except where a result goes to host memory.
@@ -27,6 +29,7 @@ pub mod kernels;
 pub mod level1;
 pub mod nvrtc;
 pub mod occupancy;
+pub mod offload;
 pub mod runtime;
 pub mod splitk;
 pub mod timing;

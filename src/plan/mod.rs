@@ -5,6 +5,7 @@
 //! (and later the GPU decision) lives in one spot.
 
 pub mod gpu;
+pub mod offload;
 pub mod trace;
 
 use crate::types::Scalar;
