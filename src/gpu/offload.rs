@@ -362,24 +362,27 @@ unsafe fn copy_async(
         }
         return Ok(());
     }
-    let mut p: sys::CUDA_MEMCPY2D = std::mem::zeroed();
-    p.WidthInBytes = width;
-    p.Height = height;
-    if to_device {
-        p.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
-        p.srcHost = host as *const c_void;
-        p.srcPitch = width;
-        p.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-        p.dstDevice = dev;
-        p.dstPitch = dpitch;
-    } else {
-        p.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-        p.srcDevice = dev;
-        p.srcPitch = dpitch;
-        p.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
-        p.dstHost = host as *mut c_void;
-        p.dstPitch = width;
-    }
+    // Every field set explicitly: the struct holds enums without a zero value, so it cannot
+    // be zero-initialised.
+    use sys::CUmemorytype::{CU_MEMORYTYPE_DEVICE as DEV, CU_MEMORYTYPE_HOST as HOST};
+    let p = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: if to_device { HOST } else { DEV },
+        srcHost: if to_device { host as *const c_void } else { std::ptr::null() },
+        srcDevice: if to_device { 0 } else { dev },
+        srcArray: std::ptr::null_mut(),
+        srcPitch: if to_device { width } else { dpitch },
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: if to_device { DEV } else { HOST },
+        dstHost: if to_device { std::ptr::null_mut() } else { host as *mut c_void },
+        dstDevice: if to_device { dev } else { 0 },
+        dstArray: std::ptr::null_mut(),
+        dstPitch: if to_device { dpitch } else { width },
+        WidthInBytes: width,
+        Height: height,
+    };
     check(sys::cuMemcpy2DAsync_v2(&p, stream), "cuMemcpy2DAsync")
 }
 
