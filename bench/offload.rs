@@ -18,6 +18,10 @@
 //! `<out>/<gpu>-offload.svg` (TFLOP/s against n per routine: auto, cpu, gpu, NVBLAS, and the
 //! model's predictions), and prints a table with the ratios.
 
+#[path = "../tests/common/fortran_gemm.rs"]
+mod fortran_gemm;
+use fortran_gemm::Sym;
+
 use hyblas::gpu::Runtime;
 use hyblas::plan::offload::{self as off, Problem, Rates, Side};
 use hyblas::types::{Scalar, C32, C64};
@@ -48,101 +52,8 @@ usage: offloadbench [options]
   --quick            fewer sizes and reps
 ";
 
-type Gemm<T> = unsafe extern "C" fn(
-    *const c_char,
-    *const c_char,
-    *const i32,
-    *const i32,
-    *const i32,
-    *const T,
-    *const T,
-    *const i32,
-    *const T,
-    *const i32,
-    *const T,
-    *mut T,
-    *const i32,
-);
-
-extern "C" {
-    fn sgemm_(
-        ta: *const c_char,
-        tb: *const c_char,
-        m: *const i32,
-        n: *const i32,
-        k: *const i32,
-        al: *const f32,
-        a: *const f32,
-        lda: *const i32,
-        b: *const f32,
-        ldb: *const i32,
-        be: *const f32,
-        c: *mut f32,
-        ldc: *const i32,
-    );
-    fn dgemm_(
-        ta: *const c_char,
-        tb: *const c_char,
-        m: *const i32,
-        n: *const i32,
-        k: *const i32,
-        al: *const f64,
-        a: *const f64,
-        lda: *const i32,
-        b: *const f64,
-        ldb: *const i32,
-        be: *const f64,
-        c: *mut f64,
-        ldc: *const i32,
-    );
-    fn cgemm_(
-        ta: *const c_char,
-        tb: *const c_char,
-        m: *const i32,
-        n: *const i32,
-        k: *const i32,
-        al: *const C32,
-        a: *const C32,
-        lda: *const i32,
-        b: *const C32,
-        ldb: *const i32,
-        be: *const C32,
-        c: *mut C32,
-        ldc: *const i32,
-    );
-    fn zgemm_(
-        ta: *const c_char,
-        tb: *const c_char,
-        m: *const i32,
-        n: *const i32,
-        k: *const i32,
-        al: *const C64,
-        a: *const C64,
-        lda: *const i32,
-        b: *const C64,
-        ldb: *const i32,
-        be: *const C64,
-        c: *mut C64,
-        ldc: *const i32,
-    );
-}
-
-/// hyblas's exported symbol of each precision.
-trait Sym: Scalar {
-    const HYBLAS: Gemm<Self>;
-}
-impl Sym for f32 {
-    const HYBLAS: Gemm<f32> = sgemm_;
-}
-impl Sym for f64 {
-    const HYBLAS: Gemm<f64> = dgemm_;
-}
-impl Sym for C32 {
-    const HYBLAS: Gemm<C32> = cgemm_;
-}
-impl Sym for C64 {
-    const HYBLAS: Gemm<C64> = zgemm_;
-}
+/// The LP64 Fortran GEMM signature (NVBLAS's and hyblas's).
+type Gemm<T> = fortran_gemm::Gemm<T, i32>;
 
 struct Opts {
     ns: Vec<usize>,
@@ -487,7 +398,7 @@ impl Bench<'_> {
                     "nvblas" => self.nv.and_then(|nv| nv.gemm::<T>()),
                     "split" => None,
                     "gpu" if self.rt.is_none() => None,
-                    _ => Some(T::HYBLAS),
+                    _ => Some(T::GEMM),
                 };
                 let Some(f) = f else {
                     row.note = match mode.as_str() {

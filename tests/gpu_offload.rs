@@ -8,90 +8,17 @@
 //! SKIPPED without a GPU.
 
 mod common;
+#[path = "common/fortran_gemm.rs"]
+mod fortran_gemm;
 
 use common::{gpu_or_skip, Rng};
+use fortran_gemm::{Gemm, Sym};
 use hyblas::gpu::offload::{with_knobs, Knobs};
 use hyblas::plan::offload::{self as off, Side};
 use hyblas::types::{Real, Scalar, C32, C64};
 use std::ffi::c_char;
 
-type Gemm<T, I> = unsafe extern "C" fn(
-    *const c_char,
-    *const c_char,
-    *const I,
-    *const I,
-    *const I,
-    *const T,
-    *const T,
-    *const I,
-    *const T,
-    *const I,
-    *const T,
-    *mut T,
-    *const I,
-);
-
 extern "C" {
-    fn sgemm_(
-        ta: *const c_char,
-        tb: *const c_char,
-        m: *const i32,
-        n: *const i32,
-        k: *const i32,
-        al: *const f32,
-        a: *const f32,
-        lda: *const i32,
-        b: *const f32,
-        ldb: *const i32,
-        be: *const f32,
-        c: *mut f32,
-        ldc: *const i32,
-    );
-    fn dgemm_(
-        ta: *const c_char,
-        tb: *const c_char,
-        m: *const i32,
-        n: *const i32,
-        k: *const i32,
-        al: *const f64,
-        a: *const f64,
-        lda: *const i32,
-        b: *const f64,
-        ldb: *const i32,
-        be: *const f64,
-        c: *mut f64,
-        ldc: *const i32,
-    );
-    fn cgemm_(
-        ta: *const c_char,
-        tb: *const c_char,
-        m: *const i32,
-        n: *const i32,
-        k: *const i32,
-        al: *const C32,
-        a: *const C32,
-        lda: *const i32,
-        b: *const C32,
-        ldb: *const i32,
-        be: *const C32,
-        c: *mut C32,
-        ldc: *const i32,
-    );
-    fn zgemm_(
-        ta: *const c_char,
-        tb: *const c_char,
-        m: *const i32,
-        n: *const i32,
-        k: *const i32,
-        al: *const C64,
-        a: *const C64,
-        lda: *const i32,
-        b: *const C64,
-        ldb: *const i32,
-        be: *const C64,
-        c: *mut C64,
-        ldc: *const i32,
-    );
     fn dgemm_64_(
         ta: *const c_char,
         tb: *const c_char,
@@ -170,23 +97,6 @@ extern "C" {
         c: *mut C64,
         ldc: i32,
     );
-}
-
-/// The LP64 Fortran GEMM of each precision.
-trait Sym: Scalar {
-    const GEMM: Gemm<Self, i32>;
-}
-impl Sym for f32 {
-    const GEMM: Gemm<f32, i32> = sgemm_;
-}
-impl Sym for f64 {
-    const GEMM: Gemm<f64, i32> = dgemm_;
-}
-impl Sym for C32 {
-    const GEMM: Gemm<C32, i32> = cgemm_;
-}
-impl Sym for C64 {
-    const GEMM: Gemm<C64, i32> = zgemm_;
 }
 
 const TRANS: [u8; 3] = [b'N', b'T', b'C'];
@@ -615,7 +525,7 @@ fn the_planner_decides_by_size() {
     let mut out = c.c.clone();
     let (m, lda) = (64i32, 64i32);
     off::with_side(None, || unsafe {
-        dgemm_(
+        f64::GEMM(
             &(b'N' as c_char),
             &(b'N' as c_char),
             &m,
@@ -644,7 +554,7 @@ fn the_planner_decides_by_size() {
         let ni = n as i32;
         off::clear_last();
         off::with_side(None, || unsafe {
-            dgemm_(
+            f64::GEMM(
                 &(b'N' as c_char),
                 &(b'N' as c_char),
                 &ni,
@@ -683,7 +593,7 @@ fn huge_operands() {
         let mut c = c0.clone();
         // A stored m x k (N), B stored n x k (T): both cut into pieces of many short columns.
         off::with_side(Some(side), || unsafe {
-            dgemm_(
+            f64::GEMM(
                 &(b'N' as c_char),
                 &(b'T' as c_char),
                 &mi,

@@ -506,8 +506,7 @@ pub fn gemm<T: Scalar>(
     let es = elem::<T>() as i64;
     let cfg = config_on::<T>(m, n, *MMA && p.cc.0 >= 8);
     if cfg.is_mma() {
-        let (al, be) = (alpha.parts(), beta.parts());
-        return gemm_mma::<T>(ex, cfg, transa, transb, m, n, k, al, a, b, be, c, reduction, beta_one);
+        return gemm_mma::<T>(ex, cfg, transa, transb, m, n, k, alpha, a, b, beta, c, reduction, beta_one);
     }
     let spec = cfg.spec();
     let f = ex.function_sfx::<T>(Family::Gemm, kernel_name::<T>(p, cfg), layout(transa, transb))?;
@@ -595,14 +594,15 @@ fn gemm_mma<T: Scalar>(
     m: i64,
     n: i64,
     k: i64,
-    (al, alp): (T, u64),
+    alpha: In<T>,
     mut a: DMat,
     mut b: DMat,
-    (be, bep): (T, u64),
+    beta: In<T>,
     c: DMat,
     reduction: Reduction,
     beta_one: bool,
 ) -> Result<()> {
+    let ((al, alp), (be, bep)) = (alpha.parts(), beta.parts());
     let p = &ex.rt.props;
     let es = elem::<T>() as i64;
     let (cja, cjb) = ((transa == Trans::ConjTrans) as i32, (transb == Trans::ConjTrans) as i32);
@@ -651,7 +651,6 @@ fn gemm_mma<T: Scalar>(
         ctr = sc.tickets((tiles * tickets) as usize)?;
     }
     if atomic && !beta_one {
-        let beta = if bep != 0 { In::Dev(bep) } else { In::Host(be) };
         scale(ex, m, n, beta, c)?;
     }
     let mut args = Args::new();
@@ -1039,23 +1038,6 @@ fn cases_for<T: Scalar>(rt: &'static Runtime, bufs: &Arc<TuneBufs>, out: &mut Ve
     Ok(())
 }
 
-type DgemmFn = unsafe extern "C" fn(
-    *mut std::ffi::c_void,
-    i32,
-    i32,
-    i32,
-    i32,
-    i32,
-    *const f64,
-    *const f64,
-    i32,
-    *const f64,
-    i32,
-    *const f64,
-    *mut f64,
-    i32,
-) -> i32;
-
 /// Measure the model's constants on this device: split-k's bandwidth and fixed time (DGEMM
 /// 16x16 Gram products at k = 2^22 and 2^12), its FMA rates (64x64 s and d, 32x32 z), and, where the real cuBLAS
 /// is reachable, the vendor DGEMM table (N, N; m = n = 16, 32, 64; k = 2^16 .. 2^22). Returns
@@ -1106,46 +1088,30 @@ pub fn calibrate(rt: &'static Runtime) -> Result<Vec<String>> {
     ];
 
     // The vendor DGEMM (N, N) at the table's points, in the same process and stream.
-    type Create = unsafe extern "C" fn(*mut *mut std::ffi::c_void) -> i32;
-    type SetStream = unsafe extern "C" fn(*mut std::ffi::c_void, sys::CUstream) -> i32;
-    type Destroy = unsafe extern "C" fn(*mut std::ffi::c_void) -> i32;
-    let vendor = unsafe {
-        (
-            super::vendor::get::<Create>("cublasCreate_v2"),
-            super::vendor::get::<SetStream>("cublasSetStream_v2"),
-            super::vendor::get::<DgemmFn>("cublasDgemm_v2"),
-            super::vendor::get::<Destroy>("cublasDestroy_v2"),
-        )
-    };
-    if let (Some(create), Some(set_stream), Some(dgemm), Some(destroy)) = vendor {
-        let mut h: *mut std::ffi::c_void = std::ptr::null_mut();
-        if unsafe { create(&mut h) } == 0 {
-            if unsafe { set_stream(h, ex.stream) } == 0 {
-                let (one, zero) = (1.0f64, 0.0f64);
-                for s in VENDOR_S.map(|s| s as i32) {
-                    for lk in [16, 18, 20, 22] {
-                        let k = 1i32 << lk;
-                        if !fits(s as i64, k as i64, 8) {
-                            continue;
-                        }
-                        let (ap, bp, cp) = (a.ptr as *const f64, b.ptr as *const f64, c.ptr as *mut f64);
-                        let t = timer.median(2, 10, &mut || match unsafe {
-                            dgemm(h, 0, 0, s, s, k, &one, ap, s, bp, k, &zero, cp, s)
-                        } {
-                            0 => Ok(()),
-                            st => Err(GpuError::Other(format!("cublasDgemm_v2 status {st}"))),
-                        });
-                        match t {
-                            Ok(t) => lines.push(format!("splitk vendor.d.{s}.{lk} {:.3}", t * 1e6)),
-                            Err(e) => lines.push(format!("# splitk vendor.d.{s}.{lk}: {e}")),
-                        }
-                    }
+    let dgemm = unsafe { super::vendor::get::<GemmFn<f64>>("cublasDgemm_v2") };
+    if let (Some(h), Some(dgemm)) = (VendorHandle::on(ex.stream), dgemm) {
+        let (one, zero) = (1.0f64, 0.0f64);
+        for s in VENDOR_S.map(|s| s as i32) {
+            for lk in [16, 18, 20, 22] {
+                let k = 1i32 << lk;
+                if !fits(s as i64, k as i64, 8) {
+                    continue;
+                }
+                let (ap, bp, cp) = (a.ptr as *const f64, b.ptr as *const f64, c.ptr as *mut f64);
+                let t = timer.median(2, 10, &mut || match unsafe {
+                    dgemm(h.0, 0, 0, s, s, k, &one, ap, s, bp, k, &zero, cp, s)
+                } {
+                    0 => Ok(()),
+                    st => Err(GpuError::Other(format!("cublasDgemm_v2 status {st}"))),
+                });
+                match t {
+                    Ok(t) => lines.push(format!("splitk vendor.d.{s}.{lk} {:.3}", t * 1e6)),
+                    Err(e) => lines.push(format!("# splitk vendor.d.{s}.{lk}: {e}")),
                 }
             }
-            unsafe { destroy(h) };
         }
     }
-    lines.extend(measure_table(rt, &ex, &timer, a.ptr, b.ptr, c.ptr, bytes)?);
+    lines.extend(measure_table(&ex, &timer, a.ptr, b.ptr, c.ptr, bytes)?);
     // The crossovers the model now implies, for the reader of the file.
     let m = Model::builtin(&rt.props).with_lines(&lines.join("\n"), "tuned");
     for s in [16i64, 32, 64] {
@@ -1180,41 +1146,48 @@ type GemmFn<T> = unsafe extern "C" fn(
 /// operands, at m = n in [`TABLE_EDGES`], k = 2^[`TABLE_LK`], the four layouts, every
 /// precision; `splitkx` lines. Points whose operands do not fit `bytes` are skipped. Without a
 /// reachable cuBLAS there is no table (the model decides).
-#[allow(clippy::too_many_arguments)]
-fn measure_table(
-    _rt: &'static Runtime,
-    ex: &Exec,
-    timer: &Timer,
-    a: u64,
-    b: u64,
-    c: u64,
-    bytes: usize,
-) -> Result<Vec<String>> {
-    type Create = unsafe extern "C" fn(*mut *mut std::ffi::c_void) -> i32;
-    type SetStream = unsafe extern "C" fn(*mut std::ffi::c_void, sys::CUstream) -> i32;
-    type Destroy = unsafe extern "C" fn(*mut std::ffi::c_void) -> i32;
-    let (Some(create), Some(set_stream), Some(destroy)) = (unsafe {
-        (
-            super::vendor::get::<Create>("cublasCreate_v2"),
-            super::vendor::get::<SetStream>("cublasSetStream_v2"),
-            super::vendor::get::<Destroy>("cublasDestroy_v2"),
-        )
-    }) else {
-        return Ok(vec!["# splitkx: no cuBLAS reachable, no measured table".into()]);
+fn measure_table(ex: &Exec, timer: &Timer, a: u64, b: u64, c: u64, bytes: usize) -> Result<Vec<String>> {
+    let Some(h) = VendorHandle::on(ex.stream) else {
+        return Ok(vec![
+            "# splitkx: no cuBLAS handle (not reachable or cublasCreate_v2 failed), no measured table".into()
+        ]);
     };
-    let mut h: *mut std::ffi::c_void = std::ptr::null_mut();
-    if unsafe { create(&mut h) } != 0 || unsafe { set_stream(h, ex.stream) } != 0 {
-        return Ok(vec!["# splitkx: cublasCreate_v2 failed, no measured table".into()]);
-    }
+    let h = h.0;
     let mut lines = vec!["# splitkx precision layout edge log2k split-k_us cuBLAS_us".to_string()];
-    let r = (|| -> Result<()> {
-        table_for::<f32>(ex, timer, h, "cublasSgemm_v2", a, b, c, bytes, &mut lines)?;
-        table_for::<f64>(ex, timer, h, "cublasDgemm_v2", a, b, c, bytes, &mut lines)?;
-        table_for::<crate::types::C32>(ex, timer, h, "cublasCgemm_v2", a, b, c, bytes, &mut lines)?;
-        table_for::<crate::types::C64>(ex, timer, h, "cublasZgemm_v2", a, b, c, bytes, &mut lines)
-    })();
-    unsafe { destroy(h) };
-    r.map(|_| lines)
+    table_for::<f32>(ex, timer, h, "cublasSgemm_v2", a, b, c, bytes, &mut lines)?;
+    table_for::<f64>(ex, timer, h, "cublasDgemm_v2", a, b, c, bytes, &mut lines)?;
+    table_for::<crate::types::C32>(ex, timer, h, "cublasCgemm_v2", a, b, c, bytes, &mut lines)?;
+    table_for::<crate::types::C64>(ex, timer, h, "cublasZgemm_v2", a, b, c, bytes, &mut lines)?;
+    Ok(lines)
+}
+
+/// A real cuBLAS handle on one stream for the calibration's vendor timings, destroyed on drop.
+struct VendorHandle(*mut std::ffi::c_void);
+
+impl VendorHandle {
+    /// None where cuBLAS cannot be reached or the handle cannot be made.
+    fn on(stream: sys::CUstream) -> Option<VendorHandle> {
+        type Create = unsafe extern "C" fn(*mut *mut std::ffi::c_void) -> i32;
+        type SetStream = unsafe extern "C" fn(*mut std::ffi::c_void, sys::CUstream) -> i32;
+        let create = unsafe { super::vendor::get::<Create>("cublasCreate_v2")? };
+        let set_stream = unsafe { super::vendor::get::<SetStream>("cublasSetStream_v2")? };
+        let mut h = VendorHandle(std::ptr::null_mut());
+        if unsafe { create(&mut h.0) } != 0 {
+            return None;
+        }
+        (unsafe { set_stream(h.0, stream) } == 0).then_some(h)
+    }
+}
+
+impl Drop for VendorHandle {
+    fn drop(&mut self) {
+        type Destroy = unsafe extern "C" fn(*mut std::ffi::c_void) -> i32;
+        if !self.0.is_null() {
+            if let Some(destroy) = unsafe { super::vendor::get::<Destroy>("cublasDestroy_v2") } {
+                unsafe { destroy(self.0) };
+            }
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
