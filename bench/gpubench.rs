@@ -51,6 +51,8 @@ usage: gpubench [options]
                        times the kernels) or host (adds the wait a host-pointer-mode caller pays)
   --overhead           only measure the host cost of one call (us of enqueue per call, tiny
                        n, GPU kept busy): real cuBLAS, the entry forced to either side, hyblas
+  --gemm-points LIST   gemm_smallout: only these points, p:ab:m:n:k (e.g. s:nn:64:64:8192,d:tn:1:1:2^20)
+  --gemm-twin          gemm_smallout: also time the real cuBLAS through a second handle (cublas2_us)
   --entry-lib PATH     hyblas library whose cublas*_v2 exports make the entry column
                        (default: the process's own, else libhyblas.so next to this program)
   --no-entry           leave the entry column empty
@@ -85,6 +87,8 @@ struct Opts {
     sizes_n: Vec<usize>,
     sizes_len: Vec<usize>,
     overhead: bool,
+    gemm_points: Vec<(char, gemm_smallout::Point)>,
+    gemm_twin: bool,
 }
 
 fn list(s: &str) -> Vec<String> {
@@ -122,6 +126,8 @@ fn parse_opts() -> Result<Opts, String> {
         sizes_n: Vec::new(),
         sizes_len: Vec::new(),
         overhead: false,
+        gemm_points: Vec::new(),
+        gemm_twin: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -164,6 +170,8 @@ fn parse_opts() -> Result<Opts, String> {
                 v => return Err(format!("--results takes host or device, not `{v}`")),
             },
             "--overhead" => o.overhead = true,
+            "--gemm-points" => o.gemm_points = gemm_smallout::parse_points(&value()?)?,
+            "--gemm-twin" => o.gemm_twin = true,
             _ => return Err(format!("unknown argument `{arg}` (see --help)")),
         }
     }

@@ -35,7 +35,7 @@ const LONG_K: usize = 1 << 16;
 const READ_GBS: f64 = 4460.0;
 
 /// The sides of one point, in `measure`'s order.
-const SIDES: [&str; 4] = ["hyblas", "atomic", "cublas", "entry"];
+const SIDES: [&str; 5] = ["hyblas", "atomic", "cublas", "entry", "cublas2"];
 
 /// Whether `--only` selects this group (no `--only`: every group).
 pub(super) fn selected(o: &Opts) -> bool {
@@ -43,7 +43,7 @@ pub(super) fn selected(o: &Opts) -> bool {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Point {
+pub(super) struct Point {
     ta: Trans,
     tb: Trans,
     m: usize,
@@ -84,8 +84,49 @@ fn shapes(quick: bool) -> Vec<(usize, usize)> {
     sq.iter().map(|&s| (s, s)).chain(pairs.iter().copied()).collect()
 }
 
-/// The points of precision `prec`, and how many were skipped for size.
-fn points(quick: bool, prec: char, esz: usize) -> (Vec<Point>, usize) {
+/// `--gemm-points`: `p:ab:m:n:k` items (precision, op(A) op(B) letters, sizes; k may be 2^e),
+/// e.g. `s:nn:64:64:8192,d:tn:1:1:2^20`.
+pub(super) fn parse_points(v: &str) -> Result<Vec<(char, Point)>, String> {
+    let op = |c: char| match c {
+        'n' => Some(Trans::No),
+        't' => Some(Trans::Trans),
+        'c' => Some(Trans::ConjTrans),
+        _ => None,
+    };
+    let num = |t: &str| match t.strip_prefix("2^") {
+        Some(e) => e.parse::<u32>().ok().filter(|&e| e < 40).map(|e| 1usize << e),
+        None => t.parse::<usize>().ok(),
+    };
+    v.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(|item| {
+            let f: Vec<&str> = item.split(':').collect();
+            let bad = || format!("bad --gemm-points item `{item}` (want p:ab:m:n:k, e.g. s:nn:64:64:8192)");
+            let [p, ops, m, n, k] = f[..] else { return Err(bad()) };
+            let p = p.chars().next().filter(|c| p.len() == 1 && "sdcz".contains(*c)).ok_or_else(bad)?;
+            let mut oc = ops.chars().map(op);
+            let (Some(Some(ta)), Some(Some(tb)), None) = (oc.next(), oc.next(), oc.next()) else { return Err(bad()) };
+            let (Some(m), Some(n), Some(k)) = (num(m), num(n), num(k)) else { return Err(bad()) };
+            if m == 0 || n == 0 || k == 0 {
+                return Err(bad());
+            }
+            Ok((p, Point { ta, tb, m, n, k }))
+        })
+        .collect()
+}
+
+/// The points of precision `prec` (the `--gemm-points` of it when given), and how many were
+/// skipped for size.
+fn points(o: &Opts, prec: char, esz: usize) -> (Vec<Point>, usize) {
+    if !o.gemm_points.is_empty() {
+        let pts: Vec<Point> = o.gemm_points.iter().filter(|(p, _)| *p == prec).map(|&(_, pt)| pt).collect();
+        let n = pts.len();
+        let pts: Vec<Point> = pts.into_iter().filter(|p| p.operand_bytes(esz) <= MAX_OPERAND_BYTES).collect();
+        let skipped = n - pts.len();
+        return (pts, skipped);
+    }
+    let quick = o.quick;
     let mut pts = Vec::new();
     for (ta, tb) in [(Trans::No, Trans::No), (Trans::Trans, Trans::No)] {
         for &(m, n) in &shapes(quick) {
@@ -129,6 +170,9 @@ pub(super) struct GRow {
     atomic_us: Option<f64>,
     cublas_us: Option<f64>,
     entry_us: Option<f64>,
+    /// `--gemm-twin`: the real cuBLAS again, through a second handle (how far two cuBLAS handles
+    /// on one stream differ: the noise floor of the entry's comparison).
+    twin_us: Option<f64>,
     /// Largest difference of hyblas's and the entry's C from cuBLAS's, relative to max |C|.
     rel_diff: Option<f64>,
     reps: usize,
@@ -158,7 +202,7 @@ impl GRow {
 }
 
 const CSV_HEADER: &str = "precision,transa,transb,m,n,k,hyblas_us,cublas_us,atomic_us,entry_us,gbs,cublas_gbs,\
-atomic_gbs,entry_gbs,bytes,cublas_over_hyblas,hyblas_over_atomic,entry_over_cublas,rel_diff,reps";
+atomic_gbs,entry_gbs,bytes,cublas_over_hyblas,hyblas_over_atomic,entry_over_cublas,rel_diff,reps,cublas2_us";
 
 fn csv(rows: &[GRow]) -> String {
     let mut s = String::from(CSV_HEADER);
@@ -167,7 +211,7 @@ fn csv(rows: &[GRow]) -> String {
     for r in rows {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.0},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.0},{},{},{},{},{},{}",
             r.prec,
             r.ta.to_ascii_uppercase(),
             r.tb.to_ascii_uppercase(),
@@ -187,7 +231,8 @@ fn csv(rows: &[GRow]) -> String {
             opt(div(r.det_us, r.atomic_us), 4),
             opt(div(r.entry_us, r.cublas_us), 4),
             r.rel_diff.map_or(String::new(), |d| format!("{d:.2e}")),
-            r.reps
+            r.reps,
+            opt(r.twin_us, 3)
         );
     }
     s
@@ -203,6 +248,7 @@ fn read_csv(path: &Path) -> Result<Vec<GRow>, String> {
         (need("precision")?, need("transa")?, need("transb")?, need("m")?, need("n")?, need("k")?);
     let (ih, ic) = (need("hyblas_us")?, need("cublas_us")?);
     let (ia, ie, id, ir) = (col("atomic_us"), col("entry_us"), col("rel_diff"), col("reps"));
+    let itw = col("cublas2_us");
     let mut rows = Vec::new();
     for (i, line) in lines.enumerate() {
         let f: Vec<&str> = line.split(',').map(str::trim).collect();
@@ -221,6 +267,7 @@ fn read_csv(path: &Path) -> Result<Vec<GRow>, String> {
             cublas_us: get(Some(ic)),
             atomic_us: get(ia),
             entry_us: get(ie),
+            twin_us: get(itw),
             rel_diff: get(id),
             reps: get(ir).unwrap_or(0.0) as usize,
         });
@@ -305,13 +352,17 @@ fn letter(t: Trans) -> char {
 /// Every point of precision T; rows appended.
 fn run_precision<T: Scalar>(
     cx: &Ctx,
-    quick: bool,
+    o: &Opts,
+    twin: Option<&Api>,
     rows: &mut Vec<GRow>,
     save: &mut dyn FnMut(&[GRow]),
     progress: &mut dyn FnMut(String),
 ) {
     let esz = std::mem::size_of::<T>();
-    let (pts, skipped) = points(quick, T::PREFIX, esz);
+    let (pts, skipped) = points(o, T::PREFIX, esz);
+    if pts.is_empty() {
+        return;
+    }
     if skipped > 0 {
         progress(format!("{}gemm: {skipped} points skipped (A and B over 8 GiB)", T::PREFIX));
     }
@@ -334,7 +385,7 @@ fn run_precision<T: Scalar>(
     let alloc = |n: usize| DeviceBuffer::new(n * esz).map_err(|e| e.to_string());
     let bufs = (|| -> Result<_, String> {
         let (a, b) = (alloc(amax)?, alloc(bmax)?);
-        let c = [alloc(cmax)?, alloc(cmax)?, alloc(cmax)?, alloc(cmax)?];
+        let c = [alloc(cmax)?, alloc(cmax)?, alloc(cmax)?, alloc(cmax)?, alloc(cmax)?];
         let seed = 0x6E44_0000 + T::PREFIX as u64;
         fill::<T>(a.ptr, amax, seed)?;
         fill::<T>(b.ptr, bmax, seed.wrapping_mul(977).wrapping_add(0x1000_0000_0000))?;
@@ -360,6 +411,7 @@ fn run_precision<T: Scalar>(
             Some(hyblas_gemm::<T>(ex, *p, d(1), Reduction::Atomic)),
             cx.cublas.and_then(|api| api_gemm::<T>(api, *p, d(2))),
             cx.entry.and_then(|api| api_gemm::<T>(api, *p, d(3))),
+            twin.and_then(|api| api_gemm::<T>(api, *p, d(4))),
         ];
         let meas = measure(&mut sides, &mut || Ok(()), cx.timer, cx.rt, cx.stream, &cx.cfg);
         for (label, mm) in SIDES.iter().zip(&meas) {
@@ -405,6 +457,7 @@ fn run_precision<T: Scalar>(
             atomic_us: meas[1].us,
             cublas_us: meas[2].us,
             entry_us: meas[3].us,
+            twin_us: meas[4].us,
             rel_diff,
             reps: meas.iter().map(|m| m.reps).max().unwrap_or(0),
         });
@@ -859,12 +912,24 @@ pub(super) fn run(cx: &Ctx, o: &Opts) {
         }
     };
     let mut progress = |line: String| eprintln!("[gemm] {:>5.0} s  {line}", t0.elapsed().as_secs_f64());
+    let twin = if o.gemm_twin {
+        match real_cublas(cx.stream) {
+            Ok(api) => Some(api),
+            Err(e) => {
+                progress(format!("--gemm-twin: no second cuBLAS handle: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let twin = twin.as_ref();
     for &p in &o.prec {
         match p {
-            's' => run_precision::<f32>(cx, o.quick, &mut rows, &mut save, &mut progress),
-            'd' => run_precision::<f64>(cx, o.quick, &mut rows, &mut save, &mut progress),
-            'c' => run_precision::<C32>(cx, o.quick, &mut rows, &mut save, &mut progress),
-            _ => run_precision::<C64>(cx, o.quick, &mut rows, &mut save, &mut progress),
+            's' => run_precision::<f32>(cx, o, twin, &mut rows, &mut save, &mut progress),
+            'd' => run_precision::<f64>(cx, o, twin, &mut rows, &mut save, &mut progress),
+            'c' => run_precision::<C32>(cx, o, twin, &mut rows, &mut save, &mut progress),
+            _ => run_precision::<C64>(cx, o, twin, &mut rows, &mut save, &mut progress),
         }
     }
     print!("{}", text_tables(&rows));

@@ -749,6 +749,61 @@ __device__ __forceinline__ void skm_sizes(i64 G, i64& slots, i64& tickets) {
     }
 }
 
+// The cross-block reduction of both fragment families (SK_PART): this block's sum, NW words in
+// red (shared), goes to its slot of the tile's partials; the last block of each group of
+// SKM_FAN to arrive adds the group's partials in increasing order and carries on one level up.
+// Returns true in the one block that ends with the tile's total in red (every thread of it);
+// the others return false and leave. Block (32, SKM_WARPS) = NTH threads.
+template <typename W, int NW, int NTH>
+__device__ __forceinline__ bool sk_cross(W* red, W* part, unsigned* ctr, i64 chunks, i64 tile, i64 blk, int tid) {
+    __shared__ int last;
+    i64 slots, tickets;
+    skm_sizes(chunks, slots, tickets);
+    W* pt = part + tile * slots * NW;
+    unsigned* ct = ctr + tile * tickets;
+    i64 slot = blk;
+    for (i64 nl = chunks; nl > 1; nl = (nl + SKM_FAN - 1) / SKM_FAN) {
+        // This block's partial of level l into its slot; then its ticket.
+        for (int e = tid; e < NW; e += NTH) pt[slot * NW + e] = red[e];
+        __threadfence();
+        __syncthreads();
+        const i64 grp = slot / SKM_FAN, first = grp * SKM_FAN;
+        const int cnt = (int)((nl - first < SKM_FAN) ? nl - first : SKM_FAN);
+        if (tid == 0) {
+            const unsigned got = atomicAdd(ct + grp, 1u);
+            last = got == (unsigned)(cnt - 1);
+            if (last) ct[grp] = 0u;  // every member arrived: ready for the next call
+        }
+        __syncthreads();
+        if (!last) return false;
+        __threadfence();
+        // The group's partials, in increasing order; every load of the thread issued before
+        // the first add (the group read is latency-bound otherwise).
+        constexpr int EPT = (NW + NTH - 1) / NTH;
+        W v[EPT][SKM_FAN];
+#pragma unroll
+        for (int i = 0; i < EPT; i++) {
+            const int e = tid + i * NTH;
+#pragma unroll
+            for (int q = 0; q < SKM_FAN; q++) v[i][q] = (q < cnt && e < NW) ? __ldcg(pt + (first + q) * NW + e) : W(0);
+        }
+#pragma unroll
+        for (int i = 0; i < EPT; i++) {
+            const int e = tid + i * NTH;
+            W s = v[i][0];
+#pragma unroll
+            for (int q = 1; q < SKM_FAN; q++)
+                if (q < cnt) s += v[i][q];
+            if (e < NW) red[e] = s;
+        }
+        __syncthreads();
+        pt += nl * NW;
+        ct += (nl + SKM_FAN - 1) / SKM_FAN;
+        slot = grp;
+    }
+    return true;
+}
+
 template <typename T, bool AKC, bool BKC, int MT, int NT, int F, int U, bool VEC>
 __device__ __forceinline__ void skm_stream(double (&acc)[MT][NT][skm_t<T>::ACC], const T* __restrict__ a, i64 lda,
                                            const T* __restrict__ b, i64 ldb, i64 m, i64 n, i64 i0, i64 j0, i64 k0,
@@ -776,16 +831,17 @@ __device__ __forceinline__ void skm_stream(double (&acc)[MT][NT][skm_t<T>::ACC],
     }
 }
 
-// Block (32, SKM_WARPS); grid (G, tiles). ctr: the per-stream zeroed tickets.
+// Block (32, SKM_WARPS); grid (tiles, G): the tiles of one k-chunk are neighbours in launch
+// order, so they run together and share their rows of A and B through L2. ctr: the per-stream
+// zeroed tickets.
 template <typename T, bool AKC, bool BKC, int MT, int NT, int F, int U>
 __device__ __forceinline__ void skm_body(SK_PARAMS(T), unsigned* ctr) {
     constexpr int ACC = skm_t<T>::ACC, R = MT * NT * ACC, NTH = 32 * SKM_WARPS;
     constexpr int EDGE = F > 1 ? 8 / F : 8 * MT, NO = F > 1 ? EDGE * EDGE : 64 * MT * NT;
     __shared__ double red[(SKM_WARPS / 2) * R * 32];
-    __shared__ int last;
     if (blockDim.x != 32 || blockDim.y != SKM_WARPS) sk_fail();
     const int lane = threadIdx.x, w = threadIdx.y, tid = w * 32 + lane, gi = lane >> 2, t = lane & 3;
-    const i64 blk = blockIdx.x, tile = blockIdx.y;
+    const i64 blk = blockIdx.y, tile = blockIdx.x;
     const i64 i0 = (tile % tiles_m) * EDGE, j0 = (tile / tiles_m) * (F > 1 ? EDGE : 8 * NT);
     const T al = scalar_arg(alpha, alpha_p);
     const T be = scalar_arg(beta, beta_p);
@@ -841,58 +897,218 @@ __device__ __forceinline__ void skm_body(SK_PARAMS(T), unsigned* ctr) {
         }
         return;
     }
-    if (mode == SK_PART) {
-        i64 slots, tickets;
-        skm_sizes(chunks, slots, tickets);
-        double* pt = reinterpret_cast<double*>(part) + tile * slots * (R * 32);
-        unsigned* ct = ctr + tile * tickets;
-        i64 slot = blk;
-        for (i64 nl = chunks; nl > 1; nl = (nl + SKM_FAN - 1) / SKM_FAN) {
-            // This block's partial of level l into its slot; then its ticket.
-            for (int e = tid; e < R * 32; e += NTH) pt[slot * (R * 32) + e] = red[e];
-            __threadfence();
-            __syncthreads();
-            const i64 grp = slot / SKM_FAN, first = grp * SKM_FAN;
-            const int cnt = (int)((nl - first < SKM_FAN) ? nl - first : SKM_FAN);
-            if (tid == 0) {
-                const unsigned got = atomicAdd(ct + grp, 1u);
-                last = got == (unsigned)(cnt - 1);
-                if (last) ct[grp] = 0u;  // every member arrived: ready for the next call
-            }
-            __syncthreads();
-            if (!last) return;
-            __threadfence();
-            // The group's partials, in increasing order; every load of the thread issued
-            // before the first add (the group read is latency-bound otherwise).
-            constexpr int EPT = (R * 32 + NTH - 1) / NTH;
-            double v[EPT][SKM_FAN];
-#pragma unroll
-            for (int i = 0; i < EPT; i++) {
-                const int e = tid + i * NTH;
-#pragma unroll
-                for (int q = 0; q < SKM_FAN; q++)
-                    v[i][q] = (q < cnt && e < R * 32) ? __ldcg(pt + (first + q) * (R * 32) + e) : 0.0;
-            }
-#pragma unroll
-            for (int i = 0; i < EPT; i++) {
-                const int e = tid + i * NTH;
-                double s = v[i][0];
-#pragma unroll
-                for (int q = 1; q < SKM_FAN; q++)
-                    if (q < cnt) s += v[i][q];
-                if (e < R * 32) red[e] = s;
-            }
-            __syncthreads();
-            pt += nl * (R * 32);
-            ct += (nl + SKM_FAN - 1) / SKM_FAN;
-            slot = grp;
-        }
-    }
+    if (mode == SK_PART && !sk_cross<double, R * 32, NTH>(red, reinterpret_cast<double*>(part), ctr, chunks, tile, blk, tid))
+        return;
     // SK_STORE, or the last block of SK_PART: C := alpha*sum + beta*C.
     for (int o = tid; o < NO; o += NTH) {
         int row, col;
         const T v = skm_out<T, AKC, BKC, MT, NT, F>(red, o, row, col);
         if (i0 + row < m && j0 + col < n) sk_update(c + (i0 + row) + (j0 + col) * ldc, al, be, v);
+    }
+}
+#endif
+
+// ---- FFMA fragment kernels: split-k for float and complex float (any architecture) ----
+//
+// The same plan as the tensor-core kernels, on CUDA cores: operands go from global memory
+// straight into registers with 16-byte loads (no shared memory on the operand path), and a block
+// of SKM_WARPS warps per k-chunk ends in the same cross-block reduction (sk_cross).
+//
+// A warp holds a TM x TN output tile, cut into SG = (TM/RM)*(TN/RN) lane groups of RM x RN
+// outputs; the KL = 32/SG lanes of a group (lane = group*KL + kl) take different k: one warp step
+// covers KW = KL*V consecutive k (V = 16/sizeof(T) elements per 16 bytes), lane kl the V values
+// from kb + kl*V. Per step a lane loads its RM rows of op(A) and RN columns of op(B) at those V
+// k (k-contiguous operands: one 16-byte load per row; k-strided ones: one 16-byte load per V
+// consecutive rows and k value) and does RM*RN*V FMAs. Lanes of different groups that need the
+// same rows load the same addresses in the same instruction, which the memory system merges.
+//
+// Summation order (fixed by m, n, k and the configuration): each lane adds its steps in order
+// (warp w: steps w, w + W, ...; within a step the V k values in order); the KL lanes of a group
+// by a butterfly (xor 1, 2, .. : every lane ends with the same bits); the block's warps by the
+// fixed tree of the tensor-core kernels; the blocks by sk_cross.
+#ifndef SK_HOST_EMU
+__device__ __forceinline__ float shfl_xor_t(float v, int d) { return __shfl_xor_sync(0xffffffffu, v, d); }
+__device__ __forceinline__ cfloat shfl_xor_t(cfloat v, int d) {
+    return cfloat{__shfl_xor_sync(0xffffffffu, v.x, d), __shfl_xor_sync(0xffffffffu, v.y, d)};
+}
+
+// 16 bytes read once (see skm_ld16), as V elements of T.
+template <typename T> __device__ __forceinline__ void skf_ld16(const T* p, T (&out)[16 / sizeof(T)]) {
+    float4 v;
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
+        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+        : "l"(p));
+    static_assert(sizeof(out) == sizeof(v), "16 bytes");
+    memcpy(&out, &v, 16);
+}
+
+// This lane's values of one operand for its unit at kb: x[r][e] = op(X)(r0 + r, kb + e), e < V,
+// zero past `rows` and (PRED) past kend, conjugated when cj. VEC: the base and leading dimension
+// are 16-byte aligned (host check); kb and r0 are multiples of V by construction.
+template <typename T, bool KC, int R, bool VEC, bool PRED>
+__device__ __forceinline__ void skf_load(const T* __restrict__ g, i64 ld, i64 rows, i64 r0, i64 kb, i64 kend, int cj,
+                                         T (&x)[R][16 / sizeof(T)]) {
+    constexpr int V = 16 / (int)sizeof(T);
+    if constexpr (KC) {
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const i64 row = r0 + r;
+            if (VEC && !PRED) {
+                if (row < rows) skf_ld16(g + row * ld + kb, x[r]);
+                else
+#pragma unroll
+                    for (int e = 0; e < V; e++) x[r][e] = zero<T>();
+            } else {
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    x[r][e] = (row < rows && (!PRED || kb + e < kend)) ? g[row * ld + kb + e] : zero<T>();
+            }
+        }
+    } else {
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+            const i64 p = kb + e;
+            const bool kok = !PRED || p < kend;
+#pragma unroll
+            for (int rv = 0; rv < R; rv += V) {
+                const i64 row = r0 + rv;
+                if (R % V == 0 && VEC && kok && row + V <= rows) {
+                    T u[V];
+                    skf_ld16(g + row + p * ld, u);
+#pragma unroll
+                    for (int v = 0; v < V; v++)
+                        if (rv + v < R) x[rv + v][e] = u[v];
+                } else {
+#pragma unroll
+                    for (int v = 0; v < V; v++)
+                        if (rv + v < R) x[rv + v][e] = (kok && row + v < rows) ? g[row + v + p * ld] : zero<T>();
+                }
+            }
+        }
+    }
+    if constexpr (sizeof(T) == 8) {
+        if (cj) {
+#pragma unroll
+            for (int r = 0; r < R; r++)
+#pragma unroll
+                for (int e = 0; e < V; e++) x[r][e] = conj_t(x[r][e]);
+        }
+    }
+}
+
+template <typename T, int RM, int RN>
+__device__ __forceinline__ void skf_fma(T (&acc)[RM][RN], const T (&x)[RM][16 / sizeof(T)],
+                                        const T (&y)[RN][16 / sizeof(T)]) {
+#pragma unroll
+    for (int e = 0; e < 16 / (int)sizeof(T); e++)
+#pragma unroll
+        for (int i = 0; i < RM; i++)
+#pragma unroll
+            for (int j = 0; j < RN; j++) acc[i][j] = fma_t(x[i][e], y[j][e], acc[i][j]);
+}
+
+// Block (32, SKM_WARPS); grid (tiles, G) as in skm_body. ctr: the per-stream zeroed tickets.
+template <typename T, bool AKC, bool BKC, int TM, int TN, int RM, int RN, int U>
+__device__ __forceinline__ void skf_body(SK_PARAMS(T), unsigned* ctr) {
+    constexpr int V = 16 / (int)sizeof(T), GM = TM / RM, SG = GM * (TN / RN), KL = 32 / SG, KW = KL * V;
+    constexpr int NTH = 32 * SKM_WARPS, NO = TM * TN, NW = NO * (int)(sizeof(T) / sizeof(float));
+    static_assert(SG * KL == 32 && TM % RM == 0 && TN % RN == 0, "skf geometry");
+    __shared__ T red[(SKM_WARPS / 2) * NO];
+    if (blockDim.x != 32 || blockDim.y != SKM_WARPS) sk_fail();
+    const int lane = threadIdx.x, w = threadIdx.y, tid = w * 32 + lane, grp = lane / KL, kl = lane % KL;
+    const i64 blk = blockIdx.y, tile = blockIdx.x;
+    const i64 i0 = (tile % tiles_m) * TM, j0 = (tile / tiles_m) * TN;
+    const int ri = (grp % GM) * RM, cj0 = (grp / GM) * RN;  // the group's subtile in the warp tile
+    const T al = scalar_arg(alpha, alpha_p);
+    const T be = scalar_arg(beta, beta_p);
+    if (is_zero(al)) {
+        // A and B are not read; block 0 applies beta to its tile (the atomic path's scale kernel
+        // did it already).
+        if (blk == 0 && mode != SK_ATOMIC) {
+            for (int o = tid; o < NO; o += NTH) {
+                const i64 i = i0 + o % TM, j = j0 + o / TM;
+                if (i < m && j < n) sk_scale(c + i + j * ldc, be);
+            }
+        }
+        return;
+    }
+    T acc[RM][RN];
+#pragma unroll
+    for (int i = 0; i < RM; i++)
+#pragma unroll
+        for (int j = 0; j < RN; j++) acc[i][j] = zero<T>();
+    const i64 k0 = blk * L, kend = (k - k0 < L) ? k : k0 + L;
+    const i64 nfull = (kend - k0) / KW, nall = (kend - k0 + KW - 1) / KW;
+    const i64 ra = i0 + ri, rb = j0 + cj0;
+    i64 s = w;
+    if (vec == 3) {
+        for (; s + (U - 1) * SKM_WARPS < nfull; s += U * SKM_WARPS) {
+            T x[U][RM][V], y[U][RN][V];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const i64 kb = k0 + (s + u * SKM_WARPS) * KW + kl * V;
+                skf_load<T, AKC, RM, true, false>(a, lda, m, ra, kb, kend, cja, x[u]);
+                skf_load<T, BKC, RN, true, false>(b, ldb, n, rb, kb, kend, cjb, y[u]);
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) skf_fma<T, RM, RN>(acc, x[u], y[u]);
+        }
+    }
+    for (; s < nall; s += SKM_WARPS) {
+        T x[RM][V], y[RN][V];
+        const i64 kb = k0 + s * KW + kl * V;
+        skf_load<T, AKC, RM, false, true>(a, lda, m, ra, kb, kend, cja, x);
+        skf_load<T, BKC, RN, false, true>(b, ldb, n, rb, kb, kend, cjb, y);
+        skf_fma<T, RM, RN>(acc, x, y);
+    }
+    // The group's KL lanes: a butterfly, identical bits in every lane.
+#pragma unroll
+    for (int d = 1; d < KL; d <<= 1)
+#pragma unroll
+        for (int i = 0; i < RM; i++)
+#pragma unroll
+            for (int j = 0; j < RN; j++) acc[i][j] = acc[i][j] + shfl_xor_t(acc[i][j], d);
+    // The block's warps, by the fixed tree (w += w + h for h = W/2, ..., 1); then the block's
+    // sum in red[0 .. NO), output o = row + col*TM of the tile.
+#pragma unroll
+    for (int h = SKM_WARPS / 2; h >= 1; h >>= 1) {
+        if (w >= h && w < 2 * h && kl == 0) {
+#pragma unroll
+            for (int i = 0; i < RM; i++)
+#pragma unroll
+                for (int j = 0; j < RN; j++) red[(w - h) * NO + (ri + i) + (cj0 + j) * TM] = acc[i][j];
+        }
+        __syncthreads();
+        if (w < h) {
+#pragma unroll
+            for (int i = 0; i < RM; i++)
+#pragma unroll
+                for (int j = 0; j < RN; j++) acc[i][j] = acc[i][j] + red[w * NO + (ri + i) + (cj0 + j) * TM];
+        }
+        __syncthreads();
+    }
+    if (w == 0 && kl == 0) {
+#pragma unroll
+        for (int i = 0; i < RM; i++)
+#pragma unroll
+            for (int j = 0; j < RN; j++) red[(ri + i) + (cj0 + j) * TM] = acc[i][j];
+    }
+    __syncthreads();
+
+    if (mode == SK_ATOMIC) {
+        for (int o = tid; o < NO; o += NTH) {
+            const i64 i = i0 + o % TM, j = j0 + o / TM;
+            if (i < m && j < n) atomic_add_t(c + i + j * ldc, al * red[o]);
+        }
+        return;
+    }
+    if (mode == SK_PART &&
+        !sk_cross<float, NW, NTH>(reinterpret_cast<float*>(red), reinterpret_cast<float*>(part), ctr, chunks, tile, blk,
+                                  tid))
+        return;
+    for (int o = tid; o < NO; o += NTH) {
+        const i64 i = i0 + o % TM, j = j0 + o / TM;
+        if (i < m && j < n) sk_update(c + i + j * ldc, al, be, red[o]);
     }
 }
 #endif
@@ -946,17 +1162,19 @@ SK_ENTRIES(z, cdouble)
 
 // Fragment kernels: P gemm_skm<edge>_<layout>, edge = 8*MT (MT = NT), or with a fold F
 // (one subtile) edge = 8/F.
-#define SKM_ENTRY(P, T, EDGE, MT, F, U, SFX, AKC, BKC)                                                   \
-    extern "C" __global__ void __launch_bounds__(32 * SKM_WARPS) P##gemm_skm##EDGE##_##SFX(SK_PARAMS(T), \
-                                                                                           unsigned* ctr) { \
-        skm_body<T, AKC, BKC, MT, MT, F, U>(SK_ARGS, ctr);                                             \
+// MINB: blocks per SM the registers must allow (2 for all but the 32x32 tile, whose
+// accumulators and loads need more than 128 registers; the host caps its chunks to match).
+#define SKM_ENTRY(P, T, EDGE, MT, F, U, MINB, SFX, AKC, BKC)                                                    \
+    extern "C" __global__ void __launch_bounds__(32 * SKM_WARPS, MINB) P##gemm_skm##EDGE##_##SFX(SK_PARAMS(T), \
+                                                                                                 unsigned* ctr) { \
+        skm_body<T, AKC, BKC, MT, MT, F, U>(SK_ARGS, ctr);                                                   \
     }
-#define SKM1(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 1, 1, 8, 8, SFX, AKC, BKC)
-#define SKM4(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 4, 1, 2, 8, SFX, AKC, BKC)
-#define SKM8(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 8, 1, 1, 8, SFX, AKC, BKC)
-#define SKM16(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 16, 2, 1, 4, SFX, AKC, BKC)
-#define SKM16Z(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 16, 2, 1, 2, SFX, AKC, BKC)
-#define SKM32(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 32, 4, 1, 2, SFX, AKC, BKC)
+#define SKM1(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 1, 1, 8, 8, 2, SFX, AKC, BKC)
+#define SKM4(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 4, 1, 2, 8, 2, SFX, AKC, BKC)
+#define SKM8(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 8, 1, 1, 8, 2, SFX, AKC, BKC)
+#define SKM16(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 16, 2, 1, 4, 2, SFX, AKC, BKC)
+#define SKM16Z(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 16, 2, 1, 2, 2, SFX, AKC, BKC)
+#define SKM32(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 32, 4, 1, 2, 1, SFX, AKC, BKC)
 #ifndef SK_HOST_EMU
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 SK_LAYOUTS(d, double, SKM1)
@@ -969,4 +1187,29 @@ SK_LAYOUTS(z, cdouble, SKM4)
 SK_LAYOUTS(z, cdouble, SKM8)
 SK_LAYOUTS(z, cdouble, SKM16Z)
 #endif
+#endif
+
+// FFMA fragment kernels: P gemm_skf<edge>_<layout> (warp tile edge x edge, lane subtile RM x RN,
+// U steps in flight).
+#define SKF_ENTRY(P, T, EDGE, RM, RN, U, SFX, AKC, BKC)                                                      \
+    extern "C" __global__ void __launch_bounds__(32 * SKM_WARPS, 2) P##gemm_skf##EDGE##_##SFX(SK_PARAMS(T), \
+                                                                                           unsigned* ctr) { \
+        skf_body<T, AKC, BKC, EDGE, EDGE, RM, RN, U>(SK_ARGS, ctr);                                     \
+    }
+// Every configuration fits 2 blocks of 8 warps per SM (at most 128 registers): the kernels are
+// bound by loads in flight, not by FMAs.
+#define SKF2S(P, T, SFX, AKC, BKC) SKF_ENTRY(P, T, 2, 2, 2, 6, SFX, AKC, BKC)
+#define SKF2C(P, T, SFX, AKC, BKC) SKF_ENTRY(P, T, 2, 2, 2, 4, SFX, AKC, BKC)
+#define SKF4(P, T, SFX, AKC, BKC) SKF_ENTRY(P, T, 4, 4, 4, 2, SFX, AKC, BKC)
+#define SKF8(P, T, SFX, AKC, BKC) SKF_ENTRY(P, T, 8, 4, 4, 2, SFX, AKC, BKC)
+#define SKF16(P, T, SFX, AKC, BKC) SKF_ENTRY(P, T, 16, 4, 4, 2, SFX, AKC, BKC)
+#ifndef SK_HOST_EMU
+SK_LAYOUTS(s, float, SKF2S)
+SK_LAYOUTS(s, float, SKF4)
+SK_LAYOUTS(s, float, SKF8)
+SK_LAYOUTS(s, float, SKF16)
+SK_LAYOUTS(c, cfloat, SKF2C)
+SK_LAYOUTS(c, cfloat, SKF4)
+SK_LAYOUTS(c, cfloat, SKF8)
+SK_LAYOUTS(c, cfloat, SKF16)
 #endif

@@ -560,6 +560,54 @@ fn unsupported_cases_are_declined() {
 }
 
 // ---------------------------------------------------------------------------------------
+// Every fragment configuration (and the edges between them) x all nine op combinations.
+
+/// (m, n): each fragment edge (1, 2, 4, 8, 16, 32), one past it (partial warp tiles), several
+/// warp tiles (40 x 33: 2 x 2 tiles of 32 for double, 3 x 3 of 16 for the others), and m != n.
+const EDGE_SHAPES: [(usize, usize); 10] =
+    [(1, 1), (2, 2), (3, 1), (4, 4), (5, 8), (16, 9), (17, 17), (32, 32), (40, 33), (1, 24)];
+
+fn every_config<T: Cpu>(rt: &'static Runtime, seed: u64) {
+    let mut rng = Rng::new(seed);
+    let mut q = 0usize;
+    for &(m, n) in &EDGE_SHAPES {
+        for ta in TRANS {
+            for tb in TRANS {
+                q += 1;
+                // Many chunks with a partial last step, or a single short chunk.
+                let k = [20_012, 777][q % 2];
+                let (ra, rb) = (if ta == Trans::No { m } else { k }, if tb == Trans::No { k } else { n });
+                let c = Case {
+                    ta,
+                    tb,
+                    m,
+                    n,
+                    k,
+                    // Even q: leading dimensions of 4k elements, the vector loads; odd: one
+                    // element off, element-wise loads.
+                    pad: if q.is_multiple_of(2) { ((4 - ra % 4) % 4, (4 - rb % 4) % 4, 1) } else { (1, 1, 0) },
+                    off: q % 2,
+                    alpha: 2,
+                    beta: [2, 0, 1][q % 3],
+                    dev: q % 4 == 3,
+                    red: if q % 3 == 1 { Reduction::Atomic } else { Reduction::Deterministic },
+                };
+                run_case::<T>(rt, &mut rng, c);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_fragment_configuration_and_layout() {
+    let Some(rt) = gpu_or_skip("every_fragment_configuration_and_layout") else { return };
+    every_config::<f32>(rt, 61);
+    every_config::<f64>(rt, 62);
+    every_config::<C32>(rt, 63);
+    every_config::<C64>(rt, 64);
+}
+
+// ---------------------------------------------------------------------------------------
 // The target shapes at long k.
 
 #[test]
@@ -718,11 +766,12 @@ fn tune_cases_run() {
     let Some(rt) = gpu_or_skip("tune_cases_run") else { return };
     let mut cases = splitk::tune_cases(rt).expect("tune cases");
     let keys: Vec<String> = cases.iter().map(|c| c.key.clone()).collect();
-    // Single precisions: the shared-memory tile kernels; double and complex double: the
-    // fragment kernels (tensor cores, sm_80+).
+    // The fragment kernels: FFMA for the single precisions, tensor cores for double and complex
+    // double (sm_80+; else the shared-memory tile kernels).
     let mma = rt.props.cc.0 >= 8;
     for p in ['s', 'd', 'c', 'z'] {
         let names: &[&str] = match (p, mma) {
+            ('s' | 'c', _) => &["gemm_skf2", "gemm_skf4", "gemm_skf8", "gemm_skf16"],
             ('d', true) => &["gemm_skm1", "gemm_skm4", "gemm_skm8", "gemm_skm16", "gemm_skm32"],
             ('z', true) => &["gemm_skm1", "gemm_skm4", "gemm_skm8", "gemm_skm16"],
             _ => &["gemm_sk_direct", "gemm_sk16", "gemm_sk32", "gemm_sk64"],

@@ -77,7 +77,7 @@ pub enum Config {
     T64,
     /// Double and complex double on FP64 tensor cores (sm_80+): a warp holds an 8x8, 16x16 or
     /// 32x32 output tile, its mma fragments loaded straight from global memory; a block of
-    /// `MMA_WARPS` warps per k-chunk, the chunks added inside the same kernel (`gemm_skm8` etc.).
+    /// `FRAG_WARPS` warps per k-chunk, the chunks added inside the same kernel (`gemm_skm8` etc.).
     /// M1 and M4 fold k into the fragment for outputs up to 1x1 and 4x4: 8 and 2 k-segments
     /// share the 8 fragment rows, so every lane loads data (`gemm_skm1`, `gemm_skm4`).
     M1,
@@ -85,10 +85,19 @@ pub enum Config {
     M8,
     M16,
     M32,
+    /// Single and complex single on CUDA cores, the same plan as the tensor-core kernels: a
+    /// warp holds a 2x2 .. 16x16 output tile (16x16 tiles beyond), each lane group of it a 2x2
+    /// or 4x4 subtile whose operands it loads straight from global memory with 16-byte loads,
+    /// several lanes per group taking different k; a block of `FRAG_WARPS` warps per k-chunk and
+    /// the chunks added in the same kernel (`gemm_skf2` .. `gemm_skf16`).
+    F2,
+    F4,
+    F8,
+    F16,
 }
 
 impl Config {
-    pub const ALL: [Config; 9] = [
+    pub const ALL: [Config; 13] = [
         Config::Direct,
         Config::T16,
         Config::T32,
@@ -98,11 +107,32 @@ impl Config {
         Config::M8,
         Config::M16,
         Config::M32,
+        Config::F2,
+        Config::F4,
+        Config::F8,
+        Config::F16,
     ];
 
     /// A fragment (tensor-core) configuration.
     pub fn is_mma(self) -> bool {
         matches!(self, Config::M1 | Config::M4 | Config::M8 | Config::M16 | Config::M32)
+    }
+    /// An FFMA fragment configuration (single, complex single).
+    pub fn is_ffma(self) -> bool {
+        matches!(self, Config::F2 | Config::F4 | Config::F8 | Config::F16)
+    }
+    /// A fragment kernel of either kind: fixed blocks of `FRAG_WARPS` warps, one kernel that
+    /// also adds the chunks (`gemm_frag`).
+    pub fn is_frag(self) -> bool {
+        self.is_mma() || self.is_ffma()
+    }
+    /// Lane subtile edge of an FFMA configuration (`SKF_ENTRY` in the kernel file).
+    fn ffma_sub(self) -> i64 {
+        if self == Config::F2 {
+            2
+        } else {
+            4
+        }
     }
     /// k-segments folded into a fragment (1 without a fold).
     fn fold(self) -> i64 {
@@ -118,6 +148,7 @@ impl Config {
         match self {
             Config::M1 | Config::M4 | Config::M8 | Config::M16 => matches!(T::PREFIX, 'd' | 'z'),
             Config::M32 => T::PREFIX == 'd',
+            Config::F2 | Config::F4 | Config::F8 | Config::F16 => matches!(T::PREFIX, 's' | 'c'),
             _ => true,
         }
     }
@@ -134,22 +165,26 @@ impl Config {
             Config::M8 => 8,
             Config::M16 => 16,
             Config::M32 => 32,
+            Config::F2 => 2,
+            Config::F4 => 4,
+            Config::F8 => 8,
+            Config::F16 => 16,
         }
     }
     /// Threads of one team (blockDim.x).
     pub fn team_threads(self) -> u32 {
         match self {
-            Config::Direct | Config::M1 | Config::M4 | Config::M8 | Config::M16 | Config::M32 => 32,
             Config::T16 | Config::T32 => 64,
             Config::T64 => 256,
+            _ => 32,
         }
     }
     /// Bytes of one pipeline stage (both operands): `SK16_SB` etc.
     fn stage_bytes(self) -> i64 {
         match self {
-            Config::Direct | Config::M1 | Config::M4 | Config::M8 | Config::M16 | Config::M32 => 0,
             Config::T16 | Config::T32 => 8192,
             Config::T64 => 16384,
+            _ => 0,
         }
     }
     /// k values per step: KT of a tile kernel, one warp's 32 units in the direct kernel.
@@ -157,14 +192,21 @@ impl Config {
         match self {
             Config::Direct => 32 * (16 / es),
             // One superstep (4 * 16 bytes of k per fold segment) for each of the block's warps.
-            Config::M1 | Config::M4 | Config::M8 | Config::M16 | Config::M32 => 4 * (16 / es) * self.fold() * MMA_WARPS,
+            Config::M1 | Config::M4 | Config::M8 | Config::M16 | Config::M32 => {
+                4 * (16 / es) * self.fold() * FRAG_WARPS
+            }
+            // One step of each warp: KL = 32 / (lane groups) lanes of 16 bytes of k each.
+            Config::F2 | Config::F4 | Config::F8 | Config::F16 => {
+                let groups = (self.tile() / self.ffma_sub()).pow(2);
+                FRAG_WARPS * (32 / groups) * (16 / es)
+            }
             _ => self.stage_bytes() / (2 * self.tile() * es),
         }
     }
     /// Dynamic shared memory of one team (bytes): `SK_NS * STAGE * sizeof(T)` in the kernel,
     /// each operand's stage the larger of its two layouts.
     pub fn team_smem(self, es: i64) -> u32 {
-        if self == Config::Direct || self.is_mma() {
+        if self == Config::Direct || self.is_frag() {
             return 0;
         }
         let (r, kt, v) = (self.tile(), self.kt(es), 16 / es);
@@ -182,6 +224,10 @@ impl Config {
             Config::M8 => "gemm_skm8",
             Config::M16 => "gemm_skm16",
             Config::M32 => "gemm_skm32",
+            Config::F2 => "gemm_skf2",
+            Config::F4 => "gemm_skf4",
+            Config::F8 => "gemm_skf8",
+            Config::F16 => "gemm_skf16",
         }
     }
     fn spec(self) -> &'static KernelSpec {
@@ -190,7 +236,7 @@ impl Config {
             Config::T16 => &SK16,
             Config::T32 => &SK32,
             Config::T64 => &SK64,
-            Config::M1 | Config::M4 | Config::M8 | Config::M16 | Config::M32 => &SKM,
+            _ => &SKM,
         }
     }
     /// Tiles along m and n.
@@ -235,13 +281,13 @@ pub static SK_DIRECT: KernelSpec =
 pub static SK16: KernelSpec = KernelSpec { name: "gemm_sk16", tx: &[64], ty: &[1, 2, 4, 8], smem: smem16 };
 pub static SK32: KernelSpec = KernelSpec { name: "gemm_sk32", tx: &[64], ty: &[1, 2, 4, 8], smem: smem32 };
 pub static SK64: KernelSpec = KernelSpec { name: "gemm_sk64", tx: &[256], ty: &[1, 2, 4], smem: smem64 };
-/// The fragment kernels: a fixed block of `MMA_WARPS` warps (the warp count is part of the
+/// The fragment kernels: a fixed block of `FRAG_WARPS` warps (the warp count is part of the
 /// summation order, so nothing is tuned).
-pub static SKM: KernelSpec = KernelSpec { name: "gemm_skm", tx: &[32], ty: &[MMA_WARPS as u32], smem: tune::no_smem };
+pub static SKM: KernelSpec = KernelSpec { name: "gemm_skm", tx: &[32], ty: &[FRAG_WARPS as u32], smem: tune::no_smem };
 /// Warps per block of the fragment kernels (`SKM_WARPS`) and partials per group of their
 /// cross-block reduction (`SKM_FAN`).
-const MMA_WARPS: i64 = 8;
-const MMA_FAN: i64 = 16;
+const FRAG_WARPS: i64 = 8;
+const FRAG_FAN: i64 = 16;
 /// The reduction: Tx outputs per block, 32 partial sums each (Ty = 32 is part of the order).
 pub static SK_REDUCE: KernelSpec =
     KernelSpec { name: "gemm_sk_reduce", tx: &[8, 16, 32], ty: &[32], smem: tune::no_smem };
@@ -261,13 +307,32 @@ pub fn config<T: Scalar>(m: i64, n: i64) -> Config {
     config_on::<T>(m, n, *MMA)
 }
 
-/// The fragment kernels for double and complex double (`HYBLAS_SPLITK_MMA`, default 1; they
-/// need sm_80, so on older devices [`gemm`] takes the other configurations).
+/// The fragment kernels (`HYBLAS_SPLITK_MMA`, default 1): tensor-core ones for double and
+/// complex double (they need sm_80, so on older devices [`gemm`] takes the tile kernels), FFMA
+/// ones for single and complex single. 0 brings back the shared-memory tile kernels everywhere.
 static MMA: Lazy<bool> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_MMA", 1) != 0);
 
+/// Whether [`gemm`] runs the fragment kernels for `T` on a device of compute capability `cc`.
+pub fn frag_on<T: Scalar>(cc: (i32, i32)) -> bool {
+    *MMA && (matches!(T::PREFIX, 's' | 'c') || cc.0 >= 8)
+}
+
 /// [`config`] with the fragment kernels allowed or not: for double the smallest warp tile
-/// (8, 16, 32) covering max(m, n), 32x32 tiles beyond; complex double 8x8 or 16x16 tiles.
+/// (8, 16, 32) covering max(m, n), 32x32 tiles beyond; complex double 8x8 or 16x16 tiles;
+/// single and complex single 2x2 .. 16x16 tiles.
 pub fn config_on<T: Scalar>(m: i64, n: i64, mma: bool) -> Config {
+    if mma && matches!(T::PREFIX, 's' | 'c') {
+        let e = m.max(n);
+        return if e <= 2 {
+            Config::F2
+        } else if e <= 4 {
+            Config::F4
+        } else if e <= 8 {
+            Config::F8
+        } else {
+            Config::F16
+        };
+    }
     if mma && matches!(T::PREFIX, 'd' | 'z') {
         let e = m.max(n);
         return if e <= 1 {
@@ -317,15 +382,19 @@ static PART_RATIO: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPL
 /// Deterministic chunking (L, G): G chunks of L (the last shorter). A function of (m, n, k,
 /// precision, configuration) and the settings above only, never of the device.
 pub fn det_chunks<T: Scalar>(cfg: Config, m: i64, n: i64, k: i64) -> (i64, i64) {
-    if cfg.is_mma() {
-        return mma_chunks(cfg, elem::<T>() as i64, m, n, k, *MMA_CHUNKS);
+    if cfg.is_frag() {
+        // One wave: the 32x32 tensor-core tile fits one block per SM (MINB = 1 in the kernel
+        // file), the others two; a second, partial wave would cost more than the chunks save.
+        let max_blocks = if cfg == Config::M32 { (*MMA_CHUNKS / 2).max(1) } else { *MMA_CHUNKS };
+        return mma_chunks(cfg, elem::<T>() as i64, m, n, k, max_blocks);
     }
     det_chunks_with(cfg, m, n, k, *MAX_CHUNKS, *PART_RATIO)
 }
 
 /// Most blocks (over all tiles) of a fragment kernel on the deterministic path
 /// (`HYBLAS_SPLITK_MMA_CHUNKS`, default 256: one wave of 2 blocks per SM on an H100/H200, and
-/// two levels of the cross-block reduction). Changing it changes the summation order.
+/// two levels of the cross-block reduction; half of it for the 32x32 tensor-core tile, which
+/// fits one block per SM). Changing it changes the summation order.
 static MMA_CHUNKS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_MMA_CHUNKS", 256).max(1) as i64);
 
 /// Fragment kernels: L a multiple of the block's step (`kt`: one superstep per warp), at
@@ -344,8 +413,8 @@ fn mma_sizes(g: i64) -> (i64, i64) {
     let (mut slots, mut tickets, mut nl) = (0, 0, g);
     while nl > 1 {
         slots += nl;
-        tickets += cdiv(nl, MMA_FAN);
-        nl = cdiv(nl, MMA_FAN);
+        tickets += cdiv(nl, FRAG_FAN);
+        nl = cdiv(nl, FRAG_FAN);
     }
     (slots, tickets)
 }
@@ -357,7 +426,7 @@ fn det_chunks_with(cfg: Config, m: i64, n: i64, k: i64, max_chunks: i64, ratio: 
         Config::T16 | Config::T32 => max_chunks,
         Config::T64 => (max_chunks / 2).max(1),
         // Not used: the fragment kernels chunk with `mma_chunks`.
-        Config::M1 | Config::M4 | Config::M8 | Config::M16 | Config::M32 => max_chunks,
+        _ => max_chunks,
     };
     let cap = (cap / (tm * tn)).max(32);
     let lmin = round_up((ratio * m * n / (m + n)).max(L_QUANTUM), L_QUANTUM);
@@ -504,9 +573,9 @@ pub fn gemm<T: Scalar>(
     }
     let p = &ex.rt.props;
     let es = elem::<T>() as i64;
-    let cfg = config_on::<T>(m, n, *MMA && p.cc.0 >= 8);
-    if cfg.is_mma() {
-        return gemm_mma::<T>(ex, cfg, transa, transb, m, n, k, alpha, a, b, beta, c, reduction, beta_one);
+    let cfg = config_on::<T>(m, n, frag_on::<T>(p.cc));
+    if cfg.is_frag() {
+        return gemm_frag::<T>(ex, cfg, transa, transb, m, n, k, alpha, a, b, beta, c, reduction, beta_one);
     }
     let spec = cfg.spec();
     let f = ex.function_sfx::<T>(Family::Gemm, kernel_name::<T>(p, cfg), layout(transa, transb))?;
@@ -586,7 +655,7 @@ pub fn gemm<T: Scalar>(
 /// [`gemm`] on the fragment kernels (double and complex double, sm_80+): one kernel, whose last
 /// block per tile writes C (no reduction kernel); the atomic path scales C by beta first.
 #[allow(clippy::too_many_arguments)]
-fn gemm_mma<T: Scalar>(
+fn gemm_frag<T: Scalar>(
     ex: &Exec,
     cfg: Config,
     mut transa: Trans,
@@ -621,13 +690,13 @@ fn gemm_mma<T: Scalar>(
     let atomic = reduction == Reduction::Atomic;
     let (l, chunks) = if atomic {
         // One wave of blocks (eq. 7 with the compiled kernel's registers).
-        let threads = (32 * MMA_WARPS) as u32;
+        let threads = (32 * FRAG_WARPS) as u32;
         let wave = occupancy::active_blocks(p, &f, threads, 0) as u64 * p.sm_count as u64;
         atomic_chunks(cfg, es, m, n, k, wave.max(1))
     } else {
         det_chunks::<T>(cfg, m, n, k)
     };
-    if chunks > i32::MAX as i64 || tiles > 65535 {
+    if chunks > 65535 || tiles > i32::MAX as i64 {
         return Err(GpuError::Unsupported("split-k gemm: grid too large"));
     }
     let mode = if atomic {
@@ -643,9 +712,9 @@ fn gemm_mma<T: Scalar>(
     let (mut part, mut ctr) = (0, 0);
     if mode == MODE_PART {
         let (slots, tickets) = mma_sizes(chunks);
-        // R * 32 doubles per slot: the warp tile's fragment outputs (at least one 8x8 fragment;
-        // complex: two doubles each).
-        let edge = cfg.tile().max(8);
+        // A slot holds one warp tile's sum: the tensor-core kernels' R * 32 doubles (at least one
+        // 8x8 fragment), the FFMA kernels' edge x edge elements.
+        let edge = if cfg.is_mma() { cfg.tile().max(8) } else { cfg.tile() };
         let slot_bytes = edge * edge * es;
         part = sc.workspace((tiles * slots * slot_bytes) as usize)?;
         ctr = sc.tickets((tiles * tickets) as usize)?;
@@ -657,7 +726,8 @@ fn gemm_mma<T: Scalar>(
     args.arg(m).arg(n).arg(k).arg(al).arg(alp).arg(be).arg(bep).arg(a.ptr).arg(a.ld).arg(b.ptr).arg(b.ld);
     args.arg(c.ptr).arg(c.ld).arg(cja).arg(cjb).arg(vec).arg(l).arg(chunks).arg(mode).arg(part).arg(tm);
     args.arg(0i32).arg(ctr);
-    let launch = Launch { grid: (chunks as u32, tiles as u32, 1), block: (32, MMA_WARPS as u32, 1), smem: 0 };
+    // Grid (tiles, chunks): a chunk's tiles start together and share A's and B's rows in L2.
+    let launch = Launch { grid: (tiles as u32, chunks as u32, 1), block: (32, FRAG_WARPS as u32, 1), smem: 0 };
     f.launch(launch, ex.stream, &mut args)
 }
 
@@ -682,16 +752,37 @@ pub struct Model {
     /// Where the split-k and the vendor constants came from ("tuned", "built-in sm90", ...).
     pub source: String,
     pub vendor_source: String,
-    /// The measured table (`hyblas tune`, `splitkx` lines): (precision, layout, edge, log2 k)
-    /// -> (split-k us, cuBLAS us), both sides timed in one process on this device. Where it
-    /// has the call's precision, layout and edge, it decides; the model above is the fallback.
-    pub table: HashMap<(char, u8, i64, i64), (f64, f64)>,
+    /// The measured table (`hyblas tune`, `splitkx` lines): (precision, layout, m edge, n edge,
+    /// log2 k) -> (split-k us, cuBLAS us), both sides timed in one process on this device.
+    /// Where it has the call's precision, layout and shape, it decides; the model above is the
+    /// fallback.
+    pub table: HashMap<TableKey, (f64, f64)>,
     pub table_source: String,
 }
 
-/// Edges (m = n) and log2 k of the measured table.
+/// (precision, layout, m edge, n edge, log2 k).
+pub type TableKey = (char, u8, i64, i64, i64);
+
+/// Edges of the measured table: square outputs m = n = edge at every log2 k in [`TABLE_LK`],
+/// and the rectangles of [`TABLE_RECT_EDGES`] (every ordered pair of two different ones) at
+/// every other log2 k. A call takes the smallest edges covering its m and n.
 pub const TABLE_EDGES: [i64; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
-pub const TABLE_LK: [i64; 6] = [12, 14, 16, 18, 20, 22];
+pub const TABLE_LK: [i64; 11] = [12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22];
+pub const TABLE_RECT_EDGES: [i64; 6] = [1, 4, 8, 16, 64, 256];
+
+/// The table's shapes and the log2 k each is measured at.
+pub fn table_shapes() -> Vec<(i64, i64, Vec<i64>)> {
+    let mut v: Vec<(i64, i64, Vec<i64>)> = TABLE_EDGES.iter().map(|&e| (e, e, TABLE_LK.to_vec())).collect();
+    let coarse: Vec<i64> = TABLE_LK.iter().copied().filter(|lk| lk % 2 == 0).collect();
+    for &a in &TABLE_RECT_EDGES {
+        for &b in &TABLE_RECT_EDGES {
+            if a != b {
+                v.push((a, b, coarse.clone()));
+            }
+        }
+    }
+    v
+}
 /// Split-k takes a call only where the table says it is at least this much faster than cuBLAS
 /// at the measured k on both sides of the call's k (the margin keeps the exported
 /// `cublas?gemm` within 3% of cuBLAS where the table's neighbours disagree).
@@ -703,9 +794,9 @@ fn layout_index(transa: Trans, transb: Trans) -> u8 {
 }
 const LAYOUT_NAMES: [&str; 4] = ["nn", "nt", "tn", "tt"];
 
-/// The table edge of an m x n output: the smallest measured m = n covering both.
-fn table_edge(m: i64, n: i64) -> Option<i64> {
-    TABLE_EDGES.iter().copied().find(|&e| e >= m.max(n))
+/// The smallest table edge covering x.
+fn table_edge(x: i64) -> Option<i64> {
+    TABLE_EDGES.iter().copied().find(|&e| e >= x)
 }
 
 /// cuBLAS 13.1 DGEMM (N, N) on an H200 from native code (`shared/docs/anchors.md`).
@@ -742,14 +833,20 @@ impl Model {
         let mut table = HashMap::new();
         for line in text.lines() {
             let f: Vec<&str> = line.split_whitespace().collect();
-            // splitkx <precision> <layout> <edge> <log2 k> <split-k us> <cuBLAS us>
-            if f.len() == 7 && f[0] == "splitkx" {
+            // splitkx <precision> <layout> <m edge> [<n edge>] <log2 k> <split-k us> <cuBLAS us>
+            // (one edge: a square output)
+            if (f.len() == 7 || f.len() == 8) && f[0] == "splitkx" {
                 let p = f[1].chars().next().filter(|c| "sdcz".contains(*c) && f[1].len() == 1);
                 let l = LAYOUT_NAMES.iter().position(|&x| x == f[2]);
                 let nums: Vec<f64> = f[3..].iter().filter_map(|x| x.parse::<f64>().ok()).collect();
-                if let (Some(p), Some(l), &[e, lk, hy, cu]) = (p, l, &nums[..]) {
+                let shape = match nums[..] {
+                    [e, lk, hy, cu] => Some((e, e, lk, hy, cu)),
+                    [em, en, lk, hy, cu] => Some((em, en, lk, hy, cu)),
+                    _ => None,
+                };
+                if let (Some(p), Some(l), Some((em, en, lk, hy, cu))) = (p, l, shape) {
                     if hy > 0.0 && cu > 0.0 && hy.is_finite() && cu.is_finite() {
-                        table.insert((p, l as u8, e as i64, lk as i64), (hy, cu));
+                        table.insert((p, l as u8, em as i64, en as i64, lk as i64), (hy, cu));
                     }
                 }
                 continue;
@@ -809,10 +906,18 @@ impl Model {
         n: i64,
         k: i64,
     ) -> Option<(bool, f64, f64, String)> {
-        let e = table_edge(m, n)?;
         let l = layout_index(transa, transb);
-        let pts: Vec<(i64, (f64, f64))> =
-            TABLE_LK.iter().filter_map(|&lk| self.table.get(&(T::PREFIX, l, e, lk)).map(|&v| (lk, v))).collect();
+        let points = |em: i64, en: i64| -> Vec<(i64, (f64, f64))> {
+            TABLE_LK.iter().filter_map(|&lk| self.table.get(&(T::PREFIX, l, em, en, lk)).map(|&v| (lk, v))).collect()
+        };
+        // The call's own edges where measured, else the square covering both.
+        let (em, en) = (table_edge(m)?, table_edge(n)?);
+        let mut pts = points(em, en);
+        let (mut em, mut en) = (em, en);
+        if pts.is_empty() && em != en {
+            (em, en) = (em.max(en), em.max(en));
+            pts = points(em, en);
+        }
         if pts.is_empty() {
             return None;
         }
@@ -839,7 +944,7 @@ impl Model {
         let ok = |v: (f64, f64)| v.0 <= TABLE_MARGIN * v.1;
         let take = ok(lo.1) && ok(hi.1);
         let why = format!(
-            "split-k {hy:.1}us vs cuBLAS {cu:.1}us, measured at {e}x{e} {} k=2^{}..2^{} ({} table; split-k needs <= {:.2}x at both)",
+            "split-k {hy:.1}us vs cuBLAS {cu:.1}us, measured at {em}x{en} {} k=2^{}..2^{} ({} table; split-k needs <= {:.2}x at both)",
             LAYOUT_NAMES[l as usize],
             lo.0,
             hi.0,
@@ -866,7 +971,7 @@ impl Model {
         let (_, g) = det_chunks::<T>(cfg, m, n, k);
         // Partials written and read back (through L2), and the reduction's launch (the
         // fragment kernels reduce in the same kernel: only the tail of the last block).
-        let tail = if cfg.is_mma() { 0.5 } else { 1.0 };
+        let tail = if cfg.is_frag() { 0.5 } else { 1.0 };
         let red = if g > 1 { 2.0 * (g * m * n) as f64 * es / (2.0 * self.bw) * 1e6 + tail } else { 0.0 };
         let mem = bytes / self.bw * 1e6;
         let fma = fmas / rate * 1e6;
@@ -1010,8 +1115,8 @@ pub fn tune_cases(rt: &'static Runtime) -> Result<Vec<TuneCase>> {
 fn cases_for<T: Scalar>(rt: &'static Runtime, bufs: &Arc<TuneBufs>, out: &mut Vec<TuneCase>) -> Result<()> {
     let es = elem::<T>() as i64;
     // The configurations `gemm` runs for this precision on this device.
-    let mma = *MMA && rt.props.cc.0 >= 8 && Config::M8.has::<T>();
-    for cfg in Config::ALL.into_iter().filter(|c| c.has::<T>() && c.is_mma() == mma) {
+    let frag = frag_on::<T>(rt.props.cc);
+    for cfg in Config::ALL.into_iter().filter(|c| c.has::<T>() && c.is_frag() == frag) {
         let s = cfg.tile();
         let k = tune_k(s, es, TUNE_BYTES);
         let ex = Exec::own(rt);
@@ -1020,7 +1125,7 @@ fn cases_for<T: Scalar>(rt: &'static Runtime, bufs: &Arc<TuneBufs>, out: &mut Ve
         let b = bufs.clone();
         out.push(TuneCase {
             // The fragment kernels share one (fixed) block shape: keyed by kernel.
-            key: format!("{}{}", T::PREFIX, if cfg.is_mma() { cfg.kernel() } else { cfg.spec().name }),
+            key: format!("{}{}", T::PREFIX, if cfg.is_frag() { cfg.kernel() } else { cfg.spec().name }),
             spec: cfg.spec(),
             func,
             elem: elem::<T>(),
@@ -1153,7 +1258,7 @@ fn measure_table(ex: &Exec, timer: &Timer, a: u64, b: u64, c: u64, bytes: usize)
         ]);
     };
     let h = h.0;
-    let mut lines = vec!["# splitkx precision layout edge log2k split-k_us cuBLAS_us".to_string()];
+    let mut lines = vec!["# splitkx precision layout m_edge [n_edge] log2k split-k_us cuBLAS_us".to_string()];
     table_for::<f32>(ex, timer, h, "cublasSgemm_v2", a, b, c, bytes, &mut lines)?;
     table_for::<f64>(ex, timer, h, "cublasDgemm_v2", a, b, c, bytes, &mut lines)?;
     table_for::<crate::types::C32>(ex, timer, h, "cublasCgemm_v2", a, b, c, bytes, &mut lines)?;
@@ -1213,59 +1318,68 @@ fn table_for<T: Scalar>(
     let es = elem::<T>() as i64;
     let ops = [Trans::No, Trans::Trans];
     for (li, &(ta, tb)) in [(ops[0], ops[0]), (ops[0], ops[1]), (ops[1], ops[0]), (ops[1], ops[1])].iter().enumerate() {
-        for e in TABLE_EDGES {
-            for lk in TABLE_LK {
+        for (em, en, lks) in table_shapes() {
+            for lk in lks {
                 let k = 1i64 << lk;
-                if (e * k * es) as usize > bytes {
+                if (em.max(en) * k * es) as usize > bytes {
                     continue;
                 }
-                let lda = if ta == Trans::No { e } else { k };
-                let ldb = if tb == Trans::No { k } else { e };
-                let (am, bm, cm) = (DMat { ptr: a, ld: lda }, DMat { ptr: b, ld: ldb }, DMat { ptr: c, ld: e });
-                let hy = timer.median_batched(7, 300e-6, &mut || {
-                    gemm::<T>(
-                        ex,
-                        ta,
-                        tb,
-                        e,
-                        e,
-                        k,
-                        In::Host(T::one()),
-                        am,
-                        bm,
-                        In::Host(T::zero()),
-                        cm,
-                        Reduction::Deterministic,
-                    )
-                })?;
+                let lda = if ta == Trans::No { em } else { k };
+                let ldb = if tb == Trans::No { k } else { en };
+                let (am, bm, cm) = (DMat { ptr: a, ld: lda }, DMat { ptr: b, ld: ldb }, DMat { ptr: c, ld: em });
                 let (t, u) = ((ta != Trans::No) as i32, (tb != Trans::No) as i32);
-                let cu = timer.median_batched(7, 300e-6, &mut || {
-                    let st = unsafe {
-                        vgemm(
-                            h,
-                            t,
-                            u,
-                            e as i32,
-                            e as i32,
-                            k as i32,
-                            &one.0,
-                            a as *const T,
-                            lda as i32,
-                            b as *const T,
-                            ldb as i32,
-                            &zero.0,
-                            c as *mut T,
-                            e as i32,
-                        )
-                    };
-                    if st == 0 {
-                        Ok(())
-                    } else {
-                        Err(GpuError::Other(format!("{name} status {st}")))
-                    }
-                })?;
+                // Both sides' batches alternate (drift falls on both alike).
+                let times = timer.median_batched_each(
+                    7,
+                    300e-6,
+                    &mut [
+                        &mut || {
+                            gemm::<T>(
+                                ex,
+                                ta,
+                                tb,
+                                em,
+                                en,
+                                k,
+                                In::Host(T::one()),
+                                am,
+                                bm,
+                                In::Host(T::zero()),
+                                cm,
+                                Reduction::Deterministic,
+                            )
+                        },
+                        &mut || {
+                            let st = unsafe {
+                                vgemm(
+                                    h,
+                                    t,
+                                    u,
+                                    em as i32,
+                                    en as i32,
+                                    k as i32,
+                                    &one.0,
+                                    a as *const T,
+                                    lda as i32,
+                                    b as *const T,
+                                    ldb as i32,
+                                    &zero.0,
+                                    c as *mut T,
+                                    em as i32,
+                                )
+                            };
+                            if st == 0 {
+                                Ok(())
+                            } else {
+                                Err(GpuError::Other(format!("{name} status {st}")))
+                            }
+                        },
+                    ],
+                )?;
+                let (hy, cu) = (times[0], times[1]);
+                let shape = if em == en { format!("{em}") } else { format!("{em} {en}") };
                 lines.push(format!(
-                    "splitkx {} {} {e} {lk} {:.3} {:.3}",
+                    "splitkx {} {} {shape} {lk} {:.3} {:.3}",
                     T::PREFIX,
                     LAYOUT_NAMES[li],
                     hy * 1e6,
@@ -1309,8 +1423,14 @@ mod tests {
         assert_eq!(config_on::<f64>(32, 32, false), Config::T32);
         assert_eq!(config_on::<f64>(64, 64, false), Config::T64);
         assert_eq!(config_on::<C64>(64, 64, false), Config::T64);
-        assert_eq!(config_on::<f32>(17, 17, true), Config::T32);
-        // With them: double and complex double only.
+        assert_eq!(config_on::<f32>(17, 17, false), Config::T32);
+        // With them: tensor cores for double and complex double, FFMA for the single ones.
+        assert_eq!(config_on::<f32>(17, 17, true), Config::F16);
+        assert_eq!(config_on::<f32>(1, 2, true), Config::F2);
+        assert_eq!(config_on::<C32>(3, 1, true), Config::F4);
+        assert_eq!(config_on::<C32>(8, 5, true), Config::F8);
+        assert_eq!(config_on::<f32>(16, 9, true), Config::F16);
+        assert_eq!(config_on::<C32>(200, 3, true), Config::F16);
         assert_eq!(config_on::<f64>(1, 1, true), Config::M1);
         assert_eq!(config_on::<f64>(4, 2, true), Config::M4);
         assert_eq!(config_on::<C64>(1, 5, true), Config::M8);
@@ -1318,15 +1438,16 @@ mod tests {
         assert_eq!(config_on::<f64>(17, 3, true), Config::M32);
         assert_eq!(config_on::<f64>(200, 3, true), Config::M32);
         assert_eq!(config_on::<C64>(32, 32, true), Config::M16);
-        assert_eq!(config_on::<C32>(4, 4, true), Config::Direct);
-        assert!(Config::ALL.iter().all(|c| c.has::<f64>()));
+        assert_eq!(config_on::<C32>(4, 4, false), Config::Direct);
+        assert!(Config::ALL.iter().filter(|c| !c.is_ffma()).all(|c| c.has::<f64>()));
+        assert!(Config::ALL.iter().filter(|c| !c.is_mma()).all(|c| c.has::<f32>()));
         assert!(!Config::M8.has::<f32>() && !Config::M32.has::<C64>() && Config::M16.has::<C64>());
     }
 
     #[test]
     fn fragment_chunks_cover_k_and_ignore_the_device() {
-        for cfg in [Config::M1, Config::M4, Config::M8, Config::M16, Config::M32] {
-            for es in [8i64, 16] {
+        for cfg in Config::ALL.into_iter().filter(|c| c.is_frag()) {
+            for es in if cfg.is_mma() { [8i64, 16] } else { [4, 8] } {
                 for &(m, n) in &[(1, 1), (8, 8), (16, 16), (17, 3), (64, 64), (256, 7)] {
                     for &k in &[1i64, 5, 255, 256, 1000, 65537, (1 << 20) + 3, 1 << 28] {
                         let (l, g) = mma_chunks(cfg, es, m, n, k, 512);
@@ -1343,6 +1464,11 @@ mod tests {
         assert_eq!(mma_chunks(Config::M16, 8, 16, 16, 1 << 20, 256), (4096, 256));
         assert_eq!(mma_chunks(Config::M16, 8, 16, 16, 1 << 20, 512), (2048, 512));
         assert_eq!(Config::M1.kt(8), 512);
+        // FFMA steps: 8 warps x (32 / lane groups) lanes x 16 bytes of k.
+        assert_eq!(Config::F2.kt(4), 1024);
+        assert_eq!(Config::F8.kt(4), 8 * 8 * 4);
+        assert_eq!(Config::F16.kt(4), 8 * 2 * 4);
+        assert_eq!(Config::F16.kt(8), 8 * 2 * 2);
         // Reduction levels: 512 -> 32 -> 2 -> 1.
         assert_eq!(mma_sizes(512), (512 + 32 + 2, 32 + 2 + 1));
         assert_eq!(mma_sizes(1), (0, 0));
@@ -1352,7 +1478,7 @@ mod tests {
 
     #[test]
     fn deterministic_chunks_cover_k_and_ignore_the_device() {
-        for cfg in Config::ALL.into_iter().filter(|c| !c.is_mma()) {
+        for cfg in Config::ALL.into_iter().filter(|c| !c.is_frag()) {
             for &(m, n) in &[(1, 1), (4, 4), (16, 16), (17, 3), (64, 64), (128, 128), (256, 7)] {
                 for &k in &[1i64, 5, 127, 128, 129, 1000, 65537, (1 << 20) + 3, 1 << 28] {
                     let (l, g) = det_chunks_with(cfg, m, n, k, 1024, 32);
@@ -1453,7 +1579,16 @@ mod tests {
         // Other precisions and edges: no verdict.
         assert!(m.table_verdict::<f32>(Trans::No, Trans::No, 16, 16, 1 << 20).is_none());
         assert!(m.table_verdict::<f64>(Trans::No, Trans::No, 17, 16, 1 << 20).is_none());
+        assert!(m.table_verdict::<f64>(Trans::No, Trans::No, 16, 17, 1 << 20).is_none());
         assert!(m.table_verdict::<f64>(Trans::No, Trans::No, 300, 16, 1 << 20).is_none());
+        // A rectangle's own row where measured (edges 16 x 64 for 9..16 x 33..64), else the square
+        // covering both.
+        let rect = format!("{text}splitkx d nn 16 64 20 50.0 40.0\nsplitkx d nn 64 20 30.0 60.0\n");
+        let m2 = Model::builtin(&h200()).with_lines(&rect, "tuned");
+        let (take, hy, _, why) = m2.table_verdict::<f64>(Trans::No, Trans::No, 10, 40, 1 << 20).unwrap();
+        assert!(!take && (hy - 50.0).abs() < 1e-9 && why.contains("16x64"), "{why}");
+        let (take, hy, _, why) = m2.table_verdict::<f64>(Trans::No, Trans::No, 40, 10, 1 << 20).unwrap();
+        assert!(take && (hy - 30.0).abs() < 1e-9 && why.contains("64x64"), "{why}");
         // predict follows the table.
         let p = predict_with::<f64>(&m, Trans::No, Trans::No, 16, 16, 1 << 20);
         assert!(p.splitk && (p.splitk_us - 70.0).abs() < 1e-9, "{p:?}");

@@ -47,22 +47,42 @@ impl Timer {
     /// timed single call), the median batch over `reps`, divided by its calls. Single-call
     /// timing would add the launch gap to every call and favour whichever side launches less.
     pub fn median_batched(&self, reps: usize, batch_s: f64, f: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
-        f()?;
-        let one = self.time(f)?;
-        let calls = ((batch_s / one.max(1e-7)).ceil() as usize).clamp(1, 200);
-        let mut t = Vec::with_capacity(reps);
+        Ok(self.median_batched_each(reps, batch_s, &mut [f])?[0])
+    }
+
+    /// [`Timer::median_batched`] of several calls, their batches alternating (f0, f1, .., f0, f1,
+    /// ..) so that clock and thermal drift fall on all alike: seconds per call of each.
+    pub fn median_batched_each(
+        &self,
+        reps: usize,
+        batch_s: f64,
+        fs: &mut [&mut dyn FnMut() -> Result<()>],
+    ) -> Result<Vec<f64>> {
+        let mut calls = Vec::with_capacity(fs.len());
+        for f in fs.iter_mut() {
+            f()?;
+            let one = self.time(*f)?;
+            calls.push(((batch_s / one.max(1e-7)).ceil() as usize).clamp(1, 200));
+        }
+        let mut t = vec![Vec::with_capacity(reps); fs.len()];
         for _ in 0..reps.max(1) {
-            t.push(
-                self.time(&mut || {
-                    for _ in 0..calls {
+            for (i, f) in fs.iter_mut().enumerate() {
+                let n = calls[i];
+                let secs = self.time(&mut || {
+                    for _ in 0..n {
                         f()?;
                     }
                     Ok(())
-                })? / calls as f64,
-            );
+                })?;
+                t[i].push(secs / n as f64);
+            }
         }
-        t.sort_by(f64::total_cmp);
-        Ok(t[t.len() / 2])
+        Ok(t.into_iter()
+            .map(|mut v| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            })
+            .collect())
     }
 }
 
