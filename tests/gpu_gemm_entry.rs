@@ -1148,13 +1148,13 @@ fn gemm_policy_modes_and_reasons() {
 #[test]
 fn gemm_model_on_the_device() {
     let Some(rt) = gpu_or_skip("gemm_model_on_the_device") else { return };
-    let (d, _) = policy::gemm::<f64>(rt, Trans::No, Trans::No, 1024, 1024, 1024);
+    let (d, _) = policy::gemm::<f64>(rt, Trans::No, Trans::No, 1024, 1024, 1024, true);
     assert_eq!(d.route, Route::Vendor);
     assert!(matches!(d.reason, Reason::GemmMaxMn { .. }), "{}", d.reason);
-    let (d1, _) = policy::gemm::<f64>(rt, Trans::Trans, Trans::No, 16, 16, 1 << 20);
-    let (d2, _) = policy::gemm::<f64>(rt, Trans::Trans, Trans::No, 16, 16, 1 << 20);
+    let (d1, _) = policy::gemm::<f64>(rt, Trans::Trans, Trans::No, 16, 16, 1 << 20, true);
+    let (d2, _) = policy::gemm::<f64>(rt, Trans::Trans, Trans::No, 16, 16, 1 << 20, true);
     assert_eq!(d1, d2);
-    let p = hyblas::gpu::splitk::predict::<f64>(rt, Trans::Trans, Trans::No, 16, 16, 1 << 20);
+    let p = hyblas::gpu::splitk::predict::<f64>(rt, Trans::Trans, Trans::No, 16, 16, 1 << 20, true);
     println!("dgemm T,N 16x16 k=2^20: {} -> {:?} ({})", d1.reason, d1.route, p.why);
     assert_eq!(d1.route == Route::Hyblas, p.splitk, "the route is the prediction's verdict");
     assert_eq!(d1.reason, Reason::Predicted { splitk_us: p.splitk_us, vendor_us: p.vendor_us });
@@ -1339,9 +1339,9 @@ fn gemm_environment_child() {
     }
     if let Some(rt) = gpu_or_skip("gemm_environment_child") {
         if name == "gemm-vendor" {
-            let (d, _) = policy::gemm::<f64>(rt, Trans::No, Trans::No, 16, 16, 1 << 20);
+            let (d, _) = policy::gemm::<f64>(rt, Trans::No, Trans::No, 16, 16, 1 << 20, true);
             assert_eq!(d.reason, Reason::GemmMaxMn { mn: 256, max: 100 });
-            let (d, _) = policy::gemm::<f64>(rt, Trans::No, Trans::No, 8, 8, 1 << 20);
+            let (d, _) = policy::gemm::<f64>(rt, Trans::No, Trans::No, 8, 8, 1 << 20, true);
             assert!(matches!(d.reason, Reason::Predicted { .. }), "{}", d.reason);
         }
     }

@@ -792,7 +792,7 @@ fn tune_cases_run() {
 #[test]
 fn calibration_and_prediction() {
     let Some(rt) = gpu_or_skip("calibration_and_prediction") else { return };
-    let p = splitk::predict::<f64>(rt, Trans::No, Trans::No, 16, 16, 1 << 20);
+    let p = splitk::predict::<f64>(rt, Trans::No, Trans::No, 16, 16, 1 << 20, true);
     assert!(p.splitk_us.is_finite() && p.vendor_us > 0.0 && !p.why.is_empty(), "{p:?}");
     println!("built-in/stored model: {}", p.why);
     let lines = splitk::calibrate(rt).expect("calibrate");
@@ -802,6 +802,6 @@ fn calibration_and_prediction() {
     let m = splitk::Model::builtin(&rt.props).with_lines(&lines.join("\n"), "tuned");
     assert_eq!(m.source, "tuned", "{lines:?}");
     assert!(m.bw > 1e11 && m.bw < 2e13, "bandwidth {:e}", m.bw);
-    let p = splitk::predict_with::<f64>(&m, Trans::No, Trans::No, 16, 16, 1 << 20);
+    let p = splitk::predict_with::<f64>(&m, Trans::No, Trans::No, 16, 16, 1 << 20, true);
     println!("calibrated model: {}", p.why);
 }

@@ -775,7 +775,9 @@ unsafe fn gemm<T: Scalar, I: Int>(
         |d| {
             policy::decide_gemm(d, || match runtime() {
                 Ok(rt) => {
-                    let (d, w) = policy::gemm::<T>(rt, ta, tb, mm, nn, kk);
+                    let (am, bm) = (DMat { ptr: a as u64, ld: la }, DMat { ptr: b as u64, ld: lb });
+                    let vector = gpu::splitk::vector_loads::<T>(ta, tb, mm, nn, am, bm);
+                    let (d, w) = policy::gemm::<T>(rt, ta, tb, mm, nn, kk, vector);
                     *why.borrow_mut() = w;
                     d
                 }

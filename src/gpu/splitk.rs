@@ -465,6 +465,15 @@ fn aligned<T>(a: DMat) -> bool {
     a.ptr.is_multiple_of(16) && (a.ld as u64 * std::mem::size_of::<T>() as u64).is_multiple_of(16)
 }
 
+/// Whether the split-k kernels read both operands with 16-byte loads (both aligned, after the
+/// fragment kernels' reading of a single contiguous row or column as k-contiguous); else they
+/// read element by element, which the planner prices with the measured unaligned factors.
+pub fn vector_loads<T>(transa: Trans, transb: Trans, m: i64, n: i64, a: DMat, b: DMat) -> bool {
+    let a_ld = if transa == Trans::No && m == 1 && a.ld == 1 { 0 } else { a.ld };
+    let b_ld = if transb != Trans::No && n == 1 && b.ld == 1 { 0 } else { b.ld };
+    aligned::<T>(DMat { ptr: a.ptr, ld: a_ld }) && aligned::<T>(DMat { ptr: b.ptr, ld: b_ld })
+}
+
 fn class3(m: i64, n: i64, k: i64) -> u64 {
     tune::size_class(m as u64) ^ tune::size_class(n as u64).rotate_left(21) ^ tune::size_class(k as u64).rotate_left(42)
 }
@@ -758,7 +767,17 @@ pub struct Model {
     /// fallback.
     pub table: HashMap<TableKey, (f64, f64)>,
     pub table_source: String,
+    /// Unaligned operands (`splitku` lines): (precision, layout, edge 16 or 64) -> (split-k,
+    /// cuBLAS) time with both operands one element off 16 bytes over the aligned time, measured
+    /// at k = 2^20. Where missing, [`UNALIGNED_DEFAULT`].
+    pub unaligned: HashMap<(char, u8, i64), (f64, f64)>,
 }
+
+/// Unaligned factors before `hyblas tune` has measured them: split-k's element-wise loads cost
+/// up to 1.4x on an H200 (single precision; the others less), cuBLAS's about nothing.
+pub const UNALIGNED_DEFAULT: (f64, f64) = (1.4, 1.0);
+/// The edges the unaligned factors are measured at (16 for outputs up to 16 x 16, else 64).
+const UNALIGNED_EDGES: [i64; 2] = [16, 64];
 
 /// (precision, layout, m edge, n edge, log2 k).
 pub type TableKey = (char, u8, i64, i64, i64);
@@ -822,6 +841,7 @@ impl Model {
             vendor_source: if hopper { "built-in sm90 table".into() } else { "sm90 table scaled".into() },
             table: HashMap::new(),
             table_source: String::new(),
+            unaligned: HashMap::new(),
         }
     }
 
@@ -833,6 +853,18 @@ impl Model {
         let mut table = HashMap::new();
         for line in text.lines() {
             let f: Vec<&str> = line.split_whitespace().collect();
+            // splitku <precision> <layout> <edge> <split-k factor> <cuBLAS factor>
+            if f.len() == 6 && f[0] == "splitku" {
+                let p = f[1].chars().next().filter(|c| "sdcz".contains(*c) && f[1].len() == 1);
+                let l = LAYOUT_NAMES.iter().position(|&x| x == f[2]);
+                let nums: Vec<f64> = f[3..].iter().filter_map(|x| x.parse::<f64>().ok()).collect();
+                if let (Some(p), Some(l), &[e, hy, cu]) = (p, l, &nums[..]) {
+                    if hy > 0.0 && cu > 0.0 && hy.is_finite() && cu.is_finite() {
+                        self.unaligned.insert((p, l as u8, e as i64), (hy, cu));
+                    }
+                }
+                continue;
+            }
             // splitkx <precision> <layout> <m edge> [<n edge>] <log2 k> <split-k us> <cuBLAS us>
             // (one edge: a square output)
             if (f.len() == 7 || f.len() == 8) && f[0] == "splitkx" {
@@ -897,7 +929,10 @@ impl Model {
     /// The measured table's verdict for this call, if it covers the precision, layout and
     /// edge: (split-k?, split-k us, cuBLAS us, words for the trace). The times are log-log
     /// interpolated in k between the measured points (held constant per byte past the ends);
-    /// split-k needs the margin at both neighbouring points.
+    /// split-k needs the margin at both neighbouring points. `vector`: the operands take the
+    /// 16-byte loads (the table's case); else both sides' times are scaled by the unaligned
+    /// factors.
+    #[allow(clippy::too_many_arguments)]
     pub fn table_verdict<T: Scalar>(
         &self,
         transa: Trans,
@@ -905,6 +940,7 @@ impl Model {
         m: i64,
         n: i64,
         k: i64,
+        vector: bool,
     ) -> Option<(bool, f64, f64, String)> {
         let l = layout_index(transa, transb);
         let points = |em: i64, en: i64| -> Vec<(i64, (f64, f64))> {
@@ -939,12 +975,14 @@ impl Model {
                 (a.ln() * (1.0 - w) + b.ln() * w).exp()
             }
         };
-        let hy = interp(lo.1 .0, hi.1 .0);
-        let cu = interp(lo.1 .1, hi.1 .1);
-        let ok = |v: (f64, f64)| v.0 <= TABLE_MARGIN * v.1;
+        let (fh, fc) = if vector { (1.0, 1.0) } else { self.unaligned_factors(T::PREFIX, l, em.max(en)) };
+        let hy = interp(lo.1 .0, hi.1 .0) * fh;
+        let cu = interp(lo.1 .1, hi.1 .1) * fc;
+        let ok = |v: (f64, f64)| v.0 * fh <= TABLE_MARGIN * v.1 * fc;
         let take = ok(lo.1) && ok(hi.1);
+        let unal = if vector { String::new() } else { format!(", unaligned x{fh:.2} / x{fc:.2}") };
         let why = format!(
-            "split-k {hy:.1}us vs cuBLAS {cu:.1}us, measured at {em}x{en} {} k=2^{}..2^{} ({} table; split-k needs <= {:.2}x at both)",
+            "split-k {hy:.1}us vs cuBLAS {cu:.1}us, measured at {em}x{en} {} k=2^{}..2^{}{unal} ({} table; split-k needs <= {:.2}x at both)",
             LAYOUT_NAMES[l as usize],
             lo.0,
             hi.0,
@@ -952,6 +990,12 @@ impl Model {
             TABLE_MARGIN
         );
         Some((take, hy, cu, why))
+    }
+
+    /// (split-k, cuBLAS) time factors of unaligned operands for an output edge.
+    fn unaligned_factors(&self, p: char, layout: u8, edge: i64) -> (f64, f64) {
+        let e = if edge <= UNALIGNED_EDGES[0] { UNALIGNED_EDGES[0] } else { UNALIGNED_EDGES[1] };
+        self.unaligned.get(&(p, layout, e)).copied().unwrap_or(UNALIGNED_DEFAULT)
     }
 
     /// Predicted split-k time (us) of one deterministic call, and a few words on what bounds it.
@@ -1037,13 +1081,30 @@ fn model_for(p: &DeviceProps) -> Model {
     m.with_lines(&tuned, "tuned")
 }
 
-/// Predicted split-k and vendor times for this call on `rt`'s device.
-pub fn predict<T: Scalar>(rt: &Runtime, transa: Trans, transb: Trans, m: i64, n: i64, k: i64) -> Prediction {
-    predict_with::<T>(&model(rt), transa, transb, m, n, k)
+/// Predicted split-k and vendor times for this call on `rt`'s device; `vector`: the operands
+/// take the 16-byte loads ([`vector_loads`]).
+pub fn predict<T: Scalar>(
+    rt: &Runtime,
+    transa: Trans,
+    transb: Trans,
+    m: i64,
+    n: i64,
+    k: i64,
+    vector: bool,
+) -> Prediction {
+    predict_with::<T>(&model(rt), transa, transb, m, n, k, vector)
 }
 
 /// [`predict`] with a given model.
-pub fn predict_with<T: Scalar>(model: &Model, transa: Trans, transb: Trans, m: i64, n: i64, k: i64) -> Prediction {
+pub fn predict_with<T: Scalar>(
+    model: &Model,
+    transa: Trans,
+    transb: Trans,
+    m: i64,
+    n: i64,
+    k: i64,
+    vector: bool,
+) -> Prediction {
     if m <= 0 || n <= 0 || k <= 0 || m > MAX_MN || n > MAX_MN {
         return Prediction {
             splitk: false,
@@ -1052,7 +1113,7 @@ pub fn predict_with<T: Scalar>(model: &Model, transa: Trans, transb: Trans, m: i
             why: format!("m={m} n={n} k={k}: outside split-k (1 <= m, n <= {MAX_MN}, k >= 1)"),
         };
     }
-    if let Some((take, s, v, why)) = model.table_verdict::<T>(transa, transb, m, n, k) {
+    if let Some((take, s, v, why)) = model.table_verdict::<T>(transa, transb, m, n, k, vector) {
         return Prediction { splitk: take, splitk_us: s, vendor_us: v, why };
     }
     let (s, bound) = model.splitk_us::<T>(m, n, k);
@@ -1316,76 +1377,53 @@ fn table_for<T: Scalar>(
     struct Al<T>(T);
     let (one, zero) = (Al(T::one()), Al(T::zero()));
     let es = elem::<T>() as i64;
+    // Split-k and cuBLAS times (seconds) of one (T, layout) call on operands at (pa, pb), both
+    // sides' batches alternating (drift falls on both alike).
+    let pair = |ta: Trans, tb: Trans, em: i64, en: i64, k: i64, pa: u64, pb: u64| -> Result<(f64, f64)> {
+        let lda = if ta == Trans::No { em } else { k };
+        let ldb = if tb == Trans::No { k } else { en };
+        let (am, bm, cm) = (DMat { ptr: pa, ld: lda }, DMat { ptr: pb, ld: ldb }, DMat { ptr: c, ld: em });
+        let (t, u) = ((ta != Trans::No) as i32, (tb != Trans::No) as i32);
+        let (al, be) = (In::Host(T::one()), In::Host(T::zero()));
+        let times = timer.median_batched_each(
+            7,
+            300e-6,
+            &mut [&mut || gemm::<T>(ex, ta, tb, em, en, k, al, am, bm, be, cm, Reduction::Deterministic), &mut || {
+                let (mi, ni, ki) = (em as i32, en as i32, k as i32);
+                let (ap, bp, cp) = (pa as *const T, pb as *const T, c as *mut T);
+                let st = unsafe { vgemm(h, t, u, mi, ni, ki, &one.0, ap, lda as i32, bp, ldb as i32, &zero.0, cp, mi) };
+                if st == 0 {
+                    Ok(())
+                } else {
+                    Err(GpuError::Other(format!("{name} status {st}")))
+                }
+            }],
+        )?;
+        Ok((times[0], times[1]))
+    };
     let ops = [Trans::No, Trans::Trans];
     for (li, &(ta, tb)) in [(ops[0], ops[0]), (ops[0], ops[1]), (ops[1], ops[0]), (ops[1], ops[1])].iter().enumerate() {
+        let layout = LAYOUT_NAMES[li];
         for (em, en, lks) in table_shapes() {
             for lk in lks {
                 let k = 1i64 << lk;
                 if (em.max(en) * k * es) as usize > bytes {
                     continue;
                 }
-                let lda = if ta == Trans::No { em } else { k };
-                let ldb = if tb == Trans::No { k } else { en };
-                let (am, bm, cm) = (DMat { ptr: a, ld: lda }, DMat { ptr: b, ld: ldb }, DMat { ptr: c, ld: em });
-                let (t, u) = ((ta != Trans::No) as i32, (tb != Trans::No) as i32);
-                // Both sides' batches alternate (drift falls on both alike).
-                let times = timer.median_batched_each(
-                    7,
-                    300e-6,
-                    &mut [
-                        &mut || {
-                            gemm::<T>(
-                                ex,
-                                ta,
-                                tb,
-                                em,
-                                en,
-                                k,
-                                In::Host(T::one()),
-                                am,
-                                bm,
-                                In::Host(T::zero()),
-                                cm,
-                                Reduction::Deterministic,
-                            )
-                        },
-                        &mut || {
-                            let st = unsafe {
-                                vgemm(
-                                    h,
-                                    t,
-                                    u,
-                                    em as i32,
-                                    en as i32,
-                                    k as i32,
-                                    &one.0,
-                                    a as *const T,
-                                    lda as i32,
-                                    b as *const T,
-                                    ldb as i32,
-                                    &zero.0,
-                                    c as *mut T,
-                                    em as i32,
-                                )
-                            };
-                            if st == 0 {
-                                Ok(())
-                            } else {
-                                Err(GpuError::Other(format!("{name} status {st}")))
-                            }
-                        },
-                    ],
-                )?;
-                let (hy, cu) = (times[0], times[1]);
+                let (hy, cu) = pair(ta, tb, em, en, k, a, b)?;
                 let shape = if em == en { format!("{em}") } else { format!("{em} {en}") };
-                lines.push(format!(
-                    "splitkx {} {} {shape} {lk} {:.3} {:.3}",
-                    T::PREFIX,
-                    LAYOUT_NAMES[li],
-                    hy * 1e6,
-                    cu * 1e6
-                ));
+                lines.push(format!("splitkx {} {layout} {shape} {lk} {:.3} {:.3}", T::PREFIX, hy * 1e6, cu * 1e6));
             }
+        }
+        // Unaligned operands: both one element past 16 bytes, k = 2^20, against aligned ones.
+        let k = 1i64 << 20;
+        for e in UNALIGNED_EDGES {
+            if ((e * k + 1) * es) as usize > bytes {
+                continue;
+            }
+            let (hy, cu) = pair(ta, tb, e, e, k, a, b)?;
+            let (hu, cuu) = pair(ta, tb, e, e, k, a + es as u64, b + es as u64)?;
+            lines.push(format!("splitku {} {layout} {e} {:.3} {:.3}", T::PREFIX, hu / hy, cuu / cu));
         }
     }
     Ok(())
@@ -1545,12 +1583,12 @@ mod tests {
     #[test]
     fn prediction_prefers_splitk_on_the_anchor_and_cublas_on_big_outputs() {
         let m = Model::builtin(&h200());
-        let p = predict_with::<f64>(&m, Trans::No, Trans::No, 16, 16, 1 << 20);
+        let p = predict_with::<f64>(&m, Trans::No, Trans::No, 16, 16, 1 << 20, true);
         assert!(p.splitk && p.splitk_us < 75.0 && (p.vendor_us - 91.7).abs() < 0.1, "{p:?}");
         assert!(p.why.contains("built-in"), "{}", p.why);
-        let p = predict_with::<f64>(&m, Trans::No, Trans::No, 128, 128, 1 << 20);
+        let p = predict_with::<f64>(&m, Trans::No, Trans::No, 128, 128, 1 << 20, true);
         assert!(!p.splitk, "{p:?}");
-        let p = predict_with::<C32>(&m, Trans::No, Trans::No, 300, 2, 1 << 20);
+        let p = predict_with::<C32>(&m, Trans::No, Trans::No, 300, 2, 1 << 20, true);
         assert!(!p.splitk && p.splitk_us.is_infinite());
     }
 
@@ -1561,36 +1599,46 @@ mod tests {
         let m = Model::builtin(&h200()).with_lines(text, "tuned");
         assert_eq!(m.table.len(), 4);
         // At a measured point: 10 <= 0.97 * 20.
-        let (take, hy, cu, why) = m.table_verdict::<f64>(Trans::No, Trans::No, 16, 16, 1 << 16).unwrap();
+        let (take, hy, cu, why) = m.table_verdict::<f64>(Trans::No, Trans::No, 16, 16, 1 << 16, true).unwrap();
         assert!(take && (hy - 10.0).abs() < 1e-9 && (cu - 20.0).abs() < 1e-9, "{why}");
         assert!(why.contains("tuned table"), "{why}");
         // Between 2^16 and 2^18: 2^18 is within the margin (30.5 > 0.97 * 31): cuBLAS.
-        let (take, hy, cu, _) = m.table_verdict::<f64>(Trans::No, Trans::No, 16, 16, 1 << 17).unwrap();
+        let (take, hy, cu, _) = m.table_verdict::<f64>(Trans::No, Trans::No, 16, 16, 1 << 17, true).unwrap();
         assert!(!take && hy > 10.0 && hy < 30.5 && cu > 20.0 && cu < 31.0);
         // Edge 9..16 uses the 16 row; past 2^20 the last point, scaled with k.
         let (take, hy, _, _) = m
-            .table_verdict::<f64>(Trans::No, Trans::ConjTrans, 9, 16, 1 << 21)
+            .table_verdict::<f64>(Trans::No, Trans::ConjTrans, 9, 16, 1 << 21, true)
             .map_or((false, 0.0, 0.0, String::new()), |v| v);
         assert!(!take && hy == 0.0, "no nt row: the model decides");
-        let (take, hy, _, _) = m.table_verdict::<f64>(Trans::No, Trans::No, 9, 16, 1 << 21).unwrap();
+        let (take, hy, _, _) = m.table_verdict::<f64>(Trans::No, Trans::No, 9, 16, 1 << 21, true).unwrap();
         assert!(take && (hy - 140.0).abs() < 1e-6);
-        let (take, ..) = m.table_verdict::<f64>(Trans::ConjTrans, Trans::No, 16, 16, 1 << 20).unwrap();
+        let (take, ..) = m.table_verdict::<f64>(Trans::ConjTrans, Trans::No, 16, 16, 1 << 20, true).unwrap();
         assert!(!take);
         // Other precisions and edges: no verdict.
-        assert!(m.table_verdict::<f32>(Trans::No, Trans::No, 16, 16, 1 << 20).is_none());
-        assert!(m.table_verdict::<f64>(Trans::No, Trans::No, 17, 16, 1 << 20).is_none());
-        assert!(m.table_verdict::<f64>(Trans::No, Trans::No, 16, 17, 1 << 20).is_none());
-        assert!(m.table_verdict::<f64>(Trans::No, Trans::No, 300, 16, 1 << 20).is_none());
+        assert!(m.table_verdict::<f32>(Trans::No, Trans::No, 16, 16, 1 << 20, true).is_none());
+        assert!(m.table_verdict::<f64>(Trans::No, Trans::No, 17, 16, 1 << 20, true).is_none());
+        assert!(m.table_verdict::<f64>(Trans::No, Trans::No, 16, 17, 1 << 20, true).is_none());
+        assert!(m.table_verdict::<f64>(Trans::No, Trans::No, 300, 16, 1 << 20, true).is_none());
         // A rectangle's own row where measured (edges 16 x 64 for 9..16 x 33..64), else the square
         // covering both.
         let rect = format!("{text}splitkx d nn 16 64 20 50.0 40.0\nsplitkx d nn 64 20 30.0 60.0\n");
         let m2 = Model::builtin(&h200()).with_lines(&rect, "tuned");
-        let (take, hy, _, why) = m2.table_verdict::<f64>(Trans::No, Trans::No, 10, 40, 1 << 20).unwrap();
+        let (take, hy, _, why) = m2.table_verdict::<f64>(Trans::No, Trans::No, 10, 40, 1 << 20, true).unwrap();
         assert!(!take && (hy - 50.0).abs() < 1e-9 && why.contains("16x64"), "{why}");
-        let (take, hy, _, why) = m2.table_verdict::<f64>(Trans::No, Trans::No, 40, 10, 1 << 20).unwrap();
+        let (take, hy, _, why) = m2.table_verdict::<f64>(Trans::No, Trans::No, 40, 10, 1 << 20, true).unwrap();
         assert!(take && (hy - 30.0).abs() < 1e-9 && why.contains("64x64"), "{why}");
+        // Unaligned operands: both sides scaled by the measured factors (or the default): 70 us
+        // at 2^20 becomes 91 (x1.3) against cuBLAS's 90, so cuBLAS.
+        let un = Model::builtin(&h200()).with_lines(&format!("{text}splitku d nn 16 1.3 1.0\n"), "tuned");
+        assert_eq!(un.unaligned.len(), 1);
+        let (take, hy, _, why) = un.table_verdict::<f64>(Trans::No, Trans::No, 16, 16, 1 << 20, false).unwrap();
+        assert!(!take && (hy - 91.0).abs() < 1e-9 && why.contains("unaligned"), "{why}");
+        let (take, ..) = un.table_verdict::<f64>(Trans::No, Trans::No, 16, 16, 1 << 20, true).unwrap();
+        assert!(take);
+        let (_, hy, ..) = m.table_verdict::<f64>(Trans::No, Trans::No, 16, 16, 1 << 20, false).unwrap();
+        assert!((hy - 70.0 * UNALIGNED_DEFAULT.0).abs() < 1e-9);
         // predict follows the table.
-        let p = predict_with::<f64>(&m, Trans::No, Trans::No, 16, 16, 1 << 20);
+        let p = predict_with::<f64>(&m, Trans::No, Trans::No, 16, 16, 1 << 20, true);
         assert!(p.splitk && (p.splitk_us - 70.0).abs() < 1e-9, "{p:?}");
         // The recipe parser ignores the table lines.
         assert!(tune::parse(text).is_empty());

@@ -405,19 +405,30 @@ pub fn decide_gemm(degenerate: Option<&'static str>, model: impl FnOnce() -> Dec
 /// Programs repeat their GEMM shapes, so decisions are kept per thread (keyed by device,
 /// precision, operations and sizes; at most [`GEMM_CACHE_MAX`] shapes): a repeated call costs
 /// one hash lookup, not a model evaluation. The model's text is kept only when tracing is on.
-pub fn gemm<T: Scalar>(rt: &Runtime, ta: Trans, tb: Trans, m: i64, n: i64, k: i64) -> (Decision, Option<String>) {
+/// `vector`: the operands take the split-k kernels' 16-byte loads (`splitk::vector_loads`).
+#[allow(clippy::too_many_arguments)]
+pub fn gemm<T: Scalar>(
+    rt: &Runtime,
+    ta: Trans,
+    tb: Trans,
+    m: i64,
+    n: i64,
+    k: i64,
+    vector: bool,
+) -> (Decision, Option<String>) {
     let mn = count(m).saturating_mul(count(n));
     let max = *GEMM_MAX_MN;
     if mn > max {
         return (Decision { route: Route::Vendor, reason: Reason::GemmMaxMn { mn, max } }, None);
     }
-    let key: GemmKey = (rt as *const Runtime as usize, T::PREFIX, op_code(ta), op_code(tb), m, n, k);
+    let key: GemmKey =
+        (rt as *const Runtime as usize, T::PREFIX, op_code(ta) << 1 | vector as u8, op_code(tb), m, n, k);
     let tracing = super::trace::enabled();
     let hit = GEMM_CACHE.try_with(|c| c.borrow().get(&key).cloned()).ok().flatten();
     if let Some((d, why)) = hit {
         return (d, if tracing { why } else { None });
     }
-    let p = splitk::predict::<T>(rt, ta, tb, m, n, k);
+    let p = splitk::predict::<T>(rt, ta, tb, m, n, k, vector);
     let route = if p.splitk { Route::Hyblas } else { Route::Vendor };
     let d = Decision { route, reason: Reason::Predicted { splitk_us: p.splitk_us, vendor_us: p.vendor_us } };
     let why = tracing.then_some(p.why);
@@ -434,7 +445,7 @@ pub fn gemm<T: Scalar>(rt: &Runtime, ta: Trans, tb: Trans, m: i64, n: i64, k: i6
 /// Shapes whose GEMM decision a thread keeps (then the cache starts over).
 pub const GEMM_CACHE_MAX: usize = 4096;
 
-/// (runtime, precision, op(A), op(B), m, n, k).
+/// (runtime, precision, op(A) with the 16-byte-loads bit, op(B), m, n, k).
 type GemmKey = (usize, char, u8, u8, i64, i64, i64);
 
 /// A multiply-rotate hasher (FxHash's): the cache keys are a few machine words, and SipHash's

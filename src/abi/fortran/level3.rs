@@ -268,7 +268,8 @@ pub fn device_gemm<T: Scalar>(
 ) -> gpu::Result<DeviceGemm> {
     let mut why = None;
     let decision = policy::decide_gemm(None, || {
-        let (d, w) = policy::gemm::<T>(ex.rt, ta, tb, m, n, k);
+        let vector = gpu::splitk::vector_loads::<T>(ta, tb, m, n, a, b);
+        let (d, w) = policy::gemm::<T>(ex.rt, ta, tb, m, n, k, vector);
         why = w;
         d
     });
