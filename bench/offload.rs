@@ -1,22 +1,26 @@
 //! offloadbench: host-memory GEMM through the exported Fortran symbols (`dgemm_`, `sgemm_`,
-//! `zgemm_`, `cgemm_`) with the side forced per mode, against NVBLAS in the same run
+//! `zgemm_`, `cgemm_`) with the placement forced per mode, against NVBLAS in the same run
 //! (bench/README.md, "Host GEMM offload").
 //!
-//! Modes: `auto` (the planner's choice, `plan::offload`), `cpu` (the CPU engine), `gpu`
-//! (`gpu::offload`: tiled, pipelined through pinned staging, the real cuBLAS per tile),
-//! `nvblas` (`libnvblas.so` loaded with RTLD_LOCAL | RTLD_DEEPBIND, its `?gemm_` called on the
-//! same host buffers; it needs a CPU BLAS, named in an `nvblas.conf` this program writes), and
-//! `split` (phase 2, co-execution: not built yet, reported as skipped).
+//! Modes: `auto` (the planner's choice, `plan::offload`: CPU, GPU or co-execution), `cpu` (the
+//! CPU engine), `gpu` (`gpu::offload`: tiled, pipelined through pinned staging, the real cuBLAS
+//! per tile), `split` (co-execution with the GPU's share forced to 0, 0.1, .., 1: one row per
+//! share, `gpu_share` the forced share, `pred_us` the model's prediction for it), `nvblas`
+//! (`libnvblas.so` loaded with RTLD_LOCAL | RTLD_DEEPBIND, its `?gemm_` called on the same host
+//! buffers; it needs a CPU BLAS, named in an `nvblas.conf` this program writes).
 //!
-//! Every point: C := A*B + beta*C on square n x n host matrices (Vec, pageable memory), one
-//! warm-up call, then as many timed calls as fit `--budget-s` (at least one; a warm-up longer
-//! than the budget is the only sample), median. Points whose single call would exceed
-//! `--max-s` (extrapolated from the previous size) are skipped. For n <= 2048 each mode's
-//! result is checked against the CPU engine's.
+//! Every point: C := A*B + beta*C on square n x n host matrices (Vec, pageable memory): one
+//! warm-up call (not for calls predicted longer than 0.3 s), then timed calls filling
+//! `--budget-s` (at least one), median. A point the model predicts longer than `--max-call-s`
+//! is skipped and says so (CPU-only and low GPU shares at large n, where the CPU would take
+//! minutes); NVBLAS, which the model does not price, is skipped when its previous size
+//! extrapolates past `--max-s`. For n <= 2048 each result is checked against the CPU engine's.
 //!
-//! Writes `<out>/<gpu>-offload.csv` (routine,n,mode,gpu_share,us,tflops,pred_us,reps,check) and
-//! `<out>/<gpu>-offload.svg` (TFLOP/s against n per routine: auto, cpu, gpu, NVBLAS, and the
-//! model's predictions), and prints a table with the ratios.
+//! Writes `<out>/<gpu>-offload.csv` (routine,n,mode,gpu_share,us,tflops,pred_us,reps,check,
+//! measured_share,note), `<out>/<gpu>-offload.svg` (TFLOP/s against n per routine: auto, cpu,
+//! gpu, NVBLAS and the model's predictions) and `<out>/<gpu>-offload-split.svg` (time against
+//! the GPU's share for a few n, measured beside the model's prediction, as in the seed's
+//! figures), and prints tables with the ratios the issue's targets name.
 
 #[path = "../tests/common/fortran_gemm.rs"]
 mod fortran_gemm;
@@ -33,12 +37,14 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 const HELP: &str = "\
-offloadbench: host-memory ?GEMM through hyblas's exported symbols (auto, cpu, gpu) and NVBLAS
+offloadbench: host-memory ?GEMM through hyblas's exported symbols (auto, cpu, gpu, split at
+fixed GPU shares) and NVBLAS
 
 usage: offloadbench [options]
   --n LIST           sizes (default 512,1024,2048,4096,8192,16384; --quick: up to 4096)
   --routines LIST    dgemm,sgemm,zgemm (default; cgemm too)
-  --modes LIST       auto,cpu,gpu,nvblas (default; split: phase 2, skipped)
+  --modes LIST       auto,cpu,gpu,split,nvblas (default: all)
+  --shares LIST      the split's GPU shares (default 0,0.1,..,1; --quick 0,0.2,..,1)
   --beta X           beta (default 0.5; 0 skips the upload of C)
   --nvblas PATH|off  libnvblas.so to load (default: libnvblas.so.13/12/libnvblas.so, then
                      /usr/local/cuda/lib64)
@@ -46,10 +52,14 @@ usage: offloadbench [options]
                      of Debian's OpenBLAS and the reference libblas.so.3 found)
   --nvblas-tile N    NVBLAS_TILE_DIM (default 2048)
   --nvblas-autopin on|off  NVBLAS_AUTOPIN_MEM_ENABLED (default on, NVBLAS's best)
-  --budget-s S       timed calls per point fill S seconds (default 2; --quick 0.5)
-  --max-s S          skip points whose one call would take longer (default 15)
+  --budget-s S       timed calls per point fill S seconds (default 0.3; --quick 0.15)
+  --max-call-s S     skip hyblas points the model predicts longer than S (default 2.5;
+                     --quick 1)
+  --max-s S          skip NVBLAS points extrapolated longer than S (default 8)
+  --deadline-s S     skip every point once the run has taken S seconds (the tables and plots
+                     are still written; default: none)
   --out DIR          results directory (default bench/results)
-  --quick            fewer sizes and reps
+  --quick            fewer sizes, shares and reps
 ";
 
 /// The LP64 Fortran GEMM signature (NVBLAS's and hyblas's).
@@ -59,6 +69,7 @@ struct Opts {
     ns: Vec<usize>,
     routines: Vec<String>,
     modes: Vec<String>,
+    shares: Vec<f64>,
     beta: f64,
     nvblas: Option<String>,
     nvblas_off: bool,
@@ -66,7 +77,9 @@ struct Opts {
     nvblas_tile: usize,
     autopin: bool,
     budget: f64,
+    max_call_s: f64,
     max_s: f64,
+    deadline: f64,
     out: PathBuf,
     quick: bool,
 }
@@ -88,11 +101,14 @@ fn default_out_dir() -> PathBuf {
     }
 }
 
+const MODES: [&str; 5] = ["auto", "cpu", "gpu", "split", "nvblas"];
+
 fn parse_opts() -> Result<Opts, String> {
     let mut o = Opts {
         ns: Vec::new(),
         routines: vec!["dgemm".into(), "sgemm".into(), "zgemm".into()],
-        modes: vec!["auto".into(), "cpu".into(), "gpu".into(), "nvblas".into()],
+        modes: MODES.iter().map(|m| m.to_string()).collect(),
+        shares: Vec::new(),
         beta: 0.5,
         nvblas: None,
         nvblas_off: false,
@@ -100,7 +116,9 @@ fn parse_opts() -> Result<Opts, String> {
         nvblas_tile: 2048,
         autopin: true,
         budget: f64::NAN,
-        max_s: 15.0,
+        max_call_s: f64::NAN,
+        max_s: 8.0,
+        deadline: f64::INFINITY,
         out: default_out_dir(),
         quick: false,
     };
@@ -138,11 +156,15 @@ fn parse_opts() -> Result<Opts, String> {
             }
             "--modes" => {
                 o.modes = list(&value()?);
-                if let Some(bad) =
-                    o.modes.iter().find(|m| !["auto", "cpu", "gpu", "nvblas", "split"].contains(&m.as_str()))
-                {
+                if let Some(bad) = o.modes.iter().find(|m| !MODES.contains(&m.as_str())) {
                     return Err(format!("unknown mode `{bad}`"));
                 }
+            }
+            "--shares" => {
+                o.shares = list(&value()?)
+                    .iter()
+                    .map(|v| float(v.clone(), "--shares").map(|x| x.clamp(0.0, 1.0)))
+                    .collect::<Result<_, _>>()?
             }
             "--beta" => o.beta = float(value()?, "--beta")?,
             "--nvblas" => match value()?.as_str() {
@@ -159,7 +181,9 @@ fn parse_opts() -> Result<Opts, String> {
                 }
             }
             "--budget-s" => o.budget = float(value()?, "--budget-s")?,
+            "--max-call-s" => o.max_call_s = float(value()?, "--max-call-s")?,
             "--max-s" => o.max_s = float(value()?, "--max-s")?,
+            "--deadline-s" => o.deadline = float(value()?, "--deadline-s")?,
             "--out" => o.out = PathBuf::from(value()?),
             _ => return Err(format!("unknown argument `{arg}` (see --help)")),
         }
@@ -167,8 +191,15 @@ fn parse_opts() -> Result<Opts, String> {
     if o.ns.is_empty() {
         o.ns = if o.quick { vec![512, 1024, 2048, 4096] } else { vec![512, 1024, 2048, 4096, 8192, 16384] };
     }
+    if o.shares.is_empty() {
+        let steps = if o.quick { 5 } else { 10 };
+        o.shares = (0..=steps).map(|i| i as f64 / steps as f64).collect();
+    }
     if o.budget.is_nan() {
-        o.budget = if o.quick { 0.5 } else { 2.0 };
+        o.budget = if o.quick { 0.15 } else { 0.3 };
+    }
+    if o.max_call_s.is_nan() {
+        o.max_call_s = if o.quick { 1.0 } else { 2.5 };
     }
     Ok(o)
 }
@@ -284,17 +315,34 @@ struct Row {
     routine: String,
     n: usize,
     mode: String,
-    /// Fraction of C computed on the GPU (None: unknown, NVBLAS).
+    /// The GPU's share of C: forced (split), what ran (cpu 0, gpu 1, auto: measured); None for
+    /// NVBLAS.
     gpu_share: Option<f64>,
     us: Option<f64>,
     pred_us: Option<f64>,
     reps: usize,
     /// Largest relative difference from the CPU engine's result (n <= 2048).
     check: Option<f64>,
+    /// The GPU's share of C as the call reported it (auto, split).
+    measured_share: Option<f64>,
     note: String,
 }
 
 impl Row {
+    fn new(routine: &str, n: usize, mode: &str) -> Row {
+        Row {
+            routine: routine.into(),
+            n,
+            mode: mode.into(),
+            gpu_share: None,
+            us: None,
+            pred_us: None,
+            reps: 0,
+            check: None,
+            measured_share: None,
+            note: String::new(),
+        }
+    }
     fn tflops(&self) -> Option<f64> {
         let f = flops(&self.routine, self.n);
         self.us.map(|us| f / (us * 1e-6) / 1e12)
@@ -310,25 +358,22 @@ fn flops(routine: &str, n: usize) -> f64 {
     }
 }
 
-/// Median seconds of `f`: one warm-up call, then timed calls filling `budget` seconds (at
-/// least one); a warm-up longer than the budget is the only sample.
-fn time(f: &mut dyn FnMut(), budget: f64, max_reps: usize) -> (f64, usize) {
-    let t0 = Instant::now();
-    f();
-    let warm = t0.elapsed().as_secs_f64();
-    if warm >= budget {
-        return (warm, 1);
+/// Median seconds of `f`: one warm-up call unless the call is predicted longer than 0.3 s, then
+/// timed calls filling `budget` seconds (at least one, at most `max_reps`).
+fn time(f: &mut dyn FnMut(), budget: f64, max_reps: usize, pred_s: Option<f64>) -> (f64, usize) {
+    let mut v = Vec::new();
+    if pred_s.is_none_or(|p| p < 0.3) {
+        f();
     }
-    let reps = ((budget / warm.max(1e-6)) as usize).clamp(1, max_reps);
-    let mut v: Vec<f64> = (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .collect();
+    let t0 = Instant::now();
+    while v.is_empty() || (t0.elapsed().as_secs_f64() < budget && v.len() < max_reps) {
+        let t = Instant::now();
+        f();
+        v.push(t.elapsed().as_secs_f64());
+    }
     v.sort_by(f64::total_cmp);
-    (v[v.len() / 2], reps)
+    let reps = v.len();
+    (v[reps / 2], reps)
 }
 
 fn fill<T: Scalar>(len: usize, seed: u64) -> Vec<T> {
@@ -354,11 +399,20 @@ fn max_rel_diff<T: Scalar>(got: &[T], want: &[T]) -> f64 {
     got.par_iter().zip(want.par_iter()).map(|(g, w)| Real::to_f64((*g - *w).abs1()) / scale).reduce(|| 0.0, f64::max)
 }
 
+/// How a hyblas point is placed.
+#[derive(Clone, Copy)]
+enum Place {
+    Auto,
+    Side(Side),
+    Share(f64),
+}
+
 struct Bench<'a> {
     o: &'a Opts,
     rt: Option<&'static Runtime>,
     nv: Option<&'a Nvblas>,
     rows: Vec<Row>,
+    started: Instant,
 }
 
 impl Bench<'_> {
@@ -366,64 +420,93 @@ impl Bench<'_> {
         let o = self.o;
         let threads = hyblas::cpu::threads::nthreads();
         let rates = self.rt.map(Rates::for_device);
-        // Seconds of one call per mode at the previous size, to skip what would run too long.
+        // Seconds per call of each point at the previous size: NVBLAS (and everything, without
+        // a model) is skipped when that extrapolates past the limit.
         let mut last: std::collections::HashMap<String, (usize, f64)> = Default::default();
         for &n in &o.ns {
             let len = n * n;
-            let a: Vec<T> = fill(len, 1);
-            let b: Vec<T> = fill(len, 2);
-            let c0: Vec<T> = fill(len, 3);
+            let late = self.started.elapsed().as_secs_f64() > o.deadline;
+            // Past the deadline: no data (16384^2 complex is 4 GB a matrix), every point skipped.
+            let (a, b, c0): (Vec<T>, Vec<T>, Vec<T>) =
+                if late { Default::default() } else { (fill(len, 1), fill(len, 2), fill(len, 3)) };
             let (alpha, beta) = (T::one(), T::from_f64(o.beta));
             let ni = n as i32;
             let check = n <= 2048;
             let p = Problem::gemm::<T>(n, n, n, false, beta.is_zero());
             let pred = rates.as_ref().map(|r| r.predict(&p, threads));
             let mut cpu_result: Option<Vec<T>> = None;
-            // The CPU first, so that the other modes' results can be checked against it.
-            let mut modes = o.modes.clone();
-            modes.sort_by_key(|m| (m != "cpu") as u8);
-            for mode in &modes {
-                let mut row = Row {
-                    routine: name.into(),
-                    n,
-                    mode: mode.clone(),
-                    gpu_share: None,
-                    us: None,
-                    pred_us: None,
-                    reps: 0,
-                    check: None,
-                    note: String::new(),
-                };
-                let f: Option<Gemm<T>> = match mode.as_str() {
-                    "nvblas" => self.nv.and_then(|nv| nv.gemm::<T>()),
-                    "split" => None,
-                    "gpu" if self.rt.is_none() => None,
-                    _ => Some(T::GEMM),
-                };
-                let Some(f) = f else {
-                    row.note = match mode.as_str() {
-                        "split" => "phase 2 (co-execution) not built".into(),
-                        "nvblas" => "NVBLAS not loaded".into(),
-                        _ => "no GPU".into(),
-                    };
+            // The CPU first (the others are checked against it), NVBLAS last.
+            let mut points: Vec<(String, Option<Place>)> = Vec::new();
+            for mode in ["cpu", "gpu", "auto", "split", "nvblas"] {
+                if !o.modes.iter().any(|m| m == mode) {
+                    continue;
+                }
+                match mode {
+                    "cpu" => points.push((mode.into(), Some(Place::Side(Side::Cpu)))),
+                    "gpu" => points.push((mode.into(), Some(Place::Side(Side::Gpu)))),
+                    "auto" => points.push((mode.into(), Some(Place::Auto))),
+                    "split" => points.extend(o.shares.iter().map(|&x| (mode.to_string(), Some(Place::Share(x))))),
+                    _ => points.push((mode.into(), None)),
+                }
+            }
+            for (mode, place) in points {
+                let mut row = Row::new(name, n, &mode);
+                if late || self.started.elapsed().as_secs_f64() > o.deadline {
+                    row.note = format!("skipped: the run passed --deadline-s {}", o.deadline);
                     self.rows.push(row);
                     continue;
+                }
+                let f: Gemm<T> = match place {
+                    None => match self.nv.and_then(|nv| nv.gemm::<T>()) {
+                        Some(f) => f,
+                        None => {
+                            row.note = "NVBLAS not loaded".into();
+                            self.rows.push(row);
+                            continue;
+                        }
+                    },
+                    Some(Place::Side(Side::Cpu) | Place::Auto) => T::GEMM,
+                    Some(_) if self.rt.is_none() => {
+                        row.note = "no GPU".into();
+                        self.rows.push(row);
+                        continue;
+                    }
+                    Some(_) => T::GEMM,
                 };
-                if let Some(&(pn, secs)) = last.get(mode) {
+                // The model's prediction for the point, and the share it places on the GPU.
+                row.gpu_share = match place {
+                    Some(Place::Side(Side::Cpu)) => Some(0.0),
+                    Some(Place::Side(Side::Gpu)) => Some(1.0),
+                    Some(Place::Share(x)) => Some(x),
+                    _ => None,
+                };
+                row.pred_us = match (place, &rates, &pred) {
+                    (Some(Place::Side(Side::Cpu)), _, Some(pr)) => Some(pr.cpu_us),
+                    (Some(Place::Side(Side::Gpu)), _, Some(pr)) => Some(pr.gpu_us),
+                    (Some(Place::Auto), Some(r), _) => Some(r.choice_us(&p, threads)),
+                    (Some(Place::Share(x)), Some(r), _) => Some(r.split_at(&p, x, threads).us),
+                    _ => None,
+                };
+                let pred_s = row.pred_us.map(|us| us * 1e-6);
+                if let Some(s) = pred_s.filter(|s| *s > o.max_call_s) {
+                    row.note = format!("skipped: predicted {s:.1} s > --max-call-s {}", o.max_call_s);
+                    eprintln!("{name} n={n} {mode} {}: {}", share_label(&row), row.note);
+                    self.rows.push(row);
+                    continue;
+                }
+                let key = format!("{mode} {}", share_label(&row));
+                if let (None, Some(&(pn, secs))) = (pred_s, last.get(&key)) {
                     let est = secs * (n as f64 / pn as f64).powi(3);
-                    if est > o.max_s {
-                        row.note = format!("skipped: ~{est:.0} s per call > --max-s");
+                    let limit = if place.is_none() { o.max_s } else { o.max_call_s };
+                    if est > limit {
+                        row.note = format!("skipped: ~{est:.1} s per call (from n = {pn}) > {limit} s");
+                        eprintln!("{name} n={n} {mode} {}: {}", share_label(&row), row.note);
                         self.rows.push(row);
                         continue;
                     }
                 }
-                let side = match mode.as_str() {
-                    "cpu" => Some(Side::Cpu),
-                    "gpu" => Some(Side::Gpu),
-                    _ => None,
-                };
                 let call = |c: &mut Vec<T>| {
-                    off::with_side(side, || unsafe {
+                    let run = || unsafe {
                         f(
                             &(b'N' as c_char),
                             &(b'N' as c_char),
@@ -439,7 +522,12 @@ impl Bench<'_> {
                             c.as_mut_ptr(),
                             &ni,
                         )
-                    })
+                    };
+                    match place {
+                        Some(Place::Side(s)) => off::with_side(Some(s), run),
+                        Some(Place::Share(x)) => off::with_share(Some(x), run),
+                        _ => off::with_side(None, run),
+                    }
                 };
                 // One checked call from the same C (small sizes), then the timing.
                 if check {
@@ -453,35 +541,35 @@ impl Bench<'_> {
                 }
                 let mut c = c0.clone();
                 off::clear_last();
-                let (secs, reps) = time(&mut || call(&mut c), o.budget, if o.quick { 5 } else { 20 });
+                let (secs, reps) = time(&mut || call(&mut c), o.budget, if o.quick { 5 } else { 10 }, pred_s);
                 row.us = Some(secs * 1e6);
                 row.reps = reps;
-                last.insert(mode.clone(), (n, secs));
-                row.gpu_share = match mode.as_str() {
-                    "cpu" => Some(0.0),
-                    "gpu" => Some(1.0),
-                    "auto" => Some(match off::last() {
-                        Some(out) if out.ran == Side::Gpu => 1.0,
-                        _ => 0.0,
-                    }),
-                    _ => None,
-                };
-                if mode != "nvblas" {
-                    if let Some(o) = off::last().and_then(|o| o.fallback) {
-                        row.note = format!("GPU failed, CPU fell back: {o}");
+                last.insert(key, (n, secs));
+                // NVBLAS leaves no outcome; hyblas says where the call ran.
+                let outcome = if place.is_some() { off::last() } else { None };
+                if let Some(out) = outcome {
+                    let st = out.stats.as_ref();
+                    row.measured_share = st.map(|s| s.gpu_share).or(Some(if out.ran == Side::Gpu { 1.0 } else { 0.0 }));
+                    if matches!(place, Some(Place::Auto)) {
+                        row.gpu_share = row.measured_share;
+                        let ran = st.map(|s| s.mode).unwrap_or("cpu");
+                        row.note = format!("auto ran {ran}");
                     }
-                }
-                row.pred_us = pred.map(|p| match mode.as_str() {
-                    "cpu" => p.cpu_us,
-                    "gpu" => p.gpu_us,
-                    _ => p.cpu_us.min(p.gpu_us),
-                });
-                if mode == "nvblas" {
-                    row.pred_us = None;
+                    if let Some(e) = out.fallback {
+                        row.note = format!("{} GPU failed, CPU finished: {e}", row.note).trim().to_string();
+                    }
+                } else if matches!(place, Some(Place::Auto)) {
+                    // Below the planner's flop threshold (or no GPU): the CPU without a model
+                    // decision.
+                    row.gpu_share = Some(0.0);
+                    row.measured_share = Some(0.0);
+                    row.note = "auto ran cpu (no model decision: small call or no GPU)".into();
                 }
                 eprintln!(
-                    "{name} n={n} {mode}: {:.3} ms ({reps} reps){}{}",
+                    "{name} n={n} {mode} {}: {:.3} ms ({reps} reps){}{}{}",
+                    share_label(&row),
                     secs * 1e3,
+                    row.pred_us.map(|p| format!(", predicted {:.3} ms", p / 1e3)).unwrap_or_default(),
                     row.check.map(|c| format!(", max rel diff vs cpu {c:.1e}")).unwrap_or_default(),
                     if row.note.is_empty() { String::new() } else { format!(" [{}]", row.note) }
                 );
@@ -491,15 +579,22 @@ impl Bench<'_> {
     }
 }
 
+fn share_label(r: &Row) -> String {
+    match (r.mode.as_str(), r.gpu_share) {
+        ("split", Some(x)) => format!("share {x:.2}"),
+        _ => String::new(),
+    }
+}
+
 // ---- Output ----
 
 fn csv(rows: &[Row]) -> String {
-    let mut s = String::from("routine,n,mode,gpu_share,us,tflops,pred_us,reps,check,note\n");
+    let mut s = String::from("routine,n,mode,gpu_share,us,tflops,pred_us,reps,check,measured_share,note\n");
     let opt = |v: Option<f64>, p: usize| v.map(|v| format!("{v:.p$}")).unwrap_or_default();
     for r in rows {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{}",
             r.routine,
             r.n,
             r.mode,
@@ -509,6 +604,7 @@ fn csv(rows: &[Row]) -> String {
             opt(r.pred_us, 1),
             r.reps,
             r.check.map(|c| format!("{c:.2e}")).unwrap_or_default(),
+            opt(r.measured_share, 3),
             r.note.replace(',', ";")
         );
     }
@@ -519,19 +615,52 @@ fn find<'a>(rows: &'a [Row], routine: &str, n: usize, mode: &str) -> Option<&'a 
     rows.iter().find(|r| r.routine == routine && r.n == n && r.mode == mode)
 }
 
-/// The table: per routine and n, each mode's ms, and the ratios the issue's targets name.
-fn table(rows: &[Row], routines: &[String], ns: &[usize]) -> String {
+/// The measured split rows of a routine at n, by share.
+fn splits<'a>(rows: &'a [Row], routine: &str, n: usize) -> Vec<&'a Row> {
+    let mut v: Vec<&Row> = rows.iter().filter(|r| r.routine == routine && r.n == n && r.mode == "split").collect();
+    v.sort_by(|a, b| a.gpu_share.unwrap_or(0.0).total_cmp(&b.gpu_share.unwrap_or(0.0)));
+    v
+}
+
+/// The model's view of a square routine at n (beta as measured).
+fn problem_of(routine: &str, n: usize, beta_zero: bool) -> Problem {
+    let prec = routine.chars().next().unwrap_or('d');
+    let (elem, complex) = match prec {
+        's' => (4, false),
+        'd' => (8, false),
+        'c' => (8, true),
+        _ => (16, true),
+    };
+    Problem { prec, elem, complex, m: n, n, k: n, host: [true; 3], c_in: !beta_zero }
+}
+
+fn pct(pred: Option<f64>, meas: Option<f64>) -> Option<f64> {
+    match (pred, meas) {
+        (Some(p), Some(m)) if m > 0.0 => Some((p / m - 1.0) * 100.0),
+        _ => None,
+    }
+}
+
+/// The tables: per routine, each mode's ms and the ratios the issue's targets name; per
+/// routine and n, the split sweep against the model.
+fn table(rows: &[Row], o: &Opts, rates: Option<&Rates>, threads: usize) -> String {
     let mut s = String::new();
-    let ms = |r: Option<&Row>| r.and_then(|r| r.us).map(|us| format!("{:.3}", us / 1e3)).unwrap_or_else(|| "-".into());
+    let ms = |v: Option<f64>| v.map(|us| format!("{:.3}", us / 1e3)).unwrap_or_else(|| "-".into());
     let us = |r: Option<&Row>| r.and_then(|r| r.us);
-    for routine in routines {
+    let ratio = |x: Option<f64>, y: Option<f64>| match (x, y) {
+        (Some(x), Some(y)) if y > 0.0 => format!("{:.2}", x / y),
+        _ => "-".into(),
+    };
+    let e = |v: Option<f64>| v.map(|v| format!("{v:+.0}%")).unwrap_or_else(|| "-".into());
+    let mut summary = Vec::new();
+    for routine in &o.routines {
         let _ = writeln!(
             s,
-            "\n{routine} (ms; auto/best = auto over the better of cpu and gpu; nv/auto = NVBLAS over auto)\n{:>6} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8} {:>10} {:>10}",
-            "n", "auto", "cpu", "gpu", "nvblas", "auto/best", "nv/auto", "pred cpu", "pred gpu"
+            "\n{routine} (ms; best = the better of cpu and gpu; err = model/measured - 1)\n{:>6} {:>10} {:>14} {:>10} {:>10} {:>16} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
+            "n", "auto", "auto ran", "cpu", "gpu", "split best", "nvblas", "best/auto", "nv/auto", "err auto", "err cpu", "err gpu"
         );
-        let mut logs = Vec::new();
-        for &n in ns {
+        let (mut logs, mut slow, mut count) = (Vec::new(), Vec::new(), 0);
+        for &n in &o.ns {
             let (a, c, g, nv) = (
                 find(rows, routine, n, "auto"),
                 find(rows, routine, n, "cpu"),
@@ -542,35 +671,135 @@ fn table(rows: &[Row], routines: &[String], ns: &[usize]) -> String {
                 (Some(x), Some(y)) => Some(x.min(y)),
                 (x, y) => x.or(y),
             };
-            let ratio = |x: Option<f64>, y: Option<f64>| match (x, y) {
-                (Some(x), Some(y)) if y > 0.0 => format!("{:.2}", x / y),
-                _ => "-".into(),
-            };
+            let sp = splits(rows, routine, n);
+            let sbest = sp.iter().filter(|r| r.us.is_some()).min_by(|x, y| x.us.unwrap().total_cmp(&y.us.unwrap()));
             if let (Some(x), Some(y)) = (us(nv), us(a)) {
                 if n >= 1024 {
                     logs.push((x / y).ln());
                 }
             }
-            let pred = |r: Option<&Row>| {
-                r.and_then(|r| r.pred_us).map(|p| format!("{:.3}", p / 1e3)).unwrap_or_else(|| "-".into())
-            };
+            if let (Some(b), Some(x)) = (best, us(a)) {
+                count += 1;
+                if x > 1.03 * b {
+                    slow.push(format!("n={n} ({:.2}x)", x / b));
+                }
+            }
+            let ran = a.map(|r| {
+                let what = r.note.strip_prefix("auto ran ").unwrap_or("-").split_whitespace().next().unwrap_or("-");
+                match (what, r.measured_share) {
+                    (w, Some(x)) if w.starts_with("split") => format!("split {x:.2}"),
+                    (w, _) => w.to_string(),
+                }
+            });
             let _ = writeln!(
                 s,
-                "{n:>6} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8} {:>10} {:>10}",
-                ms(a),
-                ms(c),
-                ms(g),
-                ms(nv),
-                ratio(us(a), best),
+                "{n:>6} {:>10} {:>14} {:>10} {:>10} {:>16} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
+                ms(us(a)),
+                ran.unwrap_or_else(|| "-".into()),
+                ms(us(c)),
+                ms(us(g)),
+                sbest
+                    .map(|r| format!("{} ({:.1})", ms(r.us), r.gpu_share.unwrap_or(0.0)))
+                    .unwrap_or_else(|| "-".into()),
+                ms(us(nv)),
+                ratio(best, us(a)),
                 ratio(us(nv), us(a)),
-                pred(c),
-                pred(g)
+                e(pct(a.and_then(|r| r.pred_us), us(a))),
+                e(pct(c.and_then(|r| r.pred_us), us(c))),
+                e(pct(g.and_then(|r| r.pred_us), us(g)))
             );
         }
-        if !logs.is_empty() {
-            let gm = (logs.iter().sum::<f64>() / logs.len() as f64).exp();
+        let gm = (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp());
+        if let Some(gm) = gm {
             let _ = writeln!(s, "  NVBLAS / auto, geometric mean over n >= 1024: {gm:.2}x");
         }
+        let _ = writeln!(
+            s,
+            "  auto more than 3% slower than the better of cpu and gpu: {} of {count}{}",
+            slow.len(),
+            if slow.is_empty() { String::new() } else { format!(": {}", slow.join(", ")) }
+        );
+        summary.push((routine.clone(), gm, slow.len(), count));
+    }
+
+    // The split sweep against the model.
+    let _ = writeln!(
+        s,
+        "\nsplit sweep (GPU share forced; measured best share against the model's best; err = model/measured - 1 at the measured shares)\n{:>6} {:>6} {:>11} {:>10} {:>11} {:>10} {:>6} {:>9} {:>9} {:>11} {:>7}",
+        "prec", "n", "meas share", "meas ms", "model share", "model ms", "d(pp)", "max |err|", "mean|err|", "at model sh", "points"
+    );
+    let mut share_ok = (0, 0);
+    let mut errs = Vec::new();
+    for routine in &o.routines {
+        for &n in &o.ns {
+            let sp = splits(rows, routine, n);
+            let meas: Vec<&&Row> = sp.iter().filter(|r| r.us.is_some()).collect();
+            if meas.len() < 2 {
+                continue;
+            }
+            let mb = meas.iter().min_by(|x, y| x.us.unwrap().total_cmp(&y.us.unwrap())).unwrap();
+            let model = rates.and_then(|r| r.best_split(&problem_of(routine, n, o.beta == 0.0), threads));
+            // The model's best: the share where its two sides meet, or an end (the CPU or the GPU
+            // alone) when that is predicted faster.
+            let best_of_model = rates.map(|r| {
+                let p = problem_of(routine, n, o.beta == 0.0);
+                let e = r.predict(&p, threads);
+                let mut best = if e.cpu_us < e.gpu_us { (0.0, e.cpu_us) } else { (1.0, e.gpu_us) };
+                if let Some(m) = model.filter(|m| m.us < best.1) {
+                    best = (m.share, m.us);
+                }
+                best
+            });
+            let model_share = best_of_model.map(|b| b.0);
+            let e_all: Vec<f64> = meas.iter().filter_map(|r| pct(r.pred_us, r.us)).collect();
+            errs.extend(e_all.iter().copied());
+            let maxe = e_all.iter().map(|v| v.abs()).fold(0.0, f64::max);
+            let meane = e_all.iter().map(|v| v.abs()).sum::<f64>() / e_all.len().max(1) as f64;
+            let d = model_share.map(|m| (m - mb.gpu_share.unwrap_or(0.0)).abs() * 100.0);
+            // Whether the model's best is within 10 points of the measured best; a grid step
+            // of 10 points makes the measured best itself uncertain by 5.
+            if let Some(d) = d {
+                share_ok.1 += 1;
+                if d <= 10.0 + 1e-9 {
+                    share_ok.0 += 1;
+                }
+            }
+            let at_model = model_share.and_then(|m| {
+                meas.iter().min_by(|x, y| (x.gpu_share.unwrap() - m).abs().total_cmp(&(y.gpu_share.unwrap() - m).abs()))
+            });
+            let _ = writeln!(
+                s,
+                "{:>6} {n:>6} {:>11.2} {:>10} {:>11} {:>10} {:>6} {:>8.0}% {:>8.0}% {:>11} {:>7}",
+                routine,
+                mb.gpu_share.unwrap_or(0.0),
+                ms(mb.us),
+                model_share.map(|m| format!("{m:.3}")).unwrap_or_else(|| "-".into()),
+                best_of_model.map(|m| format!("{:.3}", m.1 / 1e3)).unwrap_or_else(|| "-".into()),
+                d.map(|d| format!("{d:.0}")).unwrap_or_else(|| "-".into()),
+                maxe,
+                meane,
+                at_model.map(|r| ms(r.us)).unwrap_or_else(|| "-".into()),
+                meas.len()
+            );
+        }
+    }
+    let _ = writeln!(s, "\nsummary ({} CPU threads, beta {})", threads, o.beta);
+    for (r, gm, slow, count) in &summary {
+        let _ = writeln!(
+            s,
+            "  {r}: NVBLAS/auto geomean (n >= 1024) {}, auto > 1.03 x best at {slow} of {count} sizes",
+            gm.map(|g| format!("{g:.2}x")).unwrap_or_else(|| "-".into())
+        );
+    }
+    if !errs.is_empty() {
+        let within = errs.iter().filter(|e| e.abs() <= 15.0).count();
+        let _ = writeln!(
+            s,
+            "  split sweep: the model within 15% of the measured time at {within} of {} points; its best share within 10 points of the measured best at {} of {} sizes",
+            errs.len(),
+            share_ok.0,
+            share_ok.1
+        );
     }
     s
 }
@@ -584,11 +813,12 @@ fn esc(s: &str) -> String {
 fn svg(rows: &[Row], routines: &[String], title: &str, subtitle: &str) -> String {
     const PW: f64 = 400.0;
     const PH: f64 = 280.0;
-    let series: [(&str, &str, &str, bool); 6] = [
+    let series: [(&str, &str, &str, bool); 7] = [
         ("auto", "#000000", "hyblas auto", false),
         ("cpu", "#1f77b4", "hyblas cpu", false),
         ("gpu", "#2ca02c", "hyblas gpu", false),
         ("nvblas", "#d62728", "NVBLAS", false),
+        ("auto", "#000000", "model auto", true),
         ("cpu", "#1f77b4", "model cpu", true),
         ("gpu", "#2ca02c", "model gpu", true),
     ];
@@ -617,7 +847,7 @@ fn svg(rows: &[Row], routines: &[String], title: &str, subtitle: &str) -> String
     for (pi, routine) in routines.iter().enumerate() {
         let ox = 10.0 + pi as f64 * PW;
         let (x0, x1, y0, y1) = (ox + 45.0, ox + PW - 15.0, 60.0 + PH - 35.0, 60.0 + 22.0);
-        let rr: Vec<&Row> = rows.iter().filter(|r| &r.routine == routine).collect();
+        let rr: Vec<&Row> = rows.iter().filter(|r| &r.routine == routine && r.mode != "split").collect();
         let mut ns: Vec<usize> = rr.iter().map(|r| r.n).collect();
         ns.sort_unstable();
         ns.dedup();
@@ -704,6 +934,136 @@ fn svg(rows: &[Row], routines: &[String], title: &str, subtitle: &str) -> String
     s
 }
 
+/// The sizes of a routine's split sweep to plot: those with at least three measured shares,
+/// 1024..8192 when there are more than four.
+fn split_ns(rows: &[Row], routine: &str) -> Vec<usize> {
+    let mut ns: Vec<usize> = rows.iter().filter(|r| r.routine == routine && r.mode == "split").map(|r| r.n).collect();
+    ns.sort_unstable();
+    ns.dedup();
+    ns.retain(|&n| splits(rows, routine, n).iter().filter(|r| r.us.is_some()).count() >= 3);
+    if ns.len() > 4 {
+        let mid: Vec<usize> = ns.iter().copied().filter(|n| (1024..=8192).contains(n)).collect();
+        ns = if mid.len() >= 2 { mid } else { ns[ns.len() - 4..].to_vec() };
+        ns.truncate(4);
+    }
+    ns
+}
+
+/// Time against the GPU's share, one panel per routine and size: the measured sweep solid,
+/// the model's prediction dashed, hyblas auto's time dotted, the model's best share marked.
+fn svg_split(rows: &[Row], o: &Opts, rates: Option<&Rates>, threads: usize, title: &str) -> Option<String> {
+    const PW: f64 = 290.0;
+    const PH: f64 = 220.0;
+    let grid: Vec<(String, Vec<usize>)> =
+        o.routines.iter().map(|r| (r.clone(), split_ns(rows, r))).filter(|(_, ns)| !ns.is_empty()).collect();
+    if grid.is_empty() {
+        return None;
+    }
+    let cols = grid.iter().map(|(_, ns)| ns.len()).max().unwrap_or(1);
+    let (w, h) = ((cols as f64 * PW + 20.0).max(600.0), grid.len() as f64 * PH + 75.0);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">"#
+    );
+    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(s, r#"<text x="10" y="20" font-size="14" font-weight="bold">{}</text>"#, esc(title));
+    let legend = [
+        ("#1f77b4", "", "measured (GPU share forced)"),
+        ("#ff7f0e", r#" stroke-dasharray="5,3""#, "model"),
+        ("#000000", r#" stroke-dasharray="2,3""#, "hyblas auto"),
+        ("#888888", r#" stroke-dasharray="1,2""#, "model's best share"),
+    ];
+    let mut lx = 10.0;
+    for (color, dash, label) in legend {
+        let _ = writeln!(
+            s,
+            r#"<line x1="{lx}" y1="38" x2="{}" y2="38" stroke="{color}" stroke-width="2"{dash}/><text x="{}" y="42">{label}</text>"#,
+            lx + 18.0,
+            lx + 22.0
+        );
+        lx += 34.0 + 6.0 * label.len() as f64;
+    }
+    for (ri, (routine, ns)) in grid.iter().enumerate() {
+        for (ci, &n) in ns.iter().enumerate() {
+            let (ox, oy) = (10.0 + ci as f64 * PW, 55.0 + ri as f64 * PH);
+            let (x0, x1, y0, y1) = (ox + 45.0, ox + PW - 10.0, oy + PH - 35.0, oy + 20.0);
+            let sp = splits(rows, routine, n);
+            let meas: Vec<(f64, f64)> = sp.iter().filter_map(|r| Some((r.gpu_share?, r.us? / 1e3))).collect();
+            let p = problem_of(routine, n, o.beta == 0.0);
+            let model: Vec<(f64, f64)> = match rates {
+                Some(r) => {
+                    (0..=40).map(|i| i as f64 / 40.0).map(|x| (x, r.split_at(&p, x, threads).us / 1e3)).collect()
+                }
+                None => sp.iter().filter_map(|r| Some((r.gpu_share?, r.pred_us? / 1e3))).collect(),
+            };
+            let auto = find(rows, routine, n, "auto").and_then(|r| r.us).map(|u| u / 1e3);
+            let top = meas.iter().map(|m| m.1).chain(auto).fold(0.0f64, f64::max) * 1.25;
+            if top <= 0.0 {
+                continue;
+            }
+            let xs = |x: f64| x0 + x * (x1 - x0);
+            let ys = |v: f64| y0 - (v.min(top) / top) * (y0 - y1);
+            let _ = writeln!(s, r#"<text x="{x0}" y="{}" font-weight="bold">{routine} n={n}</text>"#, oy + 14.0);
+            let _ = writeln!(
+                s,
+                r##"<rect x="{x0}" y="{y1}" width="{}" height="{}" fill="none" stroke="#888"/>"##,
+                x1 - x0,
+                y0 - y1
+            );
+            for i in 0..=5 {
+                let x = i as f64 / 5.0;
+                let _ = writeln!(s, r##"<text x="{:.1}" y="{}" text-anchor="middle">{x:.1}</text>"##, xs(x), y0 + 13.0);
+            }
+            for i in 0..=4 {
+                let v = top * i as f64 / 4.0;
+                let _ = writeln!(
+                    s,
+                    r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#eee"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+                    x0 - 3.0,
+                    ys(v) + 4.0,
+                    if top >= 10.0 { format!("{v:.0}") } else { format!("{v:.2}") },
+                    y = ys(v)
+                );
+            }
+            let _ = writeln!(
+                s,
+                r##"<text x="{}" y="{}" text-anchor="middle" fill="#555">GPU share of C</text><text x="{}" y="{}" text-anchor="middle" fill="#555" transform="rotate(-90 {} {})">ms</text>"##,
+                (x0 + x1) / 2.0,
+                y0 + 27.0,
+                ox + 12.0,
+                (y0 + y1) / 2.0,
+                ox + 12.0,
+                (y0 + y1) / 2.0
+            );
+            let line = |pts: &[(f64, f64)], color: &str, dash: &str, width: f64| {
+                let p: Vec<String> = pts.iter().map(|&(x, v)| format!("{:.1},{:.1}", xs(x), ys(v))).collect();
+                format!(
+                    r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="{width}"{dash}/>"#,
+                    p.join(" ")
+                )
+            };
+            let _ = writeln!(s, "{}", line(&model, "#ff7f0e", r#" stroke-dasharray="5,3""#, 1.4));
+            let _ = writeln!(s, "{}", line(&meas, "#1f77b4", "", 1.8));
+            for &(x, v) in &meas {
+                let _ = writeln!(s, r##"<circle cx="{:.1}" cy="{:.1}" r="2.4" fill="#1f77b4"/>"##, xs(x), ys(v));
+            }
+            if let Some(a) = auto {
+                let _ = writeln!(s, "{}", line(&[(0.0, a), (1.0, a)], "#000000", r#" stroke-dasharray="2,3""#, 1.2));
+            }
+            if let Some(b) = rates.and_then(|r| r.best_split(&p, threads)) {
+                let _ = writeln!(
+                    s,
+                    r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{y1}" stroke="#888" stroke-dasharray="1,2"/>"##,
+                    x = xs(b.share)
+                );
+            }
+        }
+    }
+    s.push_str("</svg>\n");
+    Some(s)
+}
+
 fn main() -> ExitCode {
     let o = match parse_opts() {
         Ok(o) => o,
@@ -740,14 +1100,18 @@ fn main() -> ExitCode {
         None
     };
     let threads = hyblas::cpu::threads::nthreads();
+    let rates = rt.map(Rates::for_device);
     println!(
-        "offloadbench: {} ({}), {threads} CPU threads, beta {}, rates {}",
+        "offloadbench: {} ({}), {threads} CPU threads, beta {}, rates {}, shares {:?}, --max-call-s {}",
         rt.map(|r| r.props.name.clone()).unwrap_or_else(|| "no GPU".into()),
         device,
         o.beta,
-        rt.map(|r| Rates::for_device(r).source.clone()).unwrap_or_else(|| "-".into())
+        rates.as_ref().map(|r| r.source.clone()).unwrap_or_else(|| "-".into()),
+        o.shares,
+        o.max_call_s
     );
-    let mut b = Bench { o: &o, rt, nv: nv.as_ref(), rows: Vec::new() };
+    let started = Instant::now();
+    let mut b = Bench { o: &o, rt, nv: nv.as_ref(), rows: Vec::new(), started };
     for r in &o.routines {
         match r.as_str() {
             "sgemm" => b.routine::<f32>(r),
@@ -759,21 +1123,31 @@ fn main() -> ExitCode {
         let _ = std::fs::create_dir_all(&o.out);
         let _ = std::fs::write(o.out.join(format!("{device}-offload.csv")), csv(&b.rows));
     }
-    print!("{}", table(&b.rows, &o.routines, &o.ns));
-    let title = format!(
-        "{}: host-memory GEMM, C = A*B + {}*C, hyblas on {threads} CPU threads",
-        rt.map(|r| r.props.name.clone()).unwrap_or_else(|| "no GPU".into()),
-        o.beta
-    );
+    print!("{}", table(&b.rows, &o, rates.as_deref(), threads));
+    println!("offloadbench: measured in {:.0} s", started.elapsed().as_secs_f64());
+    let name = rt.map(|r| r.props.name.clone()).unwrap_or_else(|| "no GPU".into());
+    let title = format!("{name}: host-memory GEMM, C = A*B + {}*C, hyblas on {threads} CPU threads", o.beta);
     let subtitle = format!("NVBLAS: {}", nv.as_ref().map(|n| n.desc.as_str()).unwrap_or("not loaded"));
+    let split_title = format!("{name}: co-executed GEMM, time against the GPU's share of C ({threads} CPU threads)");
     let csv_path = o.out.join(format!("{device}-offload.csv"));
     let svg_path = o.out.join(format!("{device}-offload.svg"));
+    let split_path = o.out.join(format!("{device}-offload-split.svg"));
+    let split_svg = svg_split(&b.rows, &o, rates.as_deref(), threads, &split_title);
     let written = std::fs::create_dir_all(&o.out)
         .and_then(|_| std::fs::write(&csv_path, csv(&b.rows)))
-        .and_then(|_| std::fs::write(&svg_path, svg(&b.rows, &o.routines, &title, &subtitle)));
+        .and_then(|_| std::fs::write(&svg_path, svg(&b.rows, &o.routines, &title, &subtitle)))
+        .and_then(|_| match &split_svg {
+            Some(t) => std::fs::write(&split_path, t),
+            None => Ok(()),
+        });
     match written {
         Ok(()) => {
-            println!("wrote {} and {}", csv_path.display(), svg_path.display());
+            println!(
+                "wrote {}, {}{}",
+                csv_path.display(),
+                svg_path.display(),
+                if split_svg.is_some() { format!(" and {}", split_path.display()) } else { String::new() }
+            );
             let bad = b.rows.iter().any(|r| r.check.is_some_and(|c| c.is_nan() || c >= 1e-3));
             if bad {
                 eprintln!("offloadbench: a mode's result differs from the CPU engine's (see the check column)");
@@ -785,5 +1159,99 @@ fn main() -> ExitCode {
             eprintln!("offloadbench: writing results: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h200() -> hyblas::gpu::runtime::DeviceProps {
+        hyblas::gpu::runtime::DeviceProps {
+            ordinal: 0,
+            name: "NVIDIA H200".into(),
+            cc: (9, 0),
+            sm_count: 132,
+            warp_size: 32,
+            max_threads_per_block: 1024,
+            max_threads_per_sm: 2048,
+            max_blocks_per_sm: 32,
+            regs_per_sm: 65536,
+            regs_per_block: 65536,
+            smem_per_sm: 233472,
+            smem_per_block_optin: 232448,
+            reserved_smem_per_block: 1024,
+            l2_bytes: 50 << 20,
+            total_mem: 141 << 30,
+            driver_version: 13000,
+        }
+    }
+
+    /// Synthetic rows through the tables, the CSV and both plots (with and without a model).
+    #[test]
+    fn tables_and_plots_from_a_sweep() {
+        let opts = Opts {
+            ns: vec![1024, 2048, 16384],
+            routines: vec!["dgemm".into(), "zgemm".into()],
+            modes: MODES.iter().map(|m| m.to_string()).collect(),
+            shares: (0..=10).map(|i| i as f64 / 10.0).collect(),
+            beta: 0.5,
+            nvblas: None,
+            nvblas_off: false,
+            cpu_blas: None,
+            nvblas_tile: 2048,
+            autopin: true,
+            budget: 0.1,
+            max_call_s: 2.5,
+            max_s: 8.0,
+            deadline: f64::INFINITY,
+            out: PathBuf::from("/nonexistent"),
+            quick: false,
+        };
+        let mut rows = Vec::new();
+        for r in ["dgemm", "zgemm"] {
+            for &n in &opts.ns {
+                let base = n as f64 * n as f64 * 1e-3;
+                for (mode, us) in
+                    [("cpu", 8.0 * base), ("gpu", 2.0 * base), ("auto", 1.8 * base), ("nvblas", 5.0 * base)]
+                {
+                    let mut row = Row::new(r, n, mode);
+                    row.us = Some(us);
+                    row.pred_us = (mode != "nvblas").then_some(us * 1.1);
+                    row.gpu_share = Some(if mode == "cpu" { 0.0 } else { 1.0 });
+                    if mode == "auto" {
+                        row.note = "auto ran split".into();
+                        row.measured_share = Some(0.8);
+                    }
+                    rows.push(row);
+                }
+                for &x in &opts.shares {
+                    let mut row = Row::new(r, n, "split");
+                    row.gpu_share = Some(x);
+                    let t = (8.0 * (1.0 - x)).max(2.0 * x) * base;
+                    row.pred_us = Some(t * 1.05);
+                    if n == 16384 && x < 0.85 {
+                        row.note = "skipped: predicted 9.0 s > --max-call-s 2.5".into();
+                    } else {
+                        row.us = Some(t);
+                    }
+                    rows.push(row);
+                }
+            }
+        }
+        let rates = Rates::builtin(&h200());
+        for model in [None, Some(&rates)] {
+            let t = table(&rows, &opts, model, 16);
+            eprintln!("{t}");
+            assert!(t.contains("NVBLAS / auto, geometric mean over n >= 1024: 2.78x"), "{t}");
+            assert!(t.contains("split sweep"), "{t}");
+            assert!(t.contains("split 0.80"), "{t}");
+            let svg = svg_split(&rows, &opts, model, 16, "t").expect("a split plot");
+            assert!(svg.contains("dgemm n=2048") && svg.contains("zgemm n=1024") && !svg.contains("n=16384"));
+        }
+        let c = csv(&rows);
+        assert!(c.starts_with("routine,n,mode,gpu_share,us,tflops,pred_us,reps,check,measured_share,note\n"));
+        assert!(c.contains("dgemm,2048,split,0.30,"));
+        assert!(svg(&rows, &opts.routines, "t", "s").contains("model auto"));
     }
 }

@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
 # Runs ON THE GPU HOST (CUDA 13, python3; no Rust), from the repository root, with gpu-stage/
-# made by scripts/gpu-stage.sh: the host GEMM offload of issue 5 alone (gpu-run.sh runs the
-# same stages among all the others).
+# made by scripts/gpu-stage.sh: the host GEMM offload and co-execution of issue 5 in one call
+# (gpu-run.sh runs the same stages among all the others).
 #
 #   bash scripts/gpu-offload.sh [--quick] [--tests-only | --bench-only]
 #
 # Stages, each logged to $OUT/logs/<stage>.log ($OUT set) or build/gpu-run/:
-#   test-gpu_offload  gpu-stage/tests/gpu_offload --test-threads=1 --nocapture   [not --bench-only]
-#   tune-offload      gpu-stage/hyblas tune offload: the cost model's rates measured here, written
-#                     to the recipe file in the cache dir and copied to $OUT/recipes
-#   trace             one auto DGEMM at n = 1024 and 4096 with HYBLAS_TRACE=stderr (the
-#                     decision, both predicted times, the measured time)
-#   offload           gpu-stage/offloadbench [--quick] --out $OUT (else bench/results): d/s/z
-#                     GEMM, hyblas auto/cpu/gpu against NVBLAS on the staged Debian OpenBLAS
-#                                                                                [not --tests-only]
-# Exits non-zero if a stage failed. GPU_RUN_TIMEOUT: seconds per stage (default 540).
+#   test-gpu_offload  gpu-stage/tests/gpu_offload --test-threads=1: offload and co-execution
+#                     against the CPU engine (forced shares, dynamic split, injected GPU
+#                     failures, many host threads)                               [not --bench-only]
+#   tune-offload      gpu-stage/hyblas tune offload: the cost model's rates measured and fitted
+#                     here (~10-30 s), written to the recipe file in the cache dir and copied to
+#                     $RESULTS/recipes; the model-against-measurement lines are shown
+#   trace             HYBLAS_TRACE=stderr: auto DGEMM at n = 1024, 2048, 4096 (decision,
+#                     predicted and measured time), co-execution forced at n = 2048
+#                     (HYBLAS_DEVICE=split), and the same with the GPU failing after 3 tiles
+#                     (HYBLAS_OFFLOAD_FAULT=3: the CPU finishes, the result is checked)
+#   offload           gpu-stage/offloadbench [--quick] --out $RESULTS: d/s/z GEMM, n = 512..16384
+#                     (--quick: ..4096), hyblas auto/cpu/gpu and split at GPU shares 0..1 in
+#                     steps of 0.1 (--quick 0.2) against NVBLAS on the staged Debian OpenBLAS;
+#                     CSV, two SVGs, tables                                       [not --tests-only]
+# The whole call keeps to a budget (GPU_OFFLOAD_BUDGET seconds: 560 by default, 175 with
+# --quick): each stage's timeout is what is left, and the benchmark gets a deadline so that it
+# still writes its tables and plots. Typical times on an H200 host: tests ~1 min, tune ~15 s,
+# trace ~10 s, benchmark ~3 min (--quick ~1 min). Exits non-zero if a stage failed.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -35,7 +44,8 @@ RESULTS="${OUT:-$ROOT/bench/results}"
 LOGS="${OUT:+$OUT/logs}"
 LOGS="${LOGS:-$ROOT/build/gpu-run}"
 mkdir -p "$LOGS" "$RESULTS"
-TIMEOUT="${GPU_RUN_TIMEOUT:-540}"
+if [ "$quick" -eq 1 ]; then BUDGET="${GPU_OFFLOAD_BUDGET:-175}"; else BUDGET="${GPU_OFFLOAD_BUDGET:-560}"; fi
+CAP="${GPU_RUN_TIMEOUT:-540}"
 for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
     if [ -d "$d" ] && [[ ":${LD_LIBRARY_PATH:-}:" != *":$d:"* ]]; then
         export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d"
@@ -43,15 +53,26 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
 done
 chmod +x "$STAGE"/hyblas "$STAGE"/offloadbench "$STAGE"/tests/* 2>/dev/null || true
 
+# Seconds left of the budget (at least 10).
+left() {
+    local l=$((BUDGET - SECONDS))
+    [ "$l" -lt 10 ] && l=10
+    echo "$l"
+}
+
 failed=0
 summary=()
-# run NAME CMD...: timed, logged; the log's tail is shown on failure.
+# run NAME CMD...: timed (the smaller of GPU_RUN_TIMEOUT and what is left), logged; the log's
+# tail is shown on failure.
 run() {
     local name="$1"
     shift
     local t0=$SECONDS
-    echo "== $name: $*" | tee "$LOGS/$name.log"
-    timeout --kill-after=10 "$TIMEOUT" "$@" >>"$LOGS/$name.log" 2>&1
+    local limit
+    limit=$(left)
+    [ "$limit" -gt "$CAP" ] && limit=$CAP
+    echo "== [$((SECONDS))s] $name (timeout ${limit}s): $*" | tee "$LOGS/$name.log"
+    timeout --kill-after=10 "$limit" "$@" >>"$LOGS/$name.log" 2>&1
     local rc=$?
     local secs=$((SECONDS - t0))
     if [ "$rc" -ne 0 ]; then
@@ -66,10 +87,11 @@ run() {
 
 [ -e "$STAGE/MANIFEST" ] && head -2 "$STAGE/MANIFEST"
 nvidia-smi -L || true
+echo "budget ${BUDGET}s ($([ "$quick" -eq 1 ] && echo quick || echo full))"
 
 if [ "$mode" != bench ]; then
     run test-gpu_offload "$STAGE/tests/gpu_offload" --test-threads=1 --nocapture
-    grep -h '^test result:\|^SKIPPED\|panicked at' "$LOGS/test-gpu_offload.log" | head -20
+    grep -h '^test \|^test result:\|^SKIPPED\|panicked at' "$LOGS/test-gpu_offload.log" | head -40
 fi
 
 run tune-offload "$STAGE/hyblas" tune offload
@@ -82,9 +104,12 @@ if compgen -G "$cache/recipes/*" >/dev/null; then
 fi
 
 if [ "$mode" != tests ]; then
-    run trace env HYBLAS_TRACE=stderr "$STAGE/offloadbench" --n 1024,4096 --routines dgemm --modes auto \
-        --nvblas off --budget-s 0 --out "$LOGS/trace-bench"
-    grep -h 'offload:' "$LOGS/trace.log" | sort -u | head -6
+    tb=(--routines dgemm --modes cpu,auto --nvblas off --budget-s 0 --max-call-s 5)
+    run trace bash -c "
+        HYBLAS_TRACE=stderr '$STAGE/offloadbench' --n 1024,2048,4096 ${tb[*]} --out '$LOGS/trace-auto' &&
+        HYBLAS_TRACE=stderr HYBLAS_DEVICE=split '$STAGE/offloadbench' --n 2048 ${tb[*]} --out '$LOGS/trace-split' &&
+        HYBLAS_TRACE=stderr HYBLAS_DEVICE=split HYBLAS_OFFLOAD_FAULT=3 '$STAGE/offloadbench' --n 2048 ${tb[*]} --out '$LOGS/trace-fault'"
+    grep -h 'offload:\|co-execution:\|max rel diff' "$LOGS/trace.log" | sort -u | head -24
 
     # NVBLAS's CPU library: the staged Debian OpenBLAS (python3's lzma unpacks it).
     CPUBLAS="$ROOT/build/cpublas"
@@ -94,14 +119,17 @@ if [ "$mode" != tests ]; then
         python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
             "$f" "$CPUBLAS/$(basename "$f" .xz)"
     done
-    args=(--out "$RESULTS")
+    # The benchmark stops starting points 25 s before the budget ends, to write its outputs.
+    deadline=$(($(left) - 25))
+    [ "$deadline" -lt 30 ] && deadline=30
+    args=(--out "$RESULTS" --deadline-s "$deadline")
     [ "$quick" -eq 1 ] && args=(--quick "${args[@]}")
     [ -e "$CPUBLAS/libopenblas.so.0" ] && args+=(--cpu-blas "$CPUBLAS/libopenblas.so.0")
     run offload env LD_LIBRARY_PATH="$CPUBLAS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$STAGE/offloadbench" "${args[@]}"
-    sed -n '/^NVBLAS:/p;/^offloadbench:/p;/^[sdcz]gemm (ms/,$p' "$LOGS/offload.log"
+    sed -n '/^NVBLAS:/p;/^offloadbench: .*CPU threads/p;/^[sdcz]gemm (ms/,$p' "$LOGS/offload.log"
 fi
 
 echo
 printf '%s\n' "${summary[@]}"
-echo "$failed failed; logs in $LOGS, results in $RESULTS"
+echo "$failed failed in ${SECONDS}s; logs in $LOGS, results in $RESULTS"
 [ "$failed" -eq 0 ]

@@ -1,11 +1,12 @@
-//! Issue 5 (phase 1): host-memory GEMM offloaded to the GPU through the Fortran and CBLAS
-//! symbols (LP64 and ILP64). Every case makes fresh random data, runs the call once with the
-//! CPU engine forced (`plan::offload::force(Some(Cpu))`) and once with the GPU forced, and
-//! compares; rows of C outside the referenced part (ldc > m) hold a poison value that must
-//! survive. Small tiles and copy pieces ([`Knobs`]) make small problems span many tiles, pieces
-//! and device blocks. Each GPU case also checks that the call really ran on the GPU
-//! (`plan::offload::last()`), and the fallback cases that the CPU finished a failed offload.
-//! SKIPPED without a GPU.
+//! Issue 5: host-memory GEMM offloaded to the GPU (phase 1) and co-executed by the CPU and the
+//! GPU (phase 2) through the Fortran and CBLAS symbols (LP64 and ILP64). Every case makes fresh
+//! random data, runs the call once with the CPU engine forced (`plan::offload::force(Some(Cpu))`)
+//! and once with the GPU forced, a GPU share forced (`with_share`) or co-execution forced
+//! (`with_split`), and compares; rows of C outside the referenced part (ldc > m) hold a poison
+//! value that must survive. Small tiles and copy pieces ([`Knobs`]) make small problems span many
+//! tiles, pieces and device blocks. Each case also checks where the call really ran
+//! (`plan::offload::last()`), and the fallback cases (failures injected with `Knobs::fail_after`
+//! and `Knobs::fail_gemm_after`) that the CPU finished a failed offload. SKIPPED without a GPU.
 
 mod common;
 #[path = "common/fortran_gemm.rs"]
@@ -616,4 +617,215 @@ fn huge_operands() {
     let o = off::last().expect("outcome");
     assert_eq!(o.ran, Side::Gpu, "{o:?}");
     common::assert_close(&got, &want, k, "huge dgemm");
+}
+
+// ---- Co-execution (phase 2) ----
+
+/// Where a case runs: a fixed GPU share, or co-execution from the model's share.
+#[derive(Clone, Copy, Debug)]
+enum Split {
+    Share(f64),
+    Dynamic,
+}
+
+impl<T: Scalar> Case<T> {
+    /// C after the call through the LP64 Fortran symbol, co-executed as `how`.
+    fn run_split(&self, how: Split, f: Gemm<T, i32>) -> Vec<T> {
+        let mut c = self.c.clone();
+        let (m, n, k) = (self.m as i32, self.n as i32, self.k as i32);
+        let (lda, ldb, ldc) = (self.lda as i32, self.ldb as i32, self.ldc as i32);
+        off::clear_last();
+        let call = || unsafe {
+            f(
+                &(self.ta as c_char),
+                &(self.tb as c_char),
+                &m,
+                &n,
+                &k,
+                &self.alpha,
+                self.a.as_ptr(),
+                &lda,
+                self.b.as_ptr(),
+                &ldb,
+                &self.beta,
+                c.as_mut_ptr(),
+                &ldc,
+            )
+        };
+        match how {
+            Split::Share(x) => off::with_share(Some(x), call),
+            Split::Dynamic => off::with_split(call),
+        }
+        c
+    }
+}
+
+/// Co-executed against the CPU engine for one case under `knobs`; checks where it ran and, when
+/// nothing failed, that the GPU computed exactly its forced share. Returns the outcome.
+fn compare_split<T: Sym>(case: &Case<T>, how: Split, knobs: Knobs) -> off::Outcome {
+    let what = format!("{} {how:?} {knobs:?}", case.label());
+    let want = case.run(Side::Cpu, T::GEMM);
+    let got = with_knobs(knobs, || case.run_split(how, T::GEMM));
+    let o = off::last().unwrap_or_else(|| panic!("{what}: no outcome recorded"));
+    let st = o.stats.clone().unwrap_or_else(|| panic!("{what}: no statistics: {o:?}"));
+    let injected = knobs.fail_after.is_some() || knobs.fail_gemm_after.is_some();
+    let fixed = match how {
+        Split::Share(x) => Some(off::split_cols(x, case.n)),
+        Split::Dynamic => None,
+    };
+    match fixed {
+        Some(0) => assert_eq!((o.ran, st.mode), (Side::Cpu, "cpu"), "{what}: {o:?}"),
+        Some(ng) if ng == case.n => {
+            assert_eq!(st.mode, "gpu", "{what}: {o:?}");
+            if !injected {
+                assert_eq!((o.ran, st.gpu_share), (Side::Gpu, 1.0), "{what}: {o:?}");
+            }
+        }
+        Some(ng) => {
+            assert_eq!(st.mode, "split-fixed", "{what}: {o:?}");
+            if injected {
+                assert!(
+                    o.fallback.is_some() && st.gpu_error.is_some(),
+                    "{what}: the injected failure went unnoticed: {o:?}"
+                );
+            } else {
+                assert_eq!(st.gpu_error, None, "{what}: {st}");
+                assert_eq!((st.gpu_cols, st.cpu_cols), (ng, case.n - ng), "{what}: {st}");
+                let share = ng as f64 / case.n as f64;
+                assert!((st.gpu_share - share).abs() < 1e-12, "{what}: {st}");
+            }
+        }
+        // One column: nothing to split, the GPU alone.
+        None if case.n < 2 => assert_eq!(st.mode, "gpu", "{what}: {o:?}"),
+        None => {
+            assert_eq!(st.mode, "split", "{what}: {o:?}");
+            if !injected {
+                assert_eq!(st.gpu_error, None, "{what}: {st}");
+                assert_eq!(st.gpu_cols + st.cpu_cols, case.n, "{what}: every column taken once: {st}");
+            }
+        }
+    }
+    assert!(st.secs > 0.0 && st.pred_us >= 0.0, "{what}: {st}");
+    case.check(&got, &want, &what);
+    o
+}
+
+fn split_every_transpose<T: Sym>(seed: u64, all: bool) {
+    let mut rng = Rng::new(seed);
+    // Tiles much smaller than C: each side takes many tiles; 157 x 131 divides by neither.
+    let small = Knobs { tile: Some((48, 32)), piece_bytes: Some(4096), ..Default::default() };
+    let pairs: Vec<(u8, u8)> = if all {
+        TRANS.iter().flat_map(|&a| TRANS.iter().map(move |&b| (a, b))).collect()
+    } else {
+        vec![(b'N', b'N'), (b'T', b'C'), (b'C', b'T'), (b'N', b'C')]
+    };
+    for (ta, tb) in pairs {
+        for how in [Split::Share(0.0), Split::Share(0.3), Split::Share(0.77), Split::Share(1.0), Split::Dynamic] {
+            let (alpha, beta) = (rng.scalar::<T>(), rng.scalar::<T>());
+            compare_split(&Case::new(&mut rng, ta, tb, 157, 131, 97, alpha, beta, 5), how, small);
+        }
+        // beta == 0 (NaN in C), default tiles and pieces.
+        let alpha = rng.scalar::<T>();
+        compare_split(
+            &Case::new(&mut rng, ta, tb, 203, 170, 61, alpha, T::zero(), 2),
+            Split::Share(0.5),
+            Knobs::default(),
+        );
+    }
+}
+
+#[test]
+fn split_every_precision_transpose_and_share() {
+    let Some(_rt) = gpu_or_skip("split_every_precision_transpose_and_share") else { return };
+    split_every_transpose::<f64>(101, true);
+    split_every_transpose::<f32>(102, false);
+    split_every_transpose::<C32>(103, false);
+    split_every_transpose::<C64>(104, true);
+}
+
+#[test]
+fn split_shapes_and_special_scalars() {
+    let Some(_rt) = gpu_or_skip("split_shapes_and_special_scalars") else { return };
+    let mut rng = Rng::new(111);
+    let knobs = Knobs { tile: Some((64, 40)), piece_bytes: Some(8192), ..Default::default() };
+    // Tall, wide, a single column and row, shares that leave one column to a side.
+    for (m, n, k) in [(600, 90, 50), (70, 500, 200), (300, 1, 40), (1, 300, 40), (7, 9, 1)] {
+        for how in [Split::Share(0.5), Split::Share(1.0 / n as f64), Split::Share(1.0 - 1.0 / n as f64), Split::Dynamic]
+        {
+            compare_split(&rcase::<f64>(&mut rng, b'N', b'T', m, n, k, 3), how, knobs);
+        }
+    }
+    // alpha == 0 (A and B not read), beta 0 / 1 / other, k == 0.
+    for (alpha, beta) in [(0.0, 0.0), (0.0, 0.5), (1.0, 0.0), (1.0, 1.0), (-0.5, 2.0)] {
+        for how in [Split::Share(0.4), Split::Dynamic] {
+            compare_split(&Case::new(&mut rng, b'T', b'N', 131, 97, 75, alpha, beta, 4), how, knobs);
+            let (za, zb) = (C64::new(alpha, 0.25), C64::new(beta, -0.5));
+            compare_split(&Case::new(&mut rng, b'C', b'N', 131, 97, 75, za, zb, 4), how, knobs);
+        }
+    }
+    compare_split(&Case::new(&mut rng, b'N', b'N', 131, 97, 0, 1.0f64, 0.75, 2), Split::Share(0.6), knobs);
+    // A middle size with the default tiles: the dynamic balance from the model's share.
+    compare_split(&Case::new(&mut rng, b'N', b'N', 2100, 2300, 900, 1.0f64, 0.5, 3), Split::Dynamic, Knobs::default());
+    compare_split(
+        &Case::new(&mut rng, b'T', b'N', 1500, 1700, 500, 0.5f32, 0.0, 0),
+        Split::Share(0.7),
+        Knobs::default(),
+    );
+}
+
+/// A GPU failure part way through a co-executed call (a GEMM that fails, or a copy back that
+/// fails after some pieces were written): the CPU engine finishes the GPU's part, C is right,
+/// and no element is updated twice (beta != 0 would show it).
+#[test]
+fn split_gpu_failure_mid_call() {
+    let Some(_rt) = gpu_or_skip("split_gpu_failure_mid_call") else { return };
+    let mut rng = Rng::new(121);
+    for how in [Split::Share(0.6), Split::Share(0.95), Split::Dynamic] {
+        for fail in [0usize, 1, 5, 17] {
+            let gemm = Knobs {
+                tile: Some((40, 32)),
+                piece_bytes: Some(2048),
+                fail_gemm_after: Some(fail),
+                ..Default::default()
+            };
+            let piece =
+                Knobs { tile: Some((40, 32)), piece_bytes: Some(2048), fail_after: Some(fail), ..Default::default() };
+            for knobs in [gemm, piece] {
+                let o = compare_split(&Case::new(&mut rng, b'T', b'N', 200, 190, 80, -0.75f64, 0.5, 2), how, knobs);
+                let st = o.stats.unwrap();
+                // (Fixed shares give the GPU enough tiles and pieces to reach every failure point.)
+                assert!(matches!(how, Split::Dynamic) || st.fallback_elems > 0, "{how:?} {knobs:?}: {st}");
+                let z = Case::new(&mut rng, b'C', b'T', 120, 170, 40, C64::new(0.5, 1.0), C64::new(0.25, -0.5), 2);
+                compare_split(&z, how, knobs);
+            }
+        }
+    }
+    // Not even the GPU's setup fits (a device budget of 1 KB): the CPU computes all of C.
+    let c = Case::new(&mut rng, b'N', b'N', 150, 160, 70, 1.0f64, 0.5, 1);
+    let o = compare_split(
+        &c,
+        Split::Share(0.5),
+        Knobs { device_budget: Some(1024), fail_after: Some(usize::MAX), ..Default::default() },
+    );
+    assert_eq!(o.stats.unwrap().gpu_share, 0.0);
+}
+
+/// Many host threads co-executing, offloading and running on the CPU at once.
+#[test]
+fn split_concurrent_host_threads() {
+    let Some(_rt) = gpu_or_skip("split_concurrent_host_threads") else { return };
+    std::thread::scope(|s| {
+        for t in 0..8u64 {
+            s.spawn(move || {
+                let mut rng = Rng::new(130 + t);
+                let knobs = Knobs { tile: Some((96, 64)), piece_bytes: Some(16384), ..Default::default() };
+                for i in 0..3 {
+                    let how = [Split::Share(0.5), Split::Dynamic, Split::Share(0.2)][(i + t as usize) % 3];
+                    compare_split(&rcase::<f64>(&mut rng, b'N', b'T', 333, 277, 150, 3), how, knobs);
+                    compare_split(&rcase::<C32>(&mut rng, b'C', b'N', 201, 199, 90, 1), how, knobs);
+                    compare(&rcase::<f32>(&mut rng, b'T', b'T', 180, 150, 60, 2), knobs);
+                }
+            });
+        }
+    });
 }

@@ -32,16 +32,31 @@
 //! arena is kept for the next call up to `HYBLAS_OFFLOAD_KEEP_MB` (default a quarter of the
 //! device memory), so repeated calls do not pay `cuMemAlloc` each time.
 //!
-//! Phase 2 (co-execution) plugs in at the tile list: the CPU engine draws tiles of C from the
-//! same queue as the GPU pipeline, and [`Failure::remaining`]'s rectangle form is the unit the
-//! CPU already knows how to compute.
+//! Co-execution ([`coexec`], seed 002 phase 2): C's columns form one queue; the GPU pipeline
+//! (fed by the calling thread) takes column panels from the left, the CPU engine (a thread of
+//! its own, on `threads - feeders` cores) from the right, until they meet. The GPU's claims are
+//! a tile column at most, throttled to two in flight, and shrink to its fair part of what is
+//! left as the end nears; the CPU's are guided (half its fair part of what is left) and never
+//! one the GPU would finish sooner. The fair parts come from column rates first predicted by the
+//! model (`plan::offload`) and then measured as the call runs, so a wrong prediction corrects
+//! itself. A forced share ([`crate::plan::offload::with_share`], `HYBLAS_OFFLOAD_SHARE`) fences
+//! the queue: the GPU takes exactly the first `share` of the columns, the CPU the rest. While the
+//! CPU engine computes, the GPU's copies are packed by `feeders` threads of a small pool of their
+//! own ([`Copier::Feed`]), never queued behind the engine's work. If the GPU fails, it stops
+//! claiming, the CPU takes what is left in the queue, and the parts of the GPU's claims not yet
+//! written back ([`Failure::remaining`]) are computed by the CPU engine at the end: C is complete
+//! and no element is updated twice.
+//!
+//! [`host_gemm`] is the host ABI's entry (`?gemm_`, `cblas_?gemm`): the planner's decision,
+//! then the CPU engine, the GPU pipeline or co-execution, the CPU fallback, the trace line
+//! (predicted and measured time) and the thread's [`crate::plan::offload::Outcome`].
 
 use super::driver::{check, sys, GpuError, Result};
 use super::runtime::{is_device_pointer, DeviceBuffer, Runtime};
 use super::{DMat, Exec};
 use crate::config;
 use crate::cpu::threads;
-use crate::types::{Scalar, Trans};
+use crate::types::{MatMut, MatRef, Scalar, Trans};
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use std::cell::Cell;
@@ -65,10 +80,15 @@ pub struct Knobs {
     /// Fail (as a failed device->host copy would) after this many pieces of C were written
     /// back: tests of the CPU fallback on a real GPU.
     pub fail_after: Option<usize>,
+    /// Fail (as a failed cuBLAS call would) instead of launching the GEMM of the tile after
+    /// this many (test-only fault injection; also `HYBLAS_OFFLOAD_FAULT=N` for demonstrations).
+    pub fail_gemm_after: Option<usize>,
 }
 
 thread_local! {
-    static KNOBS: Cell<Knobs> = const { Cell::new(Knobs { tile: None, piece_bytes: None, device_budget: None, fail_after: None }) };
+    static KNOBS: Cell<Knobs> = const {
+        Cell::new(Knobs { tile: None, piece_bytes: None, device_budget: None, fail_after: None, fail_gemm_after: None })
+    };
 }
 
 /// Run `f` with this thread's offloads using `k` (tests force small tiles, pieces and device
@@ -85,8 +105,17 @@ pub fn with_knobs<R>(k: Knobs, f: impl FnOnce() -> R) -> R {
 }
 
 fn knobs() -> Knobs {
-    KNOBS.with(|c| c.get())
+    let mut k = KNOBS.with(|c| c.get());
+    if k.fail_gemm_after.is_none() {
+        k.fail_gemm_after = *ENV_FAULT;
+    }
+    k
 }
+
+/// `HYBLAS_OFFLOAD_FAULT=N`: every offloaded call fails its GEMM after N tiles (a test and
+/// demonstration knob: the CPU then finishes the call, see the trace).
+static ENV_FAULT: Lazy<Option<usize>> =
+    Lazy::new(|| config::value("HYBLAS_OFFLOAD_FAULT").and_then(|v| v.trim().parse::<usize>().ok()));
 
 /// `HYBLAS_OFFLOAD_TILE=T` or `MxN`: the C tile.
 static ENV_TILE: Lazy<Option<(usize, usize)>> = Lazy::new(|| {
@@ -118,7 +147,7 @@ pub fn tile_for(m: usize, n: usize, _k: usize) -> (usize, usize) {
 }
 
 /// Bytes per copy piece for a call moving `traffic` bytes.
-fn piece_for(traffic: usize) -> usize {
+pub(crate) fn piece_for(traffic: usize) -> usize {
     let p = knobs().piece_bytes.or(*ENV_PIECE).unwrap_or_else(|| (traffic / 16).clamp(1 << 20, *CHUNK_BYTES));
     p.clamp(16, *CHUNK_BYTES)
 }
@@ -144,14 +173,42 @@ pub struct OffloadStats {
     pub blocks: usize,
     pub h2d_bytes: u64,
     pub d2h_bytes: u64,
-    /// Wall time of the call.
+    /// Wall time of the call (the GPU pipeline alone in [`gemm`]; the whole call, fallback
+    /// included, in [`coexec`] and [`host_gemm`]).
     pub secs: f64,
     /// A, B, C used in place (device or managed memory).
     pub in_place: [bool; 3],
+    /// How the call ran: "gpu", "split" (co-execution, dynamic), "split-fixed" (a forced
+    /// share) or "cpu" (a model decision or a forced share of 0).
+    pub mode: &'static str,
+    /// Fraction of C's elements the GPU computed.
+    pub gpu_share: f64,
+    /// Co-execution: when each side finished its last piece of C, from the call's start.
+    pub gpu_side_secs: f64,
+    pub cpu_side_secs: f64,
+    /// Co-execution: the CPU engine's threads and the threads packing for the GPU.
+    pub cpu_threads: usize,
+    pub feeders: usize,
+    /// Co-execution: C's columns each side took from the queue, and the CPU's units.
+    pub gpu_cols: usize,
+    pub cpu_cols: usize,
+    pub cpu_units: usize,
+    /// The GPU's error when the CPU finished its part (co-execution).
+    pub gpu_error: Option<String>,
+    /// Elements of C the CPU computed after the GPU failed (its unfinished claims).
+    pub fallback_elems: usize,
+    /// The planner's predicted time of the call, microseconds (0: none).
+    pub pred_us: f64,
 }
 
 impl std::fmt::Display for OffloadStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.mode == "cpu" {
+            return write!(f, "mode=cpu");
+        }
+        if !self.mode.is_empty() {
+            write!(f, "mode={} ", self.mode)?;
+        }
         write!(
             f,
             "tiles={}x({}x{}) blocks={} h2d={:.1}MB d2h={:.1}MB",
@@ -162,10 +219,27 @@ impl std::fmt::Display for OffloadStats {
             self.h2d_bytes as f64 / 1e6,
             self.d2h_bytes as f64 / 1e6
         )?;
+        if self.mode.starts_with("split") {
+            write!(
+                f,
+                " gpu_share={:.3} gpu_cols={} cpu_cols={} cpu_units={} gpu_side={:.1}us cpu_side={:.1}us cpu_threads={} feeders={}",
+                self.gpu_share,
+                self.gpu_cols,
+                self.cpu_cols,
+                self.cpu_units,
+                self.gpu_side_secs * 1e6,
+                self.cpu_side_secs * 1e6,
+                self.cpu_threads,
+                self.feeders
+            )?;
+        }
         let names = ["A", "B", "C"];
         let dev: Vec<&str> = (0..3).filter(|&i| self.in_place[i]).map(|i| names[i]).collect();
         if !dev.is_empty() {
             write!(f, " in-place={}", dev.join(","))?;
+        }
+        if let Some(e) = &self.gpu_error {
+            write!(f, " gpu_failed=\"{e}\" cpu_finished={} elements", self.fallback_elems)?;
         }
         Ok(())
     }
@@ -195,31 +269,38 @@ impl Failure {
 
     /// The parts of C that still need computing (all of C when nothing was written).
     pub fn remaining(&self) -> Vec<Tile> {
-        let mut out = Vec::new();
-        for (t, &d) in self.tiles.iter().zip(&self.done) {
-            if d == 0 {
-                out.push(*t);
-                continue;
-            }
-            let g = Pieces::new(t.m * self.elem, t.n, self.elem, self.piece_bytes);
-            if d >= g.count() {
-                continue;
-            }
-            // Pieces go down a column, then to the next column: what is left is the rest of one
-            // column and the columns after it.
-            let (r0, c0, _, _) = g.piece(d);
-            let (r0, c0) = (r0 / self.elem, c0);
-            if r0 > 0 {
-                out.push(Tile { i0: t.i0 + r0, j0: t.j0 + c0, m: t.m - r0, n: 1 });
-                if c0 + 1 < t.n {
-                    out.push(Tile { i0: t.i0, j0: t.j0 + c0 + 1, m: t.m, n: t.n - c0 - 1 });
-                }
-            } else {
-                out.push(Tile { i0: t.i0, j0: t.j0 + c0, m: t.m, n: t.n - c0 });
-            }
-        }
-        out
+        remaining_of(&self.tiles, &self.done, self.piece_bytes, self.elem)
     }
+}
+
+/// The parts of `tiles` not yet written back, when `done[t]` of tile `t`'s pieces (of
+/// `piece_bytes`, elements of `elem` bytes) were (a missing entry: none).
+fn remaining_of(tiles: &[Tile], done: &[usize], piece_bytes: usize, elem: usize) -> Vec<Tile> {
+    let mut out = Vec::new();
+    for (i, t) in tiles.iter().enumerate() {
+        let d = done.get(i).copied().unwrap_or(0);
+        if d == 0 {
+            out.push(*t);
+            continue;
+        }
+        let g = Pieces::new(t.m * elem, t.n, elem, piece_bytes);
+        if d >= g.count() {
+            continue;
+        }
+        // Pieces go down a column, then to the next column: what is left is the rest of one
+        // column and the columns after it.
+        let (r0, c0, _, _) = g.piece(d);
+        let r0 = r0 / elem;
+        if r0 > 0 {
+            out.push(Tile { i0: t.i0 + r0, j0: t.j0 + c0, m: t.m - r0, n: 1 });
+            if c0 + 1 < t.n {
+                out.push(Tile { i0: t.i0, j0: t.j0 + c0 + 1, m: t.m, n: t.n - c0 - 1 });
+            }
+        } else {
+            out.push(Tile { i0: t.i0, j0: t.j0 + c0, m: t.m, n: t.n - c0 });
+        }
+    }
+    out
 }
 
 impl std::fmt::Display for Failure {
@@ -286,26 +367,62 @@ impl SendPtr {
 /// Below this many bytes a copy runs on the calling thread alone.
 const PAR_COPY_MIN: usize = 256 << 10;
 
+/// Who packs and unpacks the pinned chunks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Copier {
+    /// The CPU engine's pool, all its threads (the GPU has the call to itself).
+    Pool,
+    /// `f` threads (the calling one and `f - 1` of a small pool of their own): co-execution,
+    /// where the engine's threads compute the CPU's share of C and a copy queued behind their
+    /// work would stall the GPU.
+    Feed(usize),
+}
+
+/// Most threads [`Copier::Feed`] uses.
+pub const MAX_FEEDERS: usize = 8;
+
+static FEED_POOL: Lazy<Option<rayon::ThreadPool>> = Lazy::new(|| {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(MAX_FEEDERS - 1)
+        .thread_name(|i| format!("hyblas-feed-{i}"))
+        .build()
+        .ok()
+});
+
+/// Call `f(part)` for `part in 0..parts` with `cp`'s threads (part 0 on the caller).
+fn copy_parts(cp: Copier, parts: usize, f: &(dyn Fn(usize) + Sync)) {
+    if parts <= 1 {
+        return f(0);
+    }
+    match (cp, FEED_POOL.as_ref()) {
+        (Copier::Pool, _) => threads::for_each_part(parts, parts, f),
+        (Copier::Feed(_), Some(pool)) => pool.in_place_scope(|s| {
+            for part in 1..parts {
+                s.spawn(move |_| f(part));
+            }
+            f(0);
+        }),
+        (Copier::Feed(_), None) => (0..parts).for_each(f),
+    }
+}
+
 /// Copy `height` runs of `width` bytes from `src` (runs `sp` bytes apart) to `dst` (`dp` apart),
-/// on the CPU engine's threads.
+/// on `cp`'s threads.
 ///
 /// # Safety
 /// Both regions valid; they do not overlap.
-unsafe fn copy2d(src: *const u8, sp: usize, dst: *mut u8, dp: usize, width: usize, height: usize) {
+unsafe fn copy2d(cp: Copier, src: *const u8, sp: usize, dst: *mut u8, dp: usize, width: usize, height: usize) {
     let total = width * height;
     if total == 0 {
         return;
     }
-    let t = threads::nthreads();
+    let t = match cp {
+        Copier::Pool => threads::nthreads(),
+        Copier::Feed(f) => f.clamp(1, MAX_FEEDERS),
+    };
     let parts = (total / PAR_COPY_MIN).clamp(1, t.max(1));
     let (s, d) = (SendPtr(src as *mut u8), SendPtr(dst));
-    let run = |f: &(dyn Fn(usize) + Sync)| {
-        if parts == 1 {
-            f(0)
-        } else {
-            threads::for_each_part(parts, parts, f)
-        }
-    };
+    let run = |f: &(dyn Fn(usize) + Sync)| copy_parts(cp, parts, f);
     if width == sp && width == dp {
         // One contiguous run: split it in byte ranges.
         let step = total.div_ceil(parts);
@@ -575,6 +692,7 @@ struct Uploader<'a> {
     next: usize,
     stream: sys::CUstream,
     bytes: u64,
+    copier: Copier,
 }
 
 impl Uploader<'_> {
@@ -587,7 +705,7 @@ impl Uploader<'_> {
             let ch = &self.chunks[self.next];
             self.next = (self.next + 1) % self.chunks.len();
             check(sys::cuEventSynchronize(ch.ev), "cuEventSynchronize")?;
-            copy2d(r.host.add(c0 * r.hpitch + x0), r.hpitch, ch.host, w, w, h);
+            copy2d(self.copier, r.host.add(c0 * r.hpitch + x0), r.hpitch, ch.host, w, w, h);
             copy_async(true, ch.host, r.dev + (c0 * r.dpitch + x0) as u64, r.dpitch, w, h, self.stream)?;
             check(sys::cuEventRecord(ch.ev, self.stream), "cuEventRecord")?;
             self.bytes += (w * h) as u64;
@@ -610,12 +728,16 @@ struct Downloader<'a> {
     /// Pieces written back so far, and the injected failure point ([`Knobs::fail_after`]).
     written: usize,
     fail_after: Option<usize>,
+    copier: Copier,
 }
 
 impl Downloader<'_> {
     /// Enqueue the download of tile `t` (region `r` of C), after event `ready`.
     unsafe fn tile(&mut self, t: usize, r: Region, ready: sys::CUevent, elem: usize, piece: usize) -> Result<()> {
         check(sys::cuStreamWaitEvent(self.stream, ready, 0), "cuStreamWaitEvent")?;
+        if self.done.len() <= t {
+            self.done.resize(t + 1, 0);
+        }
         let g = Pieces::new(r.width, r.height, elem, piece);
         for p in 0..g.count() {
             if self.pending.len() == self.chunks.len() {
@@ -640,7 +762,7 @@ impl Downloader<'_> {
         self.written += 1;
         let ch = &self.chunks[ci];
         check(sys::cuEventSynchronize(ch.ev), "cuEventSynchronize")?;
-        copy2d(ch.host, w, host, hpitch, w, h);
+        copy2d(self.copier, ch.host, w, host, hpitch, w, h);
         self.head = (ci + 1) % self.chunks.len();
         debug_assert_eq!(self.done[t], p);
         self.done[t] = p + 1;
@@ -981,68 +1103,27 @@ unsafe fn run<T: Scalar>(
         elem: e,
     };
 
-    let fail_after = knobs().fail_after;
+    let kn = knobs();
     // Pieces written back by the blocks before (for the injected failure's count).
     let mut written = 0usize;
+    let mut gemms = 0usize;
     for block in &sched.blocks {
         let nt = block.tiles.len();
         let abort = AtomicBool::new(false);
-        let (tx, rx) = mpsc::channel::<usize>();
-        let (h2d, d2h, ready) = (pipe.h2d, pipe.d2h, pipe.ready);
-        let done_ev: Vec<Shared<sys::CUevent>> = pipe.done[..nt].iter().map(|&e| Shared(e)).collect();
-        let (up_chunks, down_chunks) = (&pipe.up, &pipe.down);
+        let (tx, rx) = mpsc::channel::<Shared<DownMsg>>();
+        let (h2d, ready) = (pipe.h2d, pipe.ready);
+        let done_ev = &pipe.done[..nt];
+        let pipe_ref = &*pipe;
 
-        let (r, ubytes, dr, dd, dbytes, dw) = std::thread::scope(|s| {
+        let (r, ubytes, (dr, dd, dbytes, dw)) = std::thread::scope(|s| {
             // ---- Step 2: the download thread (C on the host): tiles back as they finish ----
             let downloader = p.host[2].then(|| {
-                let (chunks, stream, down) = (Shared(down_chunks), Shared(d2h), Shared(&block.down));
-                let (done_ev, abort) = (&done_ev, &abort);
-                s.spawn(move || -> (Result<()>, Vec<usize>, u64, usize) {
-                    let (chunks, stream, down) = (chunks, stream, down);
-                    let mut d = Downloader {
-                        chunks: chunks.0,
-                        pending: VecDeque::new(),
-                        head: 0,
-                        stream: stream.0,
-                        bytes: 0,
-                        done: vec![0; nt],
-                        written,
-                        fail_after,
-                    };
-                    let r = (|| -> Result<()> {
-                        rt.bind()?;
-                        loop {
-                            let t = match rx.try_recv() {
-                                Ok(t) => t,
-                                Err(mpsc::TryRecvError::Empty) => {
-                                    // Nothing new: write back what has arrived, else wait.
-                                    if d.finish_oldest()? {
-                                        continue;
-                                    }
-                                    match rx.recv() {
-                                        Ok(t) => t,
-                                        Err(_) => break,
-                                    }
-                                }
-                                Err(mpsc::TryRecvError::Disconnected) => break,
-                            };
-                            if abort.load(Ordering::Relaxed) {
-                                break;
-                            }
-                            d.tile(t, down.0[t], done_ev[t].0, e, piece)?;
-                        }
-                        while d.finish_oldest()? {}
-                        Ok(())
-                    })();
-                    if r.is_err() {
-                        abort.store(true, Ordering::Relaxed);
-                    }
-                    (r, d.done, d.bytes, d.written)
-                })
+                let down = DownSpec { written, fail_after: kn.fail_after, copier: Copier::Pool, elem: e, piece };
+                spawn_downloader(s, rt, pipe_ref, rx, &abort, nt, down)
             });
 
             // ---- Step 3: uploads and GEMMs in schedule order, on the calling thread ----
-            let mut up = Uploader { chunks: up_chunks, next: 0, stream: h2d, bytes: 0 };
+            let mut up = Uploader { chunks: &pipe_ref.up, next: 0, stream: h2d, bytes: 0, copier: Copier::Pool };
             let r = (|| -> Result<()> {
                 for step in &block.steps {
                     if abort.load(Ordering::Relaxed) {
@@ -1051,16 +1132,18 @@ unsafe fn run<T: Scalar>(
                     match *step {
                         Step::Up(r) => up.upload(r, e, piece)?,
                         Step::Gemm { t, m, n, k, a, b, c } => {
+                            injected_gemm_fault(kn, gemms)?;
+                            gemms += 1;
                             // The tile's uploads are the last ones enqueued on h2d.
                             check(sys::cuEventRecord(ready, h2d), "cuEventRecord")?;
                             check(sys::cuStreamWaitEvent(ex.stream, ready, 0), "cuStreamWaitEvent")?;
                             let (m, n, k) = (m as i64, n as i64, k as i64);
                             crate::abi::cublas::vendor_gemm::<T>(&ex, p.ta, p.tb, m, n, k, p.alpha, a, b, p.beta, c)?;
-                            check(sys::cuEventRecord(done_ev[t].0, ex.stream), "cuEventRecord")?;
+                            check(sys::cuEventRecord(done_ev[t], ex.stream), "cuEventRecord")?;
                             if p.host[2] {
                                 // A send fails only when the downloader stopped on an error,
                                 // which the abort flag reports.
-                                let _ = tx.send(t);
+                                let _ = tx.send(Shared(DownMsg { t, r: block.down[t], ev: done_ev[t] }));
                             }
                         }
                     }
@@ -1071,16 +1154,16 @@ unsafe fn run<T: Scalar>(
                 abort.store(true, Ordering::Relaxed);
             }
             drop(tx);
-            let (dr, dd, dbytes, dw) = match downloader {
+            let d = match downloader {
                 Some(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
                 None => (Ok(()), vec![0; nt], 0, written),
             };
-            (r, up.bytes, dr, dd, dbytes, dw)
+            (r, up.bytes, d)
         });
         written = dw;
         stats.h2d_bytes += ubytes;
         stats.d2h_bytes += dbytes;
-        done[block.tiles.clone()].copy_from_slice(&dd);
+        done[block.tiles.clone()].copy_from_slice(&dd[..nt]);
         // A failed GEMM or copy surfaces at this wait at the latest (the chunks and the arena
         // are reused by the next block and the next call, so nothing may still be in flight).
         let synced = pipe.sync();
@@ -1089,6 +1172,875 @@ unsafe fn run<T: Scalar>(
         }
     }
     Ok(())
+}
+
+/// [`Knobs::fail_gemm_after`]: an error in place of the GEMM after that many.
+fn injected_gemm_fault(kn: Knobs, gemms: usize) -> Result<()> {
+    if kn.fail_gemm_after == Some(gemms) {
+        return Err(GpuError::Other(format!("injected failure of the GEMM of tile {gemms} (offload fault knob)")));
+    }
+    Ok(())
+}
+
+/// A tile for the download thread: its index, its region of C, the event after its GEMM.
+struct DownMsg {
+    t: usize,
+    r: Region,
+    ev: sys::CUevent,
+}
+
+/// The download thread's settings: pieces written back before it starts (for
+/// [`Knobs::fail_after`]), who unpacks, the element size and the piece size.
+#[derive(Clone, Copy)]
+struct DownSpec {
+    written: usize,
+    fail_after: Option<usize>,
+    copier: Copier,
+    elem: usize,
+    piece: usize,
+}
+
+/// What the download thread did: its result, pieces written back per tile, bytes, and the
+/// running count of pieces written.
+type DownOut = (Result<()>, Vec<usize>, u64, usize);
+
+/// Start the download thread in scope `s`: it takes tiles as they are sent and writes back
+/// what has arrived whenever nothing new waits; it stops when the sender is dropped, or on
+/// `abort` (which it sets on an error of its own). `tiles`: the expected count (grows as needed).
+fn spawn_downloader<'scope, 'env>(
+    s: &'scope std::thread::Scope<'scope, 'env>,
+    rt: &'env Runtime,
+    pipe: &'env Pipe,
+    rx: mpsc::Receiver<Shared<DownMsg>>,
+    abort: &'env AtomicBool,
+    tiles: usize,
+    spec: DownSpec,
+) -> std::thread::ScopedJoinHandle<'scope, DownOut> {
+    let (chunks, stream) = (Shared(&pipe.down[..]), Shared(pipe.d2h));
+    s.spawn(move || {
+        let (chunks, stream) = (chunks, stream);
+        let mut d = Downloader {
+            chunks: chunks.0,
+            pending: VecDeque::new(),
+            head: 0,
+            stream: stream.0,
+            bytes: 0,
+            done: vec![0; tiles],
+            written: spec.written,
+            fail_after: spec.fail_after,
+            copier: spec.copier,
+        };
+        // SAFETY: the regions and events come from the sending side, which keeps the caller's
+        // C, the arena and the events alive until this thread is joined.
+        let r = (|| -> Result<()> {
+            rt.bind()?;
+            loop {
+                let msg = match rx.try_recv() {
+                    Ok(x) => x,
+                    Err(mpsc::TryRecvError::Empty) => {
+                        // Nothing new: write back what has arrived, else wait.
+                        if unsafe { d.finish_oldest()? } {
+                            continue;
+                        }
+                        match rx.recv() {
+                            Ok(x) => x,
+                            Err(_) => break,
+                        }
+                    }
+                    Err(mpsc::TryRecvError::Disconnected) => break,
+                };
+                if abort.load(Ordering::Relaxed) {
+                    break;
+                }
+                let DownMsg { t, r, ev } = msg.0;
+                unsafe { d.tile(t, r, ev, spec.elem, spec.piece)? };
+            }
+            while unsafe { d.finish_oldest()? } {}
+            Ok(())
+        })();
+        if r.is_err() {
+            abort.store(true, Ordering::Relaxed);
+        }
+        (r, d.done, d.bytes, d.written)
+    })
+}
+
+// ---- Co-execution: one queue of C's columns, the GPU from the left, the CPU from the right ----
+
+/// Narrowest unit the CPU takes in a dynamic split (narrower panels spend more of their time
+/// packing A than multiplying), and the alignment of its units (the engine's register blocks).
+const CPU_MIN_COLS: usize = 32;
+const COL_ALIGN: usize = 16;
+/// Narrowest GPU claim (a tile of fewer columns than this underuses the GPU).
+const GPU_MIN_COLS: usize = 128;
+/// GPU claims in flight (claimed, GEMMs not finished): enough to overlap the next claim's
+/// uploads with this one's compute, few enough that the claims follow the GPU's progress.
+const GPU_DEPTH: usize = 2;
+
+fn align_up(x: usize, a: usize) -> usize {
+    x.div_ceil(a) * a
+}
+
+/// C's columns as the one queue both sides of a co-executed call draw from.
+pub(crate) struct Queue {
+    st: Mutex<QState>,
+    /// Signalled when a GPU claim finishes or the GPU stops (a waiting CPU looks again).
+    gpu_moved: parking_lot::Condvar,
+}
+
+/// The CPU's next step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CpuClaim {
+    /// Compute C's columns j0..j1.
+    Take(usize, usize),
+    /// Nothing worth taking yet (the GPU would finish any unit sooner): look again after the
+    /// GPU's next progress, when its rate is better known.
+    Wait,
+    /// Nothing left.
+    Done,
+}
+
+/// Longest a waiting CPU sleeps before it looks at the queue again.
+const CPU_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
+
+#[derive(Clone, Debug)]
+pub(crate) struct QState {
+    /// Columns lo..hi are unclaimed (of n).
+    lo: usize,
+    hi: usize,
+    n: usize,
+    /// A forced share: the GPU claims below, the CPU above (cleared when the GPU stops).
+    fence: Option<usize>,
+    /// Widest GPU claim (the tile width) and the narrowest.
+    gpu_unit: usize,
+    gpu_min: usize,
+    /// Columns per second of each side: the model's, then measured as units finish.
+    gpu_rate: f64,
+    cpu_rate: f64,
+    /// Columns the GPU claimed whose GEMMs have not finished.
+    gpu_backlog: usize,
+    gpu_alive: bool,
+    cpu_alive: bool,
+    /// Totals claimed, and the CPU's units.
+    pub gpu_cols: usize,
+    pub cpu_cols: usize,
+    pub cpu_units: usize,
+}
+
+impl Queue {
+    pub(crate) fn new(n: usize, gpu_unit: usize, fence: Option<usize>, gpu_rate: f64, cpu_rate: f64) -> Queue {
+        let ok = |r: f64| if r.is_finite() && r > 0.0 { r } else { 1.0 };
+        let gpu_unit = gpu_unit.max(1);
+        Queue {
+            st: Mutex::new(QState {
+                lo: 0,
+                hi: n,
+                n,
+                fence: fence.map(|f| f.min(n)),
+                gpu_unit,
+                gpu_min: gpu_unit.min(GPU_MIN_COLS),
+                gpu_rate: ok(gpu_rate),
+                cpu_rate: ok(cpu_rate),
+                gpu_backlog: 0,
+                gpu_alive: true,
+                cpu_alive: true,
+                gpu_cols: 0,
+                cpu_cols: 0,
+                cpu_units: 0,
+            }),
+            gpu_moved: parking_lot::Condvar::new(),
+        }
+    }
+
+    /// The GPU's next claim (columns j0..j1): a tile column at most; in a dynamic split, its
+    /// fair part (by the two rates) of what is left and what it holds, less what it holds,
+    /// once that is less (and [`GPU_MIN_COLS`] at least).
+    pub(crate) fn claim_gpu(&self) -> Option<(usize, usize)> {
+        let mut s = self.st.lock();
+        let top = s.fence.unwrap_or(s.hi).min(s.hi);
+        if !s.gpu_alive || s.lo >= top {
+            return None;
+        }
+        let r = top - s.lo;
+        let want = if s.fence.is_some() || !s.cpu_alive {
+            r.min(s.gpu_unit)
+        } else {
+            // Its fair part of what is left counts what it holds already.
+            let g = s.gpu_rate / (s.gpu_rate + s.cpu_rate);
+            let fair = (g * (r + s.gpu_backlog) as f64).ceil() as usize;
+            let fair = align_up(fair.saturating_sub(s.gpu_backlog), COL_ALIGN);
+            fair.clamp(s.gpu_min.min(r), s.gpu_unit.min(r))
+        };
+        let j0 = s.lo;
+        s.lo += want;
+        s.gpu_backlog += want;
+        s.gpu_cols += want;
+        Some((j0, j0 + want))
+    }
+
+    /// The CPU's next claim (columns j0..j1, from the right): with a forced share all of its
+    /// part at once; in a dynamic split half its fair part of what is left (guided: large
+    /// units first, small ones near the end) and at most an eighth of C, the first unit a
+    /// quarter and a sixteenth (so that the CPU's rate is measured early, should the model be
+    /// wrong), never one the GPU would finish sooner (its backlog and all that is left, at
+    /// its rate): then [`CpuClaim::Wait`] (after waiting for the GPU's next progress, at most
+    /// [`CPU_WAIT`]), since the rates may prove wrong.
+    pub(crate) fn claim_cpu(&self) -> CpuClaim {
+        let mut s = self.st.lock();
+        let bottom = s.lo.max(s.fence.unwrap_or(0));
+        if !s.cpu_alive || bottom >= s.hi {
+            return CpuClaim::Done;
+        }
+        let r = s.hi - bottom;
+        let want = if s.fence.is_some() || !s.gpu_alive {
+            r
+        } else {
+            let g = s.gpu_rate / (s.gpu_rate + s.cpu_rate);
+            // The first unit is smaller: it measures the CPU's rate before much hangs on it.
+            let (part, cap) = if s.cpu_units == 0 { (4.0, 16) } else { (2.0, 8) };
+            let w = align_up(((1.0 - g) * r as f64 / part).ceil() as usize, COL_ALIGN);
+            let w = w.min(align_up(s.n.div_ceil(cap), COL_ALIGN)).max(CPU_MIN_COLS).min(r);
+            let gpu_left = (s.gpu_backlog + r) as f64 / s.gpu_rate;
+            let fit = ((gpu_left * s.cpu_rate) as usize).min(r) / COL_ALIGN * COL_ALIGN;
+            let w = w.min(if fit >= r { r } else { fit });
+            if w == 0 || w < CPU_MIN_COLS.min(r) {
+                self.gpu_moved.wait_for(&mut s, CPU_WAIT);
+                return CpuClaim::Wait;
+            }
+            w
+        };
+        s.hi -= want;
+        s.cpu_cols += want;
+        s.cpu_units += 1;
+        CpuClaim::Take(s.hi, s.hi + want)
+    }
+
+    /// The GEMMs of a GPU claim of `cols` columns finished, `secs` after the previous one's
+    /// (None: no rate sample).
+    pub(crate) fn gpu_done(&self, cols: usize, secs: Option<f64>) {
+        let mut s = self.st.lock();
+        s.gpu_backlog = s.gpu_backlog.saturating_sub(cols);
+        if let Some(t) = secs.filter(|t| *t > 0.0) {
+            s.gpu_rate = 0.25 * s.gpu_rate + 0.75 * cols as f64 / t;
+        }
+        self.gpu_moved.notify_all();
+    }
+
+    /// A CPU unit of `cols` columns took `secs`.
+    pub(crate) fn cpu_done(&self, cols: usize, secs: f64) {
+        let mut s = self.st.lock();
+        if secs > 0.0 {
+            s.cpu_rate = 0.25 * s.cpu_rate + 0.75 * cols as f64 / secs;
+        }
+    }
+
+    /// The GPU claims no more (finished or failed): the CPU may take everything left.
+    pub(crate) fn stop_gpu(&self) {
+        let mut s = self.st.lock();
+        s.gpu_alive = false;
+        s.fence = None;
+        s.gpu_backlog = 0;
+        self.gpu_moved.notify_all();
+    }
+
+    /// The CPU claims no more: the GPU takes whole tile columns.
+    pub(crate) fn cpu_exit(&self) {
+        self.st.lock().cpu_alive = false;
+    }
+
+    pub(crate) fn state(&self) -> QState {
+        self.st.lock().clone()
+    }
+}
+
+/// The GPU side's account of a co-executed call.
+pub(crate) struct GpuOut {
+    /// Every tile of every claim (in claim order), and the pieces of each written back.
+    tiles: Vec<Tile>,
+    done: Vec<usize>,
+    piece: usize,
+    elem: usize,
+    error: Option<GpuError>,
+    h2d_bytes: u64,
+    d2h_bytes: u64,
+    /// From the call's start to the side's end.
+    secs: f64,
+}
+
+impl GpuOut {
+    fn new(elem: usize) -> GpuOut {
+        GpuOut {
+            tiles: Vec::new(),
+            done: Vec::new(),
+            piece: 1,
+            elem,
+            error: None,
+            h2d_bytes: 0,
+            d2h_bytes: 0,
+            secs: 0.0,
+        }
+    }
+    /// The parts of the GPU's claims not written back (after a failure).
+    fn remaining(&self) -> Vec<Tile> {
+        remaining_of(&self.tiles, &self.done, self.piece, self.elem)
+    }
+}
+
+/// The CPU side: claim units from `q` and compute them with `unit(j0, j1)` until none is left.
+/// Returns the seconds from `t0` to the end of its last unit (0: it took none).
+fn cpu_loop(q: &Queue, t0: Instant, unit: impl Fn(usize, usize)) -> f64 {
+    let mut end = 0.0;
+    loop {
+        match q.claim_cpu() {
+            CpuClaim::Take(j0, j1) => {
+                let t = Instant::now();
+                unit(j0, j1);
+                q.cpu_done(j1 - j0, t.elapsed().as_secs_f64());
+                end = t0.elapsed().as_secs_f64();
+            }
+            CpuClaim::Wait => {}
+            CpuClaim::Done => break,
+        }
+    }
+    q.cpu_exit();
+    end
+}
+
+/// Run both sides of a co-executed call: `gpu` on the calling thread (it keeps its cuBLAS
+/// handle and bound context from call to call), `cpu` on a thread of its own. Returns the
+/// GPU's account, the CPU's end time, and the parts left for the caller to compute: what the
+/// GPU claimed but did not write back, and any columns neither side took.
+fn drive(
+    q: &Queue,
+    m: usize,
+    gpu: impl FnOnce(&Queue) -> GpuOut,
+    cpu: impl FnOnce(&Queue) -> f64 + Send,
+) -> (GpuOut, f64, Vec<Tile>) {
+    /// Stops the GPU's claims however its side ends (a panic too: a CPU side waiting for the
+    /// GPU's progress would wait forever).
+    struct Stop<'a>(&'a Queue);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            self.0.stop_gpu();
+        }
+    }
+    let (g, c) = std::thread::scope(|s| {
+        let h = s.spawn(|| cpu(q));
+        let g = {
+            let _stop = Stop(q);
+            gpu(q)
+        };
+        (g, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+    });
+    let mut left = if g.error.is_some() { g.remaining() } else { Vec::new() };
+    let st = q.state();
+    if st.lo < st.hi {
+        left.push(Tile { i0: 0, j0: st.lo, m, n: st.hi - st.lo });
+    }
+    (g, c, left)
+}
+
+/// op(X) of a stored column-major matrix as a view (rows x cols of op(X)), and whether it is
+/// conjugated.
+fn op_view<T>(p: *const T, t: Trans, rows: usize, cols: usize, ld: usize) -> (MatRef<T>, bool) {
+    match t {
+        Trans::No => (MatRef::col_major(p, rows, cols, ld), false),
+        _ => (MatRef::col_major(p, cols, rows, ld).t(), t == Trans::ConjTrans),
+    }
+}
+
+/// The CPU engine on the rectangles `left` of C (the fallback's work), on all its threads.
+///
+/// # Safety
+/// As [`gemm`]; the rectangles lie inside C.
+#[allow(clippy::too_many_arguments)]
+unsafe fn cpu_rects<T: Scalar>(
+    ta: Trans,
+    tb: Trans,
+    (m, n, k): (usize, usize, usize),
+    alpha: T,
+    a: *const T,
+    lda: usize,
+    b: *const T,
+    ldb: usize,
+    beta: T,
+    c: *mut T,
+    ldc: usize,
+    left: &[Tile],
+) {
+    let (av, ca) = op_view(a, ta, m, k, lda);
+    let (bv, cb) = op_view(b, tb, k, n, ldb);
+    let cv = MatMut::col_major(c, m, n, ldc);
+    let reads = !alpha.is_zero() && k > 0;
+    for t in left {
+        // alpha == 0: A and B are not read (and may be anything): no offsets into them.
+        let (at, bt) = if reads {
+            (av.sub(t.i0, 0, t.m, k), bv.sub(0, t.j0, k, t.n))
+        } else {
+            (MatRef { rows: t.m, ..av }, MatRef { cols: t.n, ..bv })
+        };
+        crate::cpu::level3::gemm(alpha, at, ca, bt, cb, beta, cv.sub(t.i0, t.j0, t.m, t.n));
+    }
+}
+
+/// C := alpha*op(A)*op(B) + beta*C co-executed by the GPU of `rt` and the CPU engine, all
+/// operands in host memory (see the module's documentation): `plan` gives the GPU's share (a
+/// fence when `plan.fixed`, else the start of the dynamic balance), the CPU's threads and the
+/// feeders. Always completes C: a GPU that fails leaves its part to the CPU, and the error is
+/// returned beside the statistics.
+///
+/// # Safety
+/// As [`gemm`]; A, B and C are host memory.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn coexec<T: Scalar>(
+    rt: &Runtime,
+    ta: Trans,
+    tb: Trans,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: *const T,
+    lda: usize,
+    b: *const T,
+    ldb: usize,
+    beta: T,
+    c: *mut T,
+    ldc: usize,
+    plan: &crate::plan::offload::SplitPlan,
+) -> (OffloadStats, Option<GpuError>) {
+    let t0 = Instant::now();
+    let tile = tile_for(m, n, k);
+    let sp = plan.pred;
+    let feeders = sp.feeders.clamp(1, MAX_FEEDERS);
+    let cpu_threads = sp.cpu_threads.max(1);
+    let mut stats = OffloadStats {
+        tile,
+        blocks: 1,
+        mode: if plan.fixed { "split-fixed" } else { "split" },
+        cpu_threads,
+        feeders: sp.feeders,
+        ..Default::default()
+    };
+    if m == 0 || n == 0 {
+        return (stats, None);
+    }
+    let e = std::mem::size_of::<T>();
+    let reads = !alpha.is_zero() && k > 0;
+    let kk = if reads { k } else { 0 };
+    let p = Problem {
+        ta,
+        tb,
+        m,
+        n,
+        k: kk,
+        alpha,
+        a,
+        lda,
+        b,
+        ldb,
+        beta,
+        c,
+        ldc,
+        host: [reads, reads, true],
+        c_in: !beta.is_zero(),
+        elem: e,
+    };
+    let fence = plan.fixed.then(|| crate::plan::offload::split_cols(sp.share, n));
+    let q = Queue::new(n, tile.1, fence, sp.gpu_cols_per_s, sp.cpu_cols_per_s);
+    let kn = knobs();
+    let (a_s, b_s, c_s) = (Shared(a), Shared(b), Shared(c));
+    let cpu = move |q: &Queue| {
+        let (a, b, c) = (a_s, b_s, c_s);
+        let (av, ca) = op_view(a.0, ta, m, k, lda);
+        let (bv, cb) = op_view(b.0, tb, k, n, ldb);
+        let cv = MatMut::col_major(c.0, m, n, ldc);
+        // A conjugated complex A is copied once here; the engine would copy it for every unit.
+        let packed = (reads && ca && T::IS_COMPLEX).then(|| crate::cpu::level3::gemm::packed_copy(av, true));
+        let (av, ca) = match &packed {
+            Some((_, v)) => (*v, false),
+            None => (av, ca),
+        };
+        cpu_loop(q, t0, |j0, j1| {
+            let w = j1 - j0;
+            let bt = if reads { bv.sub(0, j0, k, w) } else { MatRef { cols: w, ..bv } };
+            crate::cpu::level3::gemm::gemm_with(cpu_threads, alpha, av, ca, bt, cb, beta, cv.sub(0, j0, m, w));
+        })
+    };
+    let gpu = |q: &Queue| gpu_side(rt, q, &p, tile, kn, Copier::Feed(feeders), t0);
+    let (g, cpu_end, left) = drive(&q, m, gpu, cpu);
+
+    // The GPU's unfinished claims and anything neither side took: the CPU engine, all threads.
+    let fallback: usize = left.iter().map(|t| t.m * t.n).sum();
+    if !left.is_empty() {
+        cpu_rects(ta, tb, (m, n, k), alpha, a, lda, b, ldb, beta, c, ldc, &left);
+    }
+    let st = q.state();
+    let gpu_elems: usize = g.tiles.iter().map(|t| t.m * t.n).sum::<usize>()
+        - if g.error.is_some() { g.remaining().iter().map(|t| t.m * t.n).sum() } else { 0 };
+    stats.tiles = g.tiles.len();
+    stats.h2d_bytes = g.h2d_bytes;
+    stats.d2h_bytes = g.d2h_bytes;
+    stats.gpu_share = gpu_elems as f64 / (m * n) as f64;
+    stats.gpu_side_secs = g.secs;
+    stats.cpu_side_secs = cpu_end;
+    stats.gpu_cols = st.gpu_cols;
+    stats.cpu_cols = st.cpu_cols;
+    stats.cpu_units = st.cpu_units;
+    stats.gpu_error = g.error.as_ref().map(|e| e.to_string());
+    stats.fallback_elems = fallback;
+    stats.secs = t0.elapsed().as_secs_f64();
+    (stats, g.error)
+}
+
+/// The GPU side of [`coexec`] on the calling thread: a pipeline from the pool, claims from
+/// `q` until none is left or something fails (then the queue is told at once, so the CPU takes
+/// what is left while this side winds down).
+unsafe fn gpu_side<T: Scalar>(
+    rt: &Runtime,
+    q: &Queue,
+    p: &Problem<T>,
+    tile: (usize, usize),
+    kn: Knobs,
+    copier: Copier,
+    t0: Instant,
+) -> GpuOut {
+    let mut out = GpuOut::new(p.elem);
+    let r = (|| -> Result<()> {
+        rt.bind()?;
+        let mut pipe = take_pipe(rt)?;
+        let r = gpu_claims(rt, &mut pipe, q, p, tile, kn, copier, &mut out);
+        let synced = pipe.sync();
+        give_pipe(rt, pipe);
+        r.and(synced)
+    })();
+    if let Err(e) = r {
+        out.error = Some(e);
+    }
+    q.stop_gpu();
+    out.secs = t0.elapsed().as_secs_f64();
+    out
+}
+
+/// The GPU's claims through `pipe`: the whole problem resident in one block (co-execution does
+/// not cut the device memory into blocks; a problem that does not fit is an error, and the CPU
+/// computes it), each claim's tiles in column order with A's row panels uploaded on first use,
+/// B's columns and C's tiles per claim, results written back by the download thread.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gpu_claims<T: Scalar>(
+    rt: &Runtime,
+    pipe: &mut Pipe,
+    q: &Queue,
+    p: &Problem<T>,
+    tile: (usize, usize),
+    kn: Knobs,
+    copier: Copier,
+    out: &mut GpuOut,
+) -> Result<()> {
+    let (m, n, k, e) = (p.m, p.n, p.k, p.elem);
+    let need: usize = layout(p, m, n).iter().sum();
+    let (mut free, mut total) = (0usize, 0usize);
+    check(sys::cuMemGetInfo_v2(&mut free, &mut total), "cuMemGetInfo")?;
+    let have = pipe.arena.as_ref().map_or(0, |a| a.bytes);
+    let budget = match kn.device_budget {
+        Some(b) => b,
+        None => (((free + have) as f64 * 0.9) as usize).saturating_sub(64 << 20),
+    };
+    if need > budget {
+        return Err(GpuError::Other(format!(
+            "co-execution: the problem needs {} MB of device memory, {} MB available",
+            need >> 20,
+            budget >> 20
+        )));
+    }
+    let base = pipe.arena(need.max(ALIGN))?;
+    let traffic = (p.host[0] as usize * m * k + p.host[1] as usize * k * n) * e
+        + p.host[2] as usize * (1 + p.c_in as usize) * m * n * e;
+    let piece = piece_for(traffic);
+    out.piece = piece;
+    let ex = Exec { rt, stream: pipe.comp };
+    let nil = DMat { ptr: base, ld: 1 };
+    crate::abi::cublas::vendor_gemm::<T>(&ex, p.ta, p.tb, 0, 0, 0, p.alpha, nil, nil, p.beta, nil)?;
+
+    let [a_bytes, b_bytes, _] = layout(p, m, n);
+    let (a_n, b_n) = (p.ta == Trans::No, p.tb == Trans::No);
+    let da = DevOp { ptr: base, ld: (if a_n { m } else { k }).max(1), r0: 0, c0: 0 };
+    let db = DevOp { ptr: base + a_bytes as u64, ld: (if b_n { k } else { n }).max(1), r0: 0, c0: 0 };
+    let dc = DevOp { ptr: base + (a_bytes + b_bytes) as u64, ld: m.max(1), r0: 0, c0: 0 };
+    let (mt, nt) = tile;
+
+    let mut done_ev = std::mem::take(&mut pipe.done);
+    let abort = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel::<Shared<DownMsg>>();
+    let pipe_ref = &*pipe;
+    let (h2d, ready) = (pipe_ref.h2d, pipe_ref.ready);
+    let mut tiles: Vec<Tile> = Vec::new();
+    let (r, ubytes, (dr, dd, dbytes, _)) = std::thread::scope(|s| {
+        let down = DownSpec { written: 0, fail_after: kn.fail_after, copier, elem: e, piece };
+        let dl = spawn_downloader(s, rt, pipe_ref, rx, &abort, 0, down);
+        let mut up = Uploader { chunks: &pipe_ref.up, next: 0, stream: h2d, bytes: 0, copier };
+        let r = (|| -> Result<()> {
+            let mut a_up = vec![false; m.div_ceil(mt)];
+            let mut inflight: VecDeque<(usize, sys::CUevent)> = VecDeque::new();
+            let mut last: Option<Instant> = None;
+            loop {
+                if abort.load(Ordering::Relaxed) {
+                    // The download thread failed: it reports its error when joined.
+                    return Ok(());
+                }
+                while inflight.len() >= GPU_DEPTH {
+                    let (cols, ev) = inflight.pop_front().unwrap();
+                    check(sys::cuEventSynchronize(ev), "cuEventSynchronize")?;
+                    let now = Instant::now();
+                    q.gpu_done(cols, last.map(|t| (now - t).as_secs_f64()));
+                    last = Some(now);
+                }
+                let Some((j0, j1)) = q.claim_gpu() else { break };
+                // All the claim's tiles first: a failure part way leaves the rest listed (none
+                // of it written back), so the CPU computes it.
+                let first = tiles.len();
+                for jj in (j0..j1).step_by(nt) {
+                    for i0 in (0..m).step_by(mt) {
+                        tiles.push(Tile { i0, j0: jj, m: mt.min(m - i0), n: nt.min(j1 - jj) });
+                    }
+                }
+                let mut last_ev = None;
+                for t in first..tiles.len() {
+                    let Tile { i0, j0: jj, m: h, n: w } = tiles[t];
+                    let bm = if b_n { db.at(0, jj, e) } else { db.at(jj, 0, e) };
+                    if p.host[1] && i0 == 0 {
+                        // B's columns of this tile column (op(B)'s columns jj..jj+w).
+                        let (r0, c0, rows, cols) = if b_n { (0, jj, k, w) } else { (jj, 0, w, k) };
+                        up.upload(region(p.b as *const u8, p.ldb, r0, c0, rows, cols, bm.ptr, db.ld, e), e, piece)?;
+                    }
+                    let ti = i0 / mt;
+                    let am = if a_n { da.at(i0, 0, e) } else { da.at(0, i0, e) };
+                    if p.host[0] && !a_up[ti] {
+                        let (r0, c0, rows, cols) = if a_n { (i0, 0, h, k) } else { (0, i0, k, h) };
+                        up.upload(region(p.a as *const u8, p.lda, r0, c0, rows, cols, am.ptr, da.ld, e), e, piece)?;
+                        a_up[ti] = true;
+                    }
+                    let cm = dc.at(i0, jj, e);
+                    let cr = region(p.c as *const u8, p.ldc, i0, jj, h, w, cm.ptr, dc.ld, e);
+                    if p.c_in {
+                        up.upload(cr, e, piece)?;
+                    }
+                    let (am, bm) = if k == 0 {
+                        // A and B are not read: any address, leading dimensions cuBLAS accepts.
+                        (DMat { ptr: cm.ptr, ld: h.max(1) as i64 }, DMat { ptr: cm.ptr, ld: w.max(1) as i64 })
+                    } else {
+                        (am, bm)
+                    };
+                    injected_gemm_fault(kn, t)?;
+                    if done_ev.len() <= t {
+                        done_ev.push(event()?);
+                    }
+                    let ev = done_ev[t];
+                    // The tile's uploads are the last ones enqueued on h2d.
+                    check(sys::cuEventRecord(ready, h2d), "cuEventRecord")?;
+                    check(sys::cuStreamWaitEvent(ex.stream, ready, 0), "cuStreamWaitEvent")?;
+                    let (hh, ww, kk) = (h as i64, w as i64, k as i64);
+                    crate::abi::cublas::vendor_gemm::<T>(&ex, p.ta, p.tb, hh, ww, kk, p.alpha, am, bm, p.beta, cm)?;
+                    check(sys::cuEventRecord(ev, ex.stream), "cuEventRecord")?;
+                    // A send fails only when the downloader stopped on an error (abort says so).
+                    let _ = tx.send(Shared(DownMsg { t, r: cr, ev }));
+                    last_ev = Some(ev);
+                }
+                if let Some(ev) = last_ev {
+                    inflight.push_back((j1 - j0, ev));
+                }
+            }
+            while let Some((cols, ev)) = inflight.pop_front() {
+                check(sys::cuEventSynchronize(ev), "cuEventSynchronize")?;
+                q.gpu_done(cols, None);
+            }
+            Ok(())
+        })();
+        if r.is_err() {
+            abort.store(true, Ordering::Relaxed);
+            // The CPU takes what is left now, not after this side has wound down.
+            q.stop_gpu();
+        }
+        drop(tx);
+        let d = dl.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (r, up.bytes, d)
+    });
+    pipe.done = done_ev;
+    out.tiles = tiles;
+    out.done = dd;
+    out.h2d_bytes = ubytes;
+    out.d2h_bytes = dbytes;
+    r.and(dr)
+}
+
+// ---- The host ABI's entry ----
+
+/// `?gemm_` / `cblas_?gemm` with host C past the ABI's checks (`abi::fortran::level3::gemm_run`,
+/// sizes non-zero): the planner's decision (`plan::offload::decide_gemm`) and its execution,
+/// the CPU fallback of a failed offload, the trace line (the decision, predicted and measured
+/// time) and the thread's `plan::offload::Outcome`. False: the caller runs the CPU engine (the
+/// planner's fast path: a small call, or the CPU forced; nothing to trace). True: C is done.
+///
+/// # Safety
+/// Pointers and leading dimensions as in reference BLAS (validated by the caller).
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn host_gemm<T: Scalar>(
+    ta: Trans,
+    tb: Trans,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: T,
+    a: *const T,
+    lda: usize,
+    b: *const T,
+    ldb: usize,
+    beta: T,
+    c: *mut T,
+    ldc: usize,
+) -> bool {
+    use crate::plan::offload::{self as off, GemmPlan, Outcome, Reason, Side};
+    use crate::plan::trace;
+    let plan = off::decide_gemm::<T>(m, n, k, alpha.is_zero(), beta.is_zero(), a.cast(), b.cast());
+    if let GemmPlan::Cpu(None) = plan {
+        return false;
+    }
+    let start = Instant::now();
+    let name = || format!("{}gemm", T::PREFIX);
+    let shape = || format!("ta={ta:?} tb={tb:?} m={m} n={n} k={k} lda={lda} ldb={ldb} ldc={ldc}");
+    let whole = [Tile { i0: 0, j0: 0, m, n }];
+    match plan {
+        GemmPlan::Cpu(None) => unreachable!(),
+        GemmPlan::Cpu(Some(d)) => {
+            let threads = threads::nthreads();
+            crate::plan::run::<T, _>("gemm", shape, || {
+                cpu_rects(ta, tb, (m, n, k), alpha, a, lda, b, ldb, beta, c, ldc, &whole)
+            });
+            let secs = start.elapsed().as_secs_f64();
+            let pred_us = d.pred.map_or(0.0, |p| p.cpu_us);
+            if trace::enabled() {
+                trace::note(&format!("{} {} offload: {d} measured={:.1}us", name(), shape(), secs * 1e6));
+            }
+            let stats = OffloadStats { mode: "cpu", secs, pred_us, cpu_threads: threads, ..Default::default() };
+            off::set_last(Outcome {
+                routine: name(),
+                planned: d.side,
+                ran: Side::Cpu,
+                fallback: None,
+                stats: Some(stats),
+            });
+        }
+        GemmPlan::Gpu(rt, d) => {
+            let pred_us = d.pred.map_or(0.0, |p| p.gpu_us);
+            match gemm::<T>(rt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+                Ok(mut stats) => {
+                    stats.mode = "gpu";
+                    stats.gpu_share = 1.0;
+                    stats.pred_us = pred_us;
+                    stats.secs = start.elapsed().as_secs_f64();
+                    if trace::enabled() {
+                        trace::line(&name(), &shape(), "gpu-offload", 0, stats.secs);
+                        trace::note(&format!(
+                            "{} {} offload: {d} measured={:.1}us {stats}",
+                            name(),
+                            shape(),
+                            stats.secs * 1e6
+                        ));
+                    }
+                    off::set_last(Outcome {
+                        routine: name(),
+                        planned: Side::Gpu,
+                        ran: Side::Gpu,
+                        fallback: None,
+                        stats: Some(stats),
+                    });
+                }
+                Err(f) => {
+                    if d.reason == Reason::DeviceOperand {
+                        // The CPU engine cannot read device memory: nothing to fall back to.
+                        eprintln!("hyblas: {} with device operands failed on the GPU: {f}", name());
+                        off::set_last(Outcome {
+                            routine: name(),
+                            planned: Side::Gpu,
+                            ran: Side::Gpu,
+                            fallback: Some(f.to_string()),
+                            stats: None,
+                        });
+                        return true;
+                    }
+                    let left = f.remaining();
+                    if off::disables(&f.error) {
+                        eprintln!("hyblas: {} offload: device error, later calls stay on the CPU: {f}", name());
+                        off::disable();
+                    }
+                    if trace::enabled() {
+                        trace::note(&format!("{} {} offload failed, CPU engine takes over: {f}", name(), shape()));
+                    }
+                    crate::plan::run::<T, _>("gemm", shape, || {
+                        cpu_rects(ta, tb, (m, n, k), alpha, a, lda, b, ldb, beta, c, ldc, &left)
+                    });
+                    let secs = start.elapsed().as_secs_f64();
+                    let elems: usize = left.iter().map(|t| t.m * t.n).sum();
+                    let stats = OffloadStats {
+                        mode: "gpu",
+                        secs,
+                        pred_us,
+                        gpu_share: 1.0 - elems as f64 / (m * n) as f64,
+                        gpu_error: Some(f.error.to_string()),
+                        fallback_elems: elems,
+                        ..Default::default()
+                    };
+                    if trace::enabled() {
+                        trace::note(&format!(
+                            "{} {} offload: {d} measured={:.1}us {stats}",
+                            name(),
+                            shape(),
+                            secs * 1e6
+                        ));
+                    }
+                    off::set_last(Outcome {
+                        routine: name(),
+                        planned: Side::Gpu,
+                        ran: Side::Cpu,
+                        fallback: Some(f.to_string()),
+                        stats: Some(stats),
+                    });
+                }
+            }
+        }
+        GemmPlan::Split(rt, d, sp) => {
+            let (mut stats, err) = coexec::<T>(rt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &sp);
+            stats.pred_us = sp.pred.us;
+            stats.secs = start.elapsed().as_secs_f64();
+            if let Some(e) = &err {
+                if off::disables(e) {
+                    eprintln!("hyblas: {} co-execution: device error, later calls stay on the CPU: {e}", name());
+                    off::disable();
+                }
+                if trace::enabled() {
+                    trace::note(&format!(
+                        "{} {} co-execution: the GPU failed ({e}), the CPU engine finished its part",
+                        name(),
+                        shape()
+                    ));
+                }
+            }
+            if trace::enabled() {
+                trace::line(&name(), &shape(), "split-offload", stats.cpu_threads, stats.secs);
+                trace::note(&format!(
+                    "{} {} offload: {} measured={:.1}us {stats}",
+                    name(),
+                    shape(),
+                    off::describe(&d, Some(&sp)),
+                    stats.secs * 1e6
+                ));
+            }
+            let ran = if stats.gpu_share > 0.0 { Side::Gpu } else { Side::Cpu };
+            let fallback = err.map(|e| e.to_string());
+            off::set_last(Outcome { routine: name(), planned: Side::Gpu, ran, fallback, stats: Some(stats) });
+        }
+    }
+    true
 }
 
 // ---- Measurements for the cost model (`plan::offload::calibrate`) ----
@@ -1104,8 +2056,15 @@ pub struct Transfer {
     pub d2h_pinned: f64,
 }
 
-/// Measure [`Transfer`] with `bytes` of pageable memory (median of 3).
+/// Measure [`Transfer`] with `bytes` of pageable memory (median of 3), packed and unpacked by
+/// the CPU engine's threads (as a call that has the GPU to itself).
 pub fn measure_transfers(rt: &Runtime, bytes: usize) -> Result<Transfer> {
+    measure_transfers_with(rt, bytes, Copier::Pool)
+}
+
+/// [`measure_transfers`] with the copies packed and unpacked by `copier` (co-execution's
+/// feeders: [`Copier::Feed`]).
+pub fn measure_transfers_with(rt: &Runtime, bytes: usize, copier: Copier) -> Result<Transfer> {
     rt.bind()?;
     let mut pipe = take_pipe(rt)?;
     let r = (|| -> Result<Transfer> {
@@ -1126,7 +2085,7 @@ pub fn measure_transfers(rt: &Runtime, bytes: usize) -> Result<Transfer> {
         let hp = host.as_mut_ptr();
         let reg = Region { host: hp, hpitch: bytes, dev: dev.ptr, dpitch: bytes, width: bytes, height: 1 };
         let up = time(&mut || unsafe {
-            let mut u = Uploader { chunks: &pipe.up, next: 0, stream: h2d_s, bytes: 0 };
+            let mut u = Uploader { chunks: &pipe.up, next: 0, stream: h2d_s, bytes: 0, copier };
             u.upload(reg, 1, piece)?;
             check(sys::cuStreamSynchronize(h2d_s), "cuStreamSynchronize")
         })?;
@@ -1140,6 +2099,7 @@ pub fn measure_transfers(rt: &Runtime, bytes: usize) -> Result<Transfer> {
                 done: vec![0],
                 written: 0,
                 fail_after: None,
+                copier,
             };
             check(sys::cuEventRecord(pipe.ready, comp), "cuEventRecord")?;
             d.tile(0, reg, pipe.ready, 1, piece)?;
@@ -1341,6 +2301,7 @@ mod tests {
                         for i in 0..g.count() {
                             let (x0, c0, w, h) = g.piece(i);
                             copy2d(
+                                Copier::Pool,
                                 r.host.add(c0 * r.hpitch + x0),
                                 r.hpitch,
                                 (r.dev as *mut u8).add(c0 * r.dpitch + x0),
@@ -1370,6 +2331,7 @@ mod tests {
                                 }
                                 let (x0, c0, w, h) = g.piece(i);
                                 copy2d(
+                                    Copier::Feed(2),
                                     (r.dev as *const u8).add(c0 * r.dpitch + x0),
                                     r.dpitch,
                                     r.host.add(c0 * r.hpitch + x0),
@@ -1578,5 +2540,328 @@ mod tests {
                 }
             }
         }
+    }
+
+    // ---- Co-execution: the queue and the driver, with the GPU side simulated ----
+
+    /// Both sides drawing from a queue in simulated time: the GPU runs its claims one after
+    /// the other at `g` columns/s with at most [`GPU_DEPTH`] in flight, the CPU its units at
+    /// `c`; the queue starts from estimates `g0`, `c0`. Returns the end time, each side's
+    /// columns, and checks that every column was taken exactly once.
+    fn simulate_queue(
+        n: usize,
+        unit: usize,
+        fence: Option<usize>,
+        (g, c): (f64, f64),
+        (g0, c0): (f64, f64),
+    ) -> (f64, usize, usize) {
+        let q = Queue::new(n, unit, fence, g0, c0);
+        let mut taken = vec![0u8; n];
+        // The feeder's clock, when the GPU is free, the claims in flight (columns, end).
+        let (mut feeder, mut gpu_free, mut last_done) = (0.0f64, 0.0f64, None::<f64>);
+        let mut inflight: VecDeque<(usize, f64)> = VecDeque::new();
+        let (mut cpu_t, mut cpu_on, mut gpu_on) = (0.0f64, true, true);
+        let (mut gc, mut cc) = (0, 0);
+        while gpu_on || cpu_on {
+            let feeder_next = if inflight.len() >= GPU_DEPTH { feeder.max(inflight[0].1) } else { feeder };
+            if gpu_on && (!cpu_on || feeder_next <= cpu_t) {
+                feeder = feeder_next;
+                if inflight.len() >= GPU_DEPTH {
+                    let (cols, done) = inflight.pop_front().unwrap();
+                    q.gpu_done(cols, last_done.map(|t| done - t));
+                    last_done = Some(done);
+                    continue;
+                }
+                match q.claim_gpu() {
+                    Some((j0, j1)) => {
+                        taken[j0..j1].iter_mut().for_each(|t| *t += 1);
+                        gc += j1 - j0;
+                        gpu_free = gpu_free.max(feeder) + (j1 - j0) as f64 / g;
+                        inflight.push_back((j1 - j0, gpu_free));
+                    }
+                    None => {
+                        for (cols, done) in inflight.drain(..) {
+                            feeder = feeder.max(done);
+                            q.gpu_done(cols, None);
+                        }
+                        q.stop_gpu();
+                        gpu_on = false;
+                    }
+                }
+            } else {
+                match q.claim_cpu() {
+                    CpuClaim::Take(j0, j1) => {
+                        taken[j0..j1].iter_mut().for_each(|t| *t += 1);
+                        cc += j1 - j0;
+                        let secs = (j1 - j0) as f64 / c;
+                        cpu_t += secs;
+                        q.cpu_done(j1 - j0, secs);
+                    }
+                    // Until the GPU's next event.
+                    CpuClaim::Wait => cpu_t = cpu_t.max(feeder_next) + 1e-9,
+                    CpuClaim::Done => {
+                        q.cpu_exit();
+                        cpu_on = false;
+                    }
+                }
+            }
+        }
+        let gpu_end = gpu_free;
+        let st = q.state();
+        // Columns neither side took (the caller's fallback computes them).
+        for t in taken.iter_mut().take(st.hi).skip(st.lo) {
+            *t += 1;
+        }
+        assert!(taken.iter().all(|&t| t == 1), "n={n} unit={unit} fence={fence:?}: a column taken twice or never");
+        (gpu_end.max(cpu_t), gc, cc)
+    }
+
+    #[test]
+    fn the_queue_balances_and_corrects_wrong_estimates() {
+        for &(n, unit) in &[(4096usize, 512usize), (2048, 512), (1000, 128), (16384, 2048)] {
+            for &ratio in &[1.0f64, 3.0, 10.0] {
+                // The GPU `ratio` times as fast as the CPU; ideal = both busy to the end.
+                let (g, c) = (n as f64 / 10.0 * ratio / (1.0 + ratio), n as f64 / 10.0 / (1.0 + ratio));
+                let ideal = n as f64 / (g + c);
+                for &(eg, ec) in &[(1.0, 1.0), (4.0, 0.25), (0.25, 4.0)] {
+                    let (t, gc, cc) = simulate_queue(n, unit, None, (g, c), (g * eg, c * ec));
+                    // One GPU unit of tail at most (plus a CPU unit's worth of rounding).
+                    let bound = ideal + 1.2 * unit as f64 / g + CPU_MIN_COLS as f64 / c;
+                    assert!(t <= bound, "n={n} unit={unit} ratio={ratio} est=({eg},{ec}): {t:.3} > {bound:.3} (ideal {ideal:.3}; gpu {gc} cpu {cc})");
+                    // And never worse than the GPU alone.
+                    assert!(
+                        t <= n as f64 / g * 1.02 + CPU_MIN_COLS as f64 / c,
+                        "n={n} ratio={ratio}: {t} vs {}",
+                        n as f64 / g
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_fence_gives_each_side_exactly_its_part() {
+        for &(n, f) in &[(1000usize, 700usize), (1000, 1), (1000, 999), (77, 40)] {
+            let (_, gc, cc) = simulate_queue(n, 128, Some(f), (100.0, 30.0), (1.0, 1.0));
+            assert_eq!((gc, cc), (f, n - f));
+        }
+        // A GPU that stops leaves its part to the CPU, which takes it whole.
+        let q = Queue::new(1000, 128, Some(600), 1.0, 1.0);
+        assert_eq!(q.claim_gpu(), Some((0, 128)));
+        assert_eq!(q.claim_cpu(), CpuClaim::Take(600, 1000));
+        assert_eq!(q.claim_cpu(), CpuClaim::Done);
+        q.stop_gpu();
+        assert_eq!(q.claim_gpu(), None);
+        assert_eq!(q.claim_cpu(), CpuClaim::Take(128, 600));
+        assert_eq!(q.claim_cpu(), CpuClaim::Done);
+    }
+
+    /// A co-executed call with the GPU side simulated on the CPU (tiles of `tile`, results
+    /// written back in pieces of `piece` bytes, a failure after `fail_after` pieces), through
+    /// the real driver, queue and fallback: C must equal the CPU engine's, padding untouched.
+    #[allow(clippy::too_many_arguments)]
+    fn coexec_case<T: Scalar>(
+        ta: Trans,
+        tb: Trans,
+        (m, n, k): (usize, usize, usize),
+        (alpha, beta): (f64, f64),
+        tile: (usize, usize),
+        piece: usize,
+        fence: Option<usize>,
+        fail_after: Option<usize>,
+        seed: u64,
+    ) {
+        let mut rng = Lcg(seed);
+        let pad = 2;
+        let (ar, ac) = if ta == Trans::No { (m, k) } else { (k, m) };
+        let (br, bc) = if tb == Trans::No { (k, n) } else { (n, k) };
+        let (lda, ldb, ldc) = (ar + pad, br + pad, m + pad);
+        let a: Vec<T> = rng.vec(lda * ac.max(1));
+        let b: Vec<T> = rng.vec(ldb * bc.max(1));
+        let mut c: Vec<T> = rng.vec(ldc * n);
+        let poison = T::from_f64(-7.77e5);
+        for j in 0..n {
+            for i in m..ldc {
+                c[i + j * ldc] = poison;
+            }
+        }
+        let (al, be) = (T::from_f64(alpha), T::from_f64(beta));
+        let mut want = c.clone();
+        unsafe {
+            cpu_rects(
+                ta,
+                tb,
+                (m, n, k),
+                al,
+                a.as_ptr(),
+                lda,
+                b.as_ptr(),
+                ldb,
+                be,
+                want.as_mut_ptr(),
+                ldc,
+                &[Tile { i0: 0, j0: 0, m, n }],
+            );
+        }
+        let what = format!(
+            "{}gemm {ta:?}{tb:?} {m}x{n}x{k} tile={tile:?} piece={piece} fence={fence:?} fail={fail_after:?}",
+            T::PREFIX
+        );
+        let e = std::mem::size_of::<T>();
+        let q = Queue::new(n, tile.1, fence, 1e9, 1e9);
+        let (ap, bp, cp) = (Shared(a.as_ptr()), Shared(b.as_ptr()), Shared(c.as_mut_ptr()));
+        let t0 = Instant::now();
+        let gpu = |q: &Queue| {
+            let (ap, bp, cp) = (&ap, &bp, &cp);
+            let mut out = GpuOut::new(e);
+            out.piece = piece;
+            let mut written = 0usize;
+            'claims: while let Some((j0, j1)) = q.claim_gpu() {
+                let first = out.tiles.len();
+                for jj in (j0..j1).step_by(tile.1) {
+                    for i0 in (0..m).step_by(tile.0) {
+                        out.tiles.push(Tile { i0, j0: jj, m: tile.0.min(m - i0), n: tile.1.min(j1 - jj) });
+                    }
+                }
+                for t in first..out.tiles.len() {
+                    let tl = out.tiles[t];
+                    // The tile computed aside (the device), then written back piece by piece.
+                    let mut tmp: Vec<T> = (0..tl.m * tl.n)
+                        .map(|i| unsafe { *cp.0.add((tl.i0 + i % tl.m) + (tl.j0 + i / tl.m) * ldc) })
+                        .collect();
+                    unsafe {
+                        let at = Tile { i0: 0, j0: 0, m: tl.m, n: tl.n };
+                        let (av, ca) = op_view(ap.0, ta, m, k, lda);
+                        let (bv, cb) = op_view(bp.0, tb, k, n, ldb);
+                        let reads = !al.is_zero() && k > 0;
+                        let (asub, bsub) = if reads {
+                            (av.sub(tl.i0, 0, tl.m, k), bv.sub(0, tl.j0, k, tl.n))
+                        } else {
+                            (MatRef { rows: tl.m, ..av }, MatRef { cols: tl.n, ..bv })
+                        };
+                        let _ = at;
+                        crate::cpu::level3::gemm::gemm_with(
+                            1,
+                            al,
+                            asub,
+                            ca,
+                            bsub,
+                            cb,
+                            be,
+                            MatMut::col_major(tmp.as_mut_ptr(), tl.m, tl.n, tl.m),
+                        );
+                    }
+                    let g = Pieces::new(tl.m * e, tl.n, e, piece);
+                    out.done.push(0);
+                    for pc in 0..g.count() {
+                        if Some(written) == fail_after {
+                            out.error = Some(GpuError::Other("simulated".into()));
+                            q.stop_gpu();
+                            break 'claims;
+                        }
+                        let (x0, c0, w, h) = g.piece(pc);
+                        unsafe {
+                            copy2d(
+                                Copier::Feed(1),
+                                (tmp.as_ptr() as *const u8).add(c0 * tl.m * e + x0),
+                                tl.m * e,
+                                (cp.0 as *mut u8).add(((tl.i0 + (tl.j0 + c0) * ldc) * e) + x0),
+                                ldc * e,
+                                w,
+                                h,
+                            );
+                        }
+                        out.done[t] += 1;
+                        written += 1;
+                    }
+                }
+                q.gpu_done(j1 - j0, None);
+            }
+            out
+        };
+        let cpu = |q: &Queue| {
+            let (ap, bp, cp) = (&ap, &bp, &cp);
+            cpu_loop(q, t0, |j0, j1| unsafe {
+                cpu_rects(
+                    ta,
+                    tb,
+                    (m, n, k),
+                    al,
+                    ap.0,
+                    lda,
+                    bp.0,
+                    ldb,
+                    be,
+                    cp.0,
+                    ldc,
+                    &[Tile { i0: 0, j0, m, n: j1 - j0 }],
+                );
+            })
+        };
+        let (g, _, left) = drive(&q, m, gpu, cpu);
+        unsafe { cpu_rects(ta, tb, (m, n, k), al, a.as_ptr(), lda, b.as_ptr(), ldb, be, c.as_mut_ptr(), ldc, &left) };
+        assert_eq!(g.error.is_some(), fail_after.is_some_and(|f| f < usize::MAX) && g.error.is_some(), "{what}");
+        if let Some(f) = fence {
+            let st = q.state();
+            assert!(st.gpu_cols <= f && st.cpu_cols <= n - f + (f - st.gpu_cols), "{what}: {st:?}");
+        }
+        let eps = if std::mem::size_of::<T::Real>() == 4 { 1.2e-7 } else { 2.3e-16 };
+        for j in 0..n {
+            for i in 0..ldc {
+                let (gv, w) = (c[i + j * ldc], want[i + j * ldc]);
+                if i >= m {
+                    assert!(gv == poison, "{what}: padding ({i},{j}) written");
+                    continue;
+                }
+                let d: f64 = num_traits::ToPrimitive::to_f64(&(gv - w).abs1()).unwrap();
+                assert!(d <= eps * 32.0 * (k as f64 + 4.0), "{what}: ({i},{j}) got {gv:?} want {w:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn coexec_on_the_cpu_every_transpose_share_and_failure() {
+        let mut seed = 300;
+        for ta in TS {
+            for tb in TS {
+                seed += 1;
+                let dims = (53, 71, 29);
+                for fence in [None, Some(0), Some(30), Some(71)] {
+                    coexec_case::<f64>(ta, tb, dims, (0.75, 0.5), (16, 24), 48, fence, None, seed);
+                    coexec_case::<C64>(ta, tb, dims, (1.0, 0.0), (16, 8), 64, fence, Some(3), seed);
+                }
+                coexec_case::<f32>(ta, tb, (40, 90, 33), (-1.5, 1.0), (8, 16), 24, None, Some(0), seed);
+            }
+        }
+        // alpha == 0 and k == 0, failures at many points, beta both ways.
+        for fail in [0usize, 1, 2, 5, 17, 1000] {
+            for beta in [0.0, 0.5] {
+                seed += 1;
+                coexec_case::<f64>(
+                    Trans::No,
+                    Trans::Trans,
+                    (37, 64, 23),
+                    (0.75, beta),
+                    (8, 16),
+                    40,
+                    None,
+                    Some(fail),
+                    seed,
+                );
+                coexec_case::<f64>(
+                    Trans::Trans,
+                    Trans::No,
+                    (37, 64, 23),
+                    (0.75, beta),
+                    (8, 16),
+                    40,
+                    Some(40),
+                    Some(fail),
+                    seed,
+                );
+            }
+        }
+        coexec_case::<f64>(Trans::No, Trans::No, (37, 64, 23), (0.0, 0.5), (8, 16), 40, None, None, seed);
+        coexec_case::<f64>(Trans::No, Trans::No, (37, 64, 0), (1.0, 0.0), (8, 16), 40, Some(20), Some(2), seed);
     }
 }

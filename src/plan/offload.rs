@@ -1,34 +1,46 @@
 //! Host Level-3 offload planning (seed 002): for a `?gemm_` / `cblas_?gemm` call on host
-//! memory, is the CPU engine or the GPU (`gpu::offload`: tiles pipelined through pinned
-//! staging, the real cuBLAS per tile) predicted faster?
+//! memory, is the CPU engine, the GPU (`gpu::offload`: tiles pipelined through pinned staging,
+//! the real cuBLAS per tile) or both at once (co-execution, `gpu::offload::coexec`) predicted
+//! fastest?
 //!
 //! The model, in seconds, for C (m x n) := alpha*op(A) (m x k)*op(B) (k x n) + beta*C:
-//! - CPU: flops / (CPU rate per thread of the precision x threads in use).
-//! - GPU: a three-stage pipeline (host->device, compute, device->host) over tiles of C:
-//!   `latency + max(in/h2d + tile + last_out/d2h, first_in/h2d + compute + last_out/d2h,
-//!   first_in/h2d + tile + out/d2h)`, where `in` counts A and B (when read and on the host) and
-//!   C when beta != 0, `first_in` the first tile's panels, `compute` = flops / GPU rate + a
-//!   per-tile overhead, `tile` one tile's compute. Whichever stage is the longest bounds the
-//!   call; the others add only their start-up and drain.
+//! - CPU: flops / (CPU rate per thread x threads), the rate measured at a few sizes and
+//!   interpolated in the size (cbrt(m n k)).
+//! - GPU ([`Rates::pipe_secs`]): a pipeline of host->device copies, cuBLAS per tile and
+//!   device->host copies over the tiles of C. Each stage's time is bytes / rate plus a cost per
+//!   copy piece (wait for a pinned chunk, pack, enqueue); each tile's GEMM is its flops at the
+//!   cuBLAS rate measured for that tile size and k, plus a per-tile overhead. The call takes the
+//!   longest of four paths, each with the start-up and drain the others add: all the uploads
+//!   then one tile and its copy back; the first tile's inputs then every GEMM; the first tile
+//!   column's inputs (all of A) then the rest of the GEMMs; the first tile then all the copies
+//!   back. Plus a fixed latency per call.
+//! - Split ([`Rates::split_at`], [`Rates::best_split`]): the GPU takes the first `share` of C's
+//!   columns (all of A crosses the bus, B and C only for its columns) with its copies packed by
+//!   `f` feeder threads, the CPU the rest on `threads - f` threads (or all threads, the feeder
+//!   sharing their cores: `f` = 0); the call takes the slower side plus the split's own fixed
+//!   cost. The best split is the share that equalises the two sides, for the best `f`.
 //!
-//! Rates come from `hyblas tune` ([`calibrate`]: pageable<->device through the pipeline's own
-//! staging, per-call latency, cuBLAS ?GEMM at n = 4096, the CPU engine at n = 1536), stored as
-//! `offload <key> <value>` lines in the device's recipe file, else from built-in conservative
-//! defaults (Hopper-class figures on sm_90, an SM-count guess elsewhere; see [`Rates::builtin`]).
+//! Rates come from `hyblas tune` ([`calibrate`]), stored as `offload <key> <value...>` lines in
+//! the device's recipe file: staged transfer rates (packed by the CPU engine's threads, and by
+//! 1, 2, 4 feeders), cuBLAS rates per precision for tiles of 256..2048 and k of 256..16384, the
+//! CPU engine at n = 512..3072; then whole offloaded calls at several sizes, to which the fixed
+//! latency, the per-piece cost and a transfer efficiency are fitted, and co-executed calls,
+//! which give the CPU's and the GPU's efficiency while both run. Before tuning, built-in
+//! conservative figures ([`Rates::builtin`]).
 //!
 //! The decision ([`decide_gemm`]) costs a few nanoseconds when it says CPU for a small call: a
 //! thread-local read, the flop count against `HYBLAS_OFFLOAD_MIN_FLOPS` (default 2*256^3), no
 //! driver call and no runtime creation. Above it, the runtime (created once, then a cached
-//! pointer) and the model's arithmetic.
+//! pointer) and the model's arithmetic (the split's search only for calls long enough for it,
+//! and remembered per shape in a small per-thread cache).
 //!
-//! `HYBLAS_DEVICE=cpu|gpu|auto` (default auto) forces the side for the whole process;
-//! [`force`] / [`with_side`] force it for the calling thread (tests, benchmarks), and win over
-//! the environment. With `HYBLAS_TRACE` on, every call past the flop threshold writes one line
-//! with the decision, both predicted times, and the measured time.
-//!
-//! Phase 2 (co-execution) adds a split: the GPU takes a share of C's columns and the CPU the
-//! rest; [`Rates::gpu_secs`] already prices any column share and [`Rates::cpu_secs`] any
-//! thread count, so the split's predicted time is the larger of the two at each share.
+//! Controls: `HYBLAS_DEVICE=cpu|gpu|split|auto` (default auto; `split` forces co-execution
+//! starting from the model's share) for the whole process; `HYBLAS_OFFLOAD_SHARE=x` (0..1) a
+//! fixed GPU share; [`force`] / [`with_side`], [`with_share`] and [`with_split`] the same for
+//! the calling thread (tests, benchmarks), winning over the environment. A split is chosen
+//! only when predicted at least `HYBLAS_OFFLOAD_SPLIT_GAIN` (default 0.05) faster than the
+//! better side alone. With `HYBLAS_TRACE` on, every call past the flop threshold writes a line
+//! with the decision, the predicted times and the measured time.
 
 use crate::config::{self, DeviceChoice};
 use crate::gpu::{self, runtime::DeviceProps, Runtime};
@@ -59,6 +71,8 @@ impl Side {
 
 thread_local! {
     static FORCED: Cell<Option<Side>> = const { Cell::new(None) };
+    static SHARE: Cell<Option<f64>> = const { Cell::new(None) };
+    static SPLIT: Cell<bool> = const { Cell::new(false) };
     static LAST: std::cell::RefCell<Option<Outcome>> = const { std::cell::RefCell::new(None) };
 }
 
@@ -80,8 +94,42 @@ pub fn with_side<R>(side: Option<Side>, f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// The side forced for this call, and by what.
+/// Force this thread's host GEMMs to a fixed GPU share of C's columns (0..=1; 0: the CPU
+/// engine alone, 1: the GPU alone; None: back to the environment / the model). Returns the
+/// previous setting. Wins over `HYBLAS_OFFLOAD_SHARE` and `HYBLAS_DEVICE`; a side forced by
+/// [`force`] wins over it.
+pub fn force_share(share: Option<f64>) -> Option<f64> {
+    SHARE.with(|c| c.replace(share.map(|s| if s.is_finite() { s.clamp(0.0, 1.0) } else { 0.0 })))
+}
+
+/// Run `f` with this thread's host GEMMs at a fixed GPU share (see [`force_share`]).
+pub fn with_share<R>(share: Option<f64>, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<f64>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SHARE.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(force_share(share));
+    f()
+}
+
+/// Run `f` with this thread's host GEMMs co-executed whatever the model predicts, from the
+/// model's share with dynamic balancing (as `HYBLAS_DEVICE=split`).
+pub fn with_split<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SPLIT.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(SPLIT.with(|c| c.replace(true)));
+    f()
+}
+
+/// The side forced for this call, and by what (the other Level-3 routines' decisions).
 #[inline]
+#[allow(dead_code)]
 fn forced() -> Option<(Side, &'static str)> {
     if let Some(s) = FORCED.with(|c| c.get()) {
         return Some((s, "forced"));
@@ -91,6 +139,65 @@ fn forced() -> Option<(Side, &'static str)> {
         DeviceChoice::Gpu => Some((Side::Gpu, "HYBLAS_DEVICE=gpu")),
         DeviceChoice::Auto => None,
     }
+}
+
+/// `HYBLAS_OFFLOAD_SHARE=x`: a fixed GPU share for every host GEMM past the flop threshold.
+static ENV_SHARE: Lazy<Option<f64>> = Lazy::new(|| {
+    config::value("HYBLAS_OFFLOAD_SHARE")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite())
+        .map(|s| s.clamp(0.0, 1.0))
+});
+
+/// `HYBLAS_DEVICE=split` (the configuration reads it as auto).
+static ENV_SPLIT: Lazy<bool> =
+    Lazy::new(|| config::value("HYBLAS_DEVICE").is_some_and(|v| v.trim().eq_ignore_ascii_case("split")));
+
+/// `HYBLAS_OFFLOAD_SPLIT_GAIN`: how much faster than the better side alone a split must be
+/// predicted before the model chooses it.
+static SPLIT_GAIN: Lazy<f64> = Lazy::new(|| {
+    config::value("HYBLAS_OFFLOAD_SPLIT_GAIN")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|g| g.is_finite())
+        .map_or(0.05, |g| g.clamp(0.0, 0.9))
+});
+
+/// What forces a GEMM's placement.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Force {
+    Side(Side, &'static str),
+    /// A fixed GPU share.
+    Share(f64, &'static str),
+    /// Co-execution from the model's share.
+    Split(&'static str),
+}
+
+/// The thread's settings, then the environment's.
+#[inline]
+fn forced_gemm() -> Option<Force> {
+    if let Some(s) = FORCED.with(|c| c.get()) {
+        return Some(Force::Side(s, "forced"));
+    }
+    if let Some(s) = SHARE.with(|c| c.get()) {
+        return Some(Force::Share(s, "forced share"));
+    }
+    if SPLIT.with(|c| c.get()) {
+        return Some(Force::Split("forced split"));
+    }
+    let device = config::get().device;
+    if device == DeviceChoice::Cpu {
+        return Some(Force::Side(Side::Cpu, "HYBLAS_DEVICE=cpu"));
+    }
+    if let Some(s) = *ENV_SHARE {
+        return Some(Force::Share(s, "HYBLAS_OFFLOAD_SHARE"));
+    }
+    if device == DeviceChoice::Gpu {
+        return Some(Force::Side(Side::Gpu, "HYBLAS_DEVICE=gpu"));
+    }
+    if *ENV_SPLIT {
+        return Some(Force::Split("HYBLAS_DEVICE=split"));
+    }
+    None
 }
 
 /// Set after a driver error on the offload path (a broken context stays broken): later calls
@@ -115,12 +222,15 @@ pub fn disables(e: &gpu::GpuError) -> bool {
 #[derive(Clone, Debug)]
 pub struct Outcome {
     pub routine: String,
-    /// Where the planner sent it.
+    /// Where the planner sent it (Gpu for a split).
     pub planned: Side,
-    /// Where it ran (Cpu after a GPU failure).
+    /// Where it ran (Cpu after a GPU failure; Gpu when the GPU computed any of C).
     pub ran: Side,
     /// The GPU's error, when it fell back.
     pub fallback: Option<String>,
+    /// What the call did: for GEMM always set past the flop threshold, with the mode (cpu,
+    /// gpu, split), the measured wall time (`secs`), the predicted time (`pred_us`) and the
+    /// GPU's share of C.
     pub stats: Option<gpu::offload::OffloadStats>,
 }
 
@@ -141,22 +251,119 @@ pub fn clear_last() {
 
 // ---- Rates ----
 
+/// Host<->device rates of one way of running the pipeline, bytes/s.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Xfer {
+    pub h2d: f64,
+    pub d2h: f64,
+}
+
+/// cuBLAS GEMM rates on one tile by tile side (sqrt of its area) and k, flop/s: a grid,
+/// interpolated bilinearly in the logarithms and clamped at its edges.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TileTable {
+    pub sides: Vec<f64>,
+    pub ks: Vec<f64>,
+    /// `rate[i * ks.len() + j]` for `sides[i]`, `ks[j]`.
+    pub rate: Vec<f64>,
+}
+
+impl TileTable {
+    /// The grid of `(side, k, rate)` points; cells without a point take the nearest one's.
+    fn from_points(pts: &[(f64, f64, f64)]) -> TileTable {
+        let mut sides: Vec<f64> = pts.iter().map(|p| p.0).collect();
+        let mut ks: Vec<f64> = pts.iter().map(|p| p.1).collect();
+        for v in [&mut sides, &mut ks] {
+            v.sort_by(f64::total_cmp);
+            v.dedup();
+        }
+        let mut rate = vec![f64::NAN; sides.len() * ks.len()];
+        for (i, &s) in sides.iter().enumerate() {
+            for (j, &k) in ks.iter().enumerate() {
+                let d = |p: &(f64, f64, f64)| (p.0 / s).ln().abs() + (p.1 / k).ln().abs();
+                let near = pts.iter().min_by(|a, b| d(a).total_cmp(&d(b)));
+                rate[i * ks.len() + j] = near.map_or(f64::NAN, |p| p.2);
+            }
+        }
+        TileTable { sides, ks, rate }
+    }
+
+    fn at(&self, side: f64, k: f64) -> Option<f64> {
+        if self.rate.is_empty() {
+            return None;
+        }
+        let (i, fi) = bracket(&self.sides, side);
+        let (j, fj) = bracket(&self.ks, k);
+        let nk = self.ks.len();
+        let v = |i: usize, j: usize| self.rate[i * nk + j];
+        let i1 = (i + 1).min(self.sides.len() - 1);
+        let j1 = (j + 1).min(nk - 1);
+        let lo = v(i, j) + fj * (v(i, j1) - v(i, j));
+        let hi = v(i1, j) + fj * (v(i1, j1) - v(i1, j));
+        Some(lo + fi * (hi - lo))
+    }
+}
+
+/// The interval of `xs` (ascending) holding `x` and the fraction across it, in log x; clamped.
+fn bracket(xs: &[f64], x: f64) -> (usize, f64) {
+    if xs.len() < 2 || x <= xs[0] {
+        return (0, 0.0);
+    }
+    let last = xs.len() - 1;
+    if x >= xs[last] {
+        return (last, 0.0);
+    }
+    let i = xs.iter().rposition(|&v| v <= x).unwrap_or(0).min(last - 1);
+    let f = (x / xs[i]).ln() / (xs[i + 1] / xs[i]).ln();
+    (i, f.clamp(0.0, 1.0))
+}
+
+/// Piecewise-linear interpolation of `pts` (x ascending) in log x, clamped at the ends.
+fn interp(pts: &[(f64, f64)], x: f64) -> Option<f64> {
+    let xs: Vec<f64> = pts.iter().map(|p| p.0).collect();
+    if xs.is_empty() {
+        return None;
+    }
+    let (i, f) = bracket(&xs, x);
+    let j = (i + 1).min(pts.len() - 1);
+    Some(pts[i].1 + f * (pts[j].1 - pts[i].1))
+}
+
 /// The model's inputs on one machine. Flop rates count real flops (a complex multiply-add is 8).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rates {
-    /// Pageable host memory to the device and back through the staging pipeline, bytes/s.
+    /// Pageable host memory to the device and back through the staging pipeline, packed by
+    /// the CPU engine's threads (measured alone, one direction at a time), bytes/s.
     pub h2d: f64,
     pub d2h: f64,
     /// Fixed cost of one offloaded call (pipeline set-up, thread hand-off, final waits), s.
     pub latency: f64,
-    /// Overhead of one tile's GEMM launch on top of its flops, s.
+    /// Overhead of one tile's GEMM in the pipeline on top of the cuBLAS call, s.
     pub tile: f64,
-    /// cuBLAS ?GEMM rates, flop/s, indexed s, d, c, z.
+    /// cuBLAS ?GEMM rates at n = 4096, flop/s, indexed s, d, c, z.
     pub gpu: [f64; 4],
-    /// CPU engine rates per thread, flop/s, indexed s, d, c, z.
+    /// CPU engine rates per thread at the largest size measured, flop/s, indexed s, d, c, z.
     pub cpu_per_thread: [f64; 4],
     /// Where the figures came from ("built-in sm90", "tuned <file>").
     pub source: String,
+    /// Cost of one copy piece on a stage's critical path (wait for a chunk, pack, enqueue), s.
+    pub piece: f64,
+    /// Transfer rates inside a running call relative to `h2d`/`d2h` (both directions and the
+    /// GEMMs at once; fitted to whole calls).
+    pub bw_eff: f64,
+    /// (feeder threads, h2d, d2h): the pipeline's rates with that many threads packing.
+    pub feed: Vec<(usize, f64, f64)>,
+    /// cuBLAS on one tile, per precision (empty: `gpu` with a built-in shape curve).
+    pub gpu_tiles: [TileTable; 4],
+    /// CPU engine: (n of a square product, flop/s per thread), per precision (empty:
+    /// `cpu_per_thread` at every size).
+    pub cpu_sizes: [Vec<(f64, f64)>; 4],
+    /// Co-execution's own fixed cost (the CPU side's thread, the feeders), s.
+    pub split_latency: f64,
+    /// The CPU engine's rate while co-executing, relative to alone (fitted).
+    pub cpu_coexec: f64,
+    /// The GPU side's transfer rates while co-executing, relative to the feeders' alone (fitted).
+    pub gpu_coexec: f64,
 }
 
 pub(crate) fn prec_index(p: char) -> usize {
@@ -170,13 +377,29 @@ pub(crate) fn prec_index(p: char) -> usize {
 
 const PRECS: [char; 4] = ['s', 'd', 'c', 'z'];
 
+/// Feeder thread counts the split considers (0: the feeder shares the CPU engine's cores).
+const FEEDER_CHOICES: [usize; 5] = [0, 1, 2, 3, 4];
+
+/// One feeder packing on a core the CPU engine also runs on gets about this much of it.
+const SHARED_FEEDER: f64 = 0.5;
+
+/// Columns of C the GPU takes at `share` (the same rounding as `gpu::offload::coexec`'s fence).
+pub fn split_cols(share: f64, n: usize) -> usize {
+    if share.is_nan() || share <= 0.0 {
+        return 0;
+    }
+    ((share.min(1.0) * n as f64).round() as usize).min(n)
+}
+
 impl Rates {
     /// Conservative defaults before `hyblas tune` has run. Hopper (sm_90) hosts: 40 GB/s each
     /// way through staging (PCIe 5 x16 moves ~55 GB/s pinned; the host copy costs some), cuBLAS
-    /// 50 TFLOP/s in every precision (H200 DGEMM reaches 61.6 at n = 4096, anchors.md).
-    /// Elsewhere: PCIe 4 (20 GB/s), and per-SM rates of an A100 for sm_80, a tenth of them for
-    /// double on other GPUs (consumer parts run FP64 at 1/64). CPU: 32 GFLOP/s per thread in
-    /// double with AVX-512, 16 without; single precision twice that.
+    /// 50 TFLOP/s in every precision for large tiles (H200 DGEMM reaches 61.6 at n = 4096,
+    /// anchors.md), a fixed cost of 50 us per call and 60 us per copy piece (fitted to the
+    /// first H200 run's GPU-only calls, n = 512..4096, s/d/z: 12% rms). Elsewhere: PCIe 4 (20 GB/s), and per-SM rates of an
+    /// A100 for sm_80, a tenth of them for double on other GPUs (consumer parts run FP64 at
+    /// 1/64). CPU: 32 GFLOP/s per thread in double with AVX-512, 16 without; single precision
+    /// twice that.
     pub fn builtin(p: &DeviceProps) -> Rates {
         let sms = p.sm_count as f64;
         let (bus, f64_sm, f32_sm, label) = match p.cc {
@@ -187,51 +410,99 @@ impl Rates {
         Rates {
             h2d: bus,
             d2h: bus,
-            latency: 60e-6,
-            tile: 10e-6,
+            latency: 50e-6,
+            tile: 5e-6,
             gpu: [f32_sm * sms, f64_sm * sms, f32_sm * sms, f64_sm * sms],
             cpu_per_thread: cpu_builtin(),
             source: label,
+            piece: 60e-6,
+            bw_eff: 1.0,
+            feed: Vec::new(),
+            gpu_tiles: Default::default(),
+            cpu_sizes: Default::default(),
+            split_latency: 150e-6,
+            cpu_coexec: 0.9,
+            gpu_coexec: 0.8,
         }
     }
 
-    /// `offload <key> <value>` lines of a recipe file over these figures (`label` names them in
-    /// the trace). Other lines, and values that are not positive numbers, are skipped.
+    /// `offload <key> <value...>` lines of a recipe file over these figures (`label` names them
+    /// in the trace). Other lines, and values that are not positive numbers, are skipped.
+    /// Keys: `h2d_gbs`, `d2h_gbs`, `latency_us`, `tile_us`, `piece_us`, `bw_eff`,
+    /// `split_latency_us`, `cpu_coexec`, `gpu_coexec`, `cpu_threads`, `gpu_gflops_<p>`,
+    /// `cpu_gflops_<p>` (all threads), `cpu_size_gflops_<p> <n> <v>`,
+    /// `gpu_tile_gflops_<p> <side> <k> <v>`, `feed_gbs <threads> <h2d> <d2h>`.
     pub fn with_lines(mut self, text: &str, label: &str) -> Rates {
         let mut cpu_total: [Option<f64>; 4] = [None; 4];
+        let mut cpu_sizes: [Vec<(f64, f64)>; 4] = Default::default();
+        let mut tiles: [Vec<(f64, f64, f64)>; 4] = Default::default();
+        let mut feed: Vec<(usize, f64, f64)> = Vec::new();
         let mut cpu_threads = None;
         let mut any = false;
         for line in text.lines() {
             let f: Vec<&str> = line.split_whitespace().collect();
-            if f.len() != 3 || f[0] != "offload" {
+            if f.len() < 3 || f[0] != "offload" {
                 continue;
             }
-            let Ok(v) = f[2].parse::<f64>() else { continue };
-            if !(v.is_finite() && v > 0.0) {
+            let nums: Vec<f64> = match f[2..].iter().map(|v| v.parse::<f64>()).collect() {
+                Ok(v) => v,
+                Err(_) => continue,
+            };
+            if !nums.iter().all(|v| v.is_finite() && *v > 0.0) {
                 continue;
             }
             let prec = |prefix: &str| {
                 f[1].strip_prefix(prefix).and_then(|p| p.chars().next()).filter(|c| PRECS.contains(c)).map(prec_index)
             };
-            match f[1] {
-                "h2d_gbs" => self.h2d = v * 1e9,
-                "d2h_gbs" => self.d2h = v * 1e9,
-                "latency_us" => self.latency = v * 1e-6,
-                "tile_us" => self.tile = v * 1e-6,
-                "cpu_threads" => cpu_threads = Some(v),
-                _ => match (prec("gpu_gflops_"), prec("cpu_gflops_")) {
+            let v = nums[0];
+            match (f[1], nums.len()) {
+                ("h2d_gbs", 1) => self.h2d = v * 1e9,
+                ("d2h_gbs", 1) => self.d2h = v * 1e9,
+                ("latency_us", 1) => self.latency = v * 1e-6,
+                ("tile_us", 1) => self.tile = v * 1e-6,
+                ("piece_us", 1) => self.piece = v * 1e-6,
+                ("bw_eff", 1) => self.bw_eff = v,
+                ("split_latency_us", 1) => self.split_latency = v * 1e-6,
+                ("cpu_coexec", 1) => self.cpu_coexec = v,
+                ("gpu_coexec", 1) => self.gpu_coexec = v,
+                ("cpu_threads", 1) => cpu_threads = Some(v),
+                ("feed_gbs", 3) => feed.push((v.round() as usize, nums[1] * 1e9, nums[2] * 1e9)),
+                (_, 1) => match (prec("gpu_gflops_"), prec("cpu_gflops_")) {
                     (Some(i), _) => self.gpu[i] = v * 1e9,
                     (_, Some(i)) => cpu_total[i] = Some(v * 1e9),
                     _ => continue,
                 },
+                (_, 2) => match prec("cpu_size_gflops_") {
+                    Some(i) => cpu_sizes[i].push((v, nums[1] * 1e9)),
+                    None => continue,
+                },
+                (_, 3) => match prec("gpu_tile_gflops_") {
+                    Some(i) => tiles[i].push((v, nums[1], nums[2] * 1e9)),
+                    None => continue,
+                },
+                _ => continue,
             }
             any = true;
         }
         let threads = cpu_threads.unwrap_or(1.0).max(1.0);
-        for (i, t) in cpu_total.iter().enumerate() {
-            if let Some(t) = t {
+        for i in 0..4 {
+            if let Some(t) = cpu_total[i] {
                 self.cpu_per_thread[i] = t / threads;
             }
+            if !cpu_sizes[i].is_empty() {
+                let mut v: Vec<(f64, f64)> = cpu_sizes[i].iter().map(|&(n, r)| (n, r / threads)).collect();
+                v.sort_by(|a, b| a.0.total_cmp(&b.0));
+                v.dedup_by(|a, b| a.0 == b.0);
+                self.cpu_sizes[i] = v;
+            }
+            if !tiles[i].is_empty() {
+                self.gpu_tiles[i] = TileTable::from_points(&tiles[i]);
+            }
+        }
+        if !feed.is_empty() {
+            feed.sort_by_key(|f| f.0);
+            feed.dedup_by_key(|f| f.0);
+            self.feed = feed;
         }
         if any {
             self.source = label.to_string();
@@ -257,57 +528,263 @@ impl Rates {
         r
     }
 
-    /// Predicted CPU engine seconds for `p` on `threads` threads.
-    pub fn cpu_secs(&self, p: &Problem, threads: usize) -> f64 {
-        p.flops() / (self.cpu_per_thread[prec_index(p.prec)] * threads.max(1) as f64)
+    /// cuBLAS rate of precision `i` on a tile of side `side` (sqrt of its area) with `k` terms.
+    pub fn gpu_rate(&self, i: usize, side: f64, k: f64) -> f64 {
+        if let Some(r) = self.gpu_tiles[i].at(side, k).filter(|r| *r > 0.0) {
+            return r;
+        }
+        // Built in: a tile fills the GPU as (side/1024)^2 (cuBLAS's 128^2 blocks against ~132
+        // SMs), and k amortises each block's start.
+        let fill = (side / 1024.0).powi(2).clamp(0.02, 1.0);
+        self.gpu[i] * fill * (k / (k + 64.0))
     }
 
-    /// Predicted seconds of the GPU pipeline for the first `share` (0..=1) of C's columns, and
-    /// which stage bounds it.
-    pub fn gpu_secs(&self, p: &Problem, share: f64) -> (f64, &'static str) {
-        let n = ((p.n as f64 * share).ceil() as usize).min(p.n);
-        if n == 0 || p.m == 0 {
+    /// CPU engine rate per thread of precision `i` for a product of size `size` (cbrt(m n k)).
+    pub fn cpu_rate(&self, i: usize, size: f64) -> f64 {
+        interp(&self.cpu_sizes[i], size).filter(|r| *r > 0.0).unwrap_or(self.cpu_per_thread[i])
+    }
+
+    /// Predicted CPU engine seconds for `p` on `threads` threads.
+    pub fn cpu_secs(&self, p: &Problem, threads: usize) -> f64 {
+        self.cpu_cols_secs(p, p.n, threads, 1.0)
+    }
+
+    /// Seconds of the CPU engine on `cols` of C's columns, `threads` threads at `eff` of its
+    /// rate alone (its rate is the whole problem's size's).
+    fn cpu_cols_secs(&self, p: &Problem, cols: usize, threads: usize, eff: f64) -> f64 {
+        if cols == 0 {
+            return 0.0;
+        }
+        let size = (p.m as f64 * p.n as f64 * p.k.max(1) as f64).cbrt();
+        let q = Problem { n: cols, ..*p };
+        q.flops() / (self.cpu_rate(prec_index(p.prec), size) * threads.max(1) as f64 * eff)
+    }
+
+    /// The pipeline's rates in a call that has the GPU to itself.
+    pub fn alone(&self) -> Xfer {
+        Xfer { h2d: self.h2d * self.bw_eff, d2h: self.d2h * self.bw_eff }
+    }
+
+    /// The pipeline's rates with `f` threads packing (measured alone; built in: 12 GB/s each,
+    /// up to the rates of the engine's pool).
+    pub fn feed_xfer(&self, f: usize) -> Xfer {
+        let f = f.max(1);
+        if self.feed.is_empty() {
+            return Xfer { h2d: self.h2d.min(12e9 * f as f64), d2h: self.d2h.min(12e9 * f as f64) };
+        }
+        let pts = |dir: usize| -> Vec<(f64, f64)> {
+            self.feed.iter().map(|&(t, h, d)| (t as f64, if dir == 0 { h } else { d })).collect()
+        };
+        let lin = |p: Vec<(f64, f64)>| {
+            let x = f as f64;
+            match p.iter().position(|q| q.0 >= x) {
+                Some(0) => p[0].1 * (x / p[0].0).min(1.0),
+                Some(j) => p[j - 1].1 + (x - p[j - 1].0) / (p[j].0 - p[j - 1].0) * (p[j].1 - p[j - 1].1),
+                None => p[p.len() - 1].1,
+            }
+        };
+        Xfer { h2d: lin(pts(0)), d2h: lin(pts(1)) }
+    }
+
+    /// Predicted seconds of the GPU pipeline on the first `cols` of C's columns with transfer
+    /// rates `x` (the tile is the whole call's), and which path bounds it: "h2d" (all the
+    /// uploads), "compute" (the GEMMs), "a-panels" (all of A before the first tile column ends,
+    /// then the GEMMs) or "d2h" (the copies back). Includes the call's fixed latency.
+    pub fn pipe_secs(&self, p: &Problem, cols: usize, x: Xfer) -> (f64, &'static str) {
+        let ng = cols.min(p.n);
+        if ng == 0 || p.m == 0 {
             return (0.0, "empty");
         }
-        let q = Problem { n, ..*p };
-        let (mt, nt) = gpu::offload::tile_for(q.m, q.n, q.k);
-        let tiles = (q.m.div_ceil(mt) * q.n.div_ceil(nt)) as f64;
-        let e = q.elem as f64;
-        let reads = q.k > 0;
-        let (ha, hb, hc) = (q.host[0] && reads, q.host[1] && reads, q.host[2]);
-        let cin = hc && q.c_in;
-        let (m, n, k, mt, nt) = (q.m as f64, q.n as f64, q.k as f64, mt as f64, nt as f64);
-        let bytes = |a: f64, b: f64, c: f64, cout: bool| {
-            let mut s = 0.0;
-            if ha {
-                s += a;
-            }
-            if hb {
-                s += b;
-            }
-            if cout {
-                s += c;
-            }
-            s * e
+        let (mt, nt) = gpu::offload::tile_for(p.m, p.n, p.k);
+        let i = prec_index(p.prec);
+        let e = p.elem as f64;
+        let reads = p.k > 0;
+        let (ha, hb, hc) = (p.host[0] && reads, p.host[1] && reads, p.host[2]);
+        let cin = hc && p.c_in;
+        let (m, k, n_all, ngf) = (p.m as f64, p.k as f64, p.n as f64, ng as f64);
+        let per = if p.complex { 8.0 } else { 2.0 };
+        let tile_secs = |h: usize, w: usize| {
+            let side = ((h * w) as f64).sqrt();
+            per * (h * w) as f64 * k / self.gpu_rate(i, side, k.max(1.0)) + self.tile
         };
-        let input = bytes(m * k, k * n, m * n, cin);
-        let first_in = bytes(mt * k, k * nt, mt * nt, cin);
-        let out = if hc { m * n * e } else { 0.0 };
-        let last_out = if hc { mt * nt * e } else { 0.0 };
-        let rate = self.gpu[prec_index(q.prec)];
-        let compute = q.flops() / rate + tiles * self.tile;
-        let one = q.flops() / tiles / rate + self.tile;
-        let (h2d, d2h) = (input / self.h2d, out / self.d2h);
-        let (fin, lout) = (first_in / self.h2d, last_out / self.d2h);
-        let stages = [(h2d + one + lout, "h2d"), (fin + compute + lout, "compute"), (fin + one + d2h, "d2h")];
-        let (t, what) = stages.iter().fold((0.0, ""), |acc, &(t, w)| if t > acc.0 { (t, w) } else { acc });
+        let (rf, re) = (p.m / mt, p.m % mt);
+        let (cf, ce) = (ng / nt, ng % nt);
+        let (mut compute, mut tiles) = (0.0, 0.0);
+        for (h, hn) in [(mt, rf), (re, (re > 0) as usize)] {
+            for (w, wn) in [(nt, cf), (ce, (ce > 0) as usize)] {
+                if h > 0 && w > 0 && hn * wn > 0 {
+                    compute += (hn * wn) as f64 * tile_secs(h, w);
+                    tiles += (hn * wn) as f64;
+                }
+            }
+        }
+        let (h0, w0) = (mt.min(p.m), nt.min(ng));
+        let one = tile_secs(h0, w0);
+        let (h0f, w0f) = (h0 as f64, w0 as f64);
+        let rows = p.m.div_ceil(mt) as f64;
+        let on = |b: bool, v: f64| if b { v } else { 0.0 };
+        let (a_b, b_b, c_b) = (on(ha, m * k * e), on(hb, k * ngf * e), on(cin, m * ngf * e));
+        let input = a_b + b_b + c_b;
+        let out = on(hc, m * ngf * e);
+        // Pieces as the pipeline cuts them (from the whole call's traffic), and the regions
+        // (panels, tiles) each start a new one.
+        let traffic = on(ha, m * k * e) + on(hb, k * n_all * e) + on(hc, (1.0 + cin as u8 as f64) * m * n_all * e);
+        let piece = gpu::offload::piece_for(traffic as usize) as f64;
+        let pieces = |bytes: f64, regions: f64| if bytes > 0.0 { bytes / piece + regions } else { 0.0 };
+        let regions_in = on(ha, rows) + on(hb, ng.div_ceil(nt) as f64) + on(cin, tiles);
+        let h2d = input / x.h2d + pieces(input, regions_in) * self.piece;
+        let d2h = out / x.d2h + pieces(out, tiles) * self.piece;
+        let fin_b = on(ha, h0f * k * e) + on(hb, k * w0f * e) + on(cin, h0f * w0f * e);
+        let fin = fin_b / x.h2d + pieces(fin_b, (ha as u8 + hb as u8 + cin as u8) as f64) * self.piece;
+        let col_b = a_b + on(hb, k * w0f * e) + on(cin, m * w0f * e);
+        let col0 = col_b / x.h2d + pieces(col_b, on(ha, rows) + on(hb, 1.0) + on(cin, rows)) * self.piece;
+        let lout = if hc { h0f * w0f * e / x.d2h + self.piece } else { 0.0 };
+        let rest = (compute - rows * one).max(0.0);
+        let paths = [
+            (h2d + one + lout, "h2d"),
+            (fin + compute + lout, "compute"),
+            (col0 + one + rest + lout, "a-panels"),
+            (fin + one + d2h, "d2h"),
+        ];
+        let (t, what) = paths.iter().fold((0.0, ""), |acc, &(t, w)| if t > acc.0 { (t, w) } else { acc });
         (self.latency + t, what)
     }
 
-    /// Both predictions for `p` with `threads` CPU threads.
+    /// Predicted seconds of the GPU pipeline alone on the first `share` (0..=1) of C's
+    /// columns, and which path bounds it (see [`Rates::pipe_secs`]).
+    pub fn gpu_secs(&self, p: &Problem, share: f64) -> (f64, &'static str) {
+        self.pipe_secs(p, split_cols(share, p.n), self.alone())
+    }
+
+    /// Both whole-call predictions for `p` with `threads` CPU threads.
     pub fn predict(&self, p: &Problem, threads: usize) -> Prediction {
         let (gpu, bound) = self.gpu_secs(p, 1.0);
         Prediction { cpu_us: self.cpu_secs(p, threads) * 1e6, gpu_us: gpu * 1e6, bound, threads }
+    }
+
+    /// The split configurations on `threads` threads: (feeders, CPU threads, the GPU side's
+    /// rates, the CPU's efficiency).
+    fn split_configs(&self, threads: usize) -> impl Iterator<Item = (usize, usize, Xfer, f64)> + '_ {
+        FEEDER_CHOICES.into_iter().filter(move |&f| f == 0 || f < threads).map(move |f| {
+            let g = self.gpu_coexec;
+            if f == 0 {
+                let x = self.feed_xfer(1);
+                let shared = Xfer { h2d: x.h2d * g * SHARED_FEEDER, d2h: x.d2h * g * SHARED_FEEDER };
+                let eff = self.cpu_coexec * (threads as f64 - SHARED_FEEDER).max(0.5) / threads as f64;
+                (0, threads, shared, eff)
+            } else {
+                let x = self.feed_xfer(f);
+                (f, threads - f, Xfer { h2d: x.h2d * g, d2h: x.d2h * g }, self.cpu_coexec)
+            }
+        })
+    }
+
+    /// The split of `ng` (1..n-1) of C's columns to the GPU under one configuration.
+    fn split_eval(&self, p: &Problem, ng: usize, (f, ct, x, eff): (usize, usize, Xfer, f64)) -> SplitPrediction {
+        let (g, _) = self.pipe_secs(p, ng, x);
+        let c = self.cpu_cols_secs(p, p.n - ng, ct, eff);
+        SplitPrediction {
+            share: ng as f64 / p.n.max(1) as f64,
+            us: (g.max(c) + self.split_latency) * 1e6,
+            gpu_us: g * 1e6,
+            cpu_us: c * 1e6,
+            cpu_threads: ct,
+            feeders: f,
+            gpu_cols_per_s: ng as f64 / g.max(1e-9),
+            cpu_cols_per_s: (p.n - ng) as f64 / c.max(1e-9),
+        }
+    }
+
+    /// Predicted co-execution with the GPU on a fixed `share` of C's columns, in the best
+    /// configuration for it (a share of 0 is the CPU alone on all threads, 1 the GPU alone).
+    pub fn split_at(&self, p: &Problem, share: f64, threads: usize) -> SplitPrediction {
+        let threads = threads.max(1);
+        let ng = split_cols(share, p.n);
+        if ng == 0 || ng >= p.n {
+            let (secs, g, c) = if ng == 0 {
+                let c = self.cpu_secs(p, threads);
+                (c, 0.0, c)
+            } else {
+                let g = self.gpu_secs(p, 1.0).0;
+                (g, g, 0.0)
+            };
+            let cols = p.n as f64;
+            return SplitPrediction {
+                share: if ng == 0 { 0.0 } else { 1.0 },
+                us: secs * 1e6,
+                gpu_us: g * 1e6,
+                cpu_us: c * 1e6,
+                cpu_threads: if ng == 0 { threads } else { 0 },
+                feeders: 0,
+                gpu_cols_per_s: cols / self.gpu_secs(p, 1.0).0.max(1e-9),
+                cpu_cols_per_s: cols / self.cpu_secs(p, threads).max(1e-9),
+            };
+        }
+        self.split_configs(threads)
+            .map(|cfg| self.split_eval(p, ng, cfg))
+            .min_by(|a, b| a.us.total_cmp(&b.us))
+            .expect("at least one configuration")
+    }
+
+    /// The best split of `p` (None when C has fewer than two columns): for each
+    /// configuration the share where the two sides take equally long (the GPU side grows with
+    /// its columns, the CPU's shrinks), then the fastest configuration.
+    pub fn best_split(&self, p: &Problem, threads: usize) -> Option<SplitPrediction> {
+        let threads = threads.max(1);
+        if p.n < 2 || p.m == 0 {
+            return None;
+        }
+        let mut best: Option<SplitPrediction> = None;
+        for cfg in self.split_configs(threads) {
+            let at = |ng: usize| self.split_eval(p, ng, cfg);
+            // The first ng (1..n-1) where the GPU side is at least as long as the CPU's.
+            let (mut lo, mut hi) = (1usize, p.n - 1);
+            let gpu_longer = |s: &SplitPrediction| s.gpu_us >= s.cpu_us;
+            let cand = if gpu_longer(&at(lo)) {
+                vec![lo]
+            } else if !gpu_longer(&at(hi)) {
+                vec![hi]
+            } else {
+                while hi - lo > 1 {
+                    let mid = lo + (hi - lo) / 2;
+                    if gpu_longer(&at(mid)) {
+                        hi = mid;
+                    } else {
+                        lo = mid;
+                    }
+                }
+                vec![lo, hi]
+            };
+            for ng in cand {
+                let s = at(ng);
+                if best.is_none_or(|b| s.us < b.us) {
+                    best = Some(s);
+                }
+            }
+        }
+        best
+    }
+
+    /// The model's choice for `p` on `threads` threads: both whole-call predictions, and the
+    /// best split when it is predicted at least `HYBLAS_OFFLOAD_SPLIT_GAIN` faster than the
+    /// better of the two (only for calls long enough for both sides to matter).
+    pub fn choose(&self, p: &Problem, threads: usize) -> (Prediction, Option<SplitPrediction>) {
+        let pred = self.predict(p, threads);
+        let best = pred.cpu_us.min(pred.gpu_us);
+        let worth = p.host.iter().all(|&h| h) && p.k > 0 && best > 3.0 * (self.latency + self.split_latency) * 1e6;
+        if !worth {
+            return (pred, None);
+        }
+        let split = self.best_split(p, threads).filter(|s| s.us <= best * (1.0 - *SPLIT_GAIN));
+        (pred, split)
+    }
+
+    /// The model's predicted time for what [`Rates::choose`] picks, microseconds.
+    pub fn choice_us(&self, p: &Problem, threads: usize) -> f64 {
+        match self.choose(p, threads) {
+            (_, Some(s)) => s.us,
+            (pr, None) => pr.cpu_us.min(pr.gpu_us),
+        }
     }
 }
 
@@ -322,9 +799,13 @@ fn cpu_builtin() -> [f64; 4] {
 
 static RATES: Lazy<RwLock<HashMap<i32, Arc<Rates>>>> = Lazy::new(|| RwLock::new(HashMap::new()));
 
+/// Bumped by [`reload`]: the per-thread cache of choices keys on it.
+static GENERATION: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Forget loaded rates (after `hyblas tune` wrote new ones).
 pub fn reload() {
     RATES.write().clear();
+    GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
 // ---- The problem and the decision ----
@@ -374,15 +855,41 @@ impl Problem {
 pub struct Prediction {
     pub cpu_us: f64,
     pub gpu_us: f64,
-    /// The GPU pipeline's longest stage: "h2d", "compute" or "d2h".
+    /// The GPU pipeline's bounding path: "h2d", "compute", "a-panels" or "d2h".
     pub bound: &'static str,
     pub threads: usize,
+}
+
+/// A predicted co-execution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SplitPrediction {
+    /// The GPU's share of C's columns.
+    pub share: f64,
+    /// The call, and each side (from the call's start), microseconds.
+    pub us: f64,
+    pub gpu_us: f64,
+    pub cpu_us: f64,
+    /// The CPU engine's threads, and the threads packing for the GPU (0: one feeder on the
+    /// engine's cores).
+    pub cpu_threads: usize,
+    pub feeders: usize,
+    /// Each side's columns per second (the dynamic balance starts from these).
+    pub gpu_cols_per_s: f64,
+    pub cpu_cols_per_s: f64,
+}
+
+/// A co-execution to run: the prediction it follows, and whether its share is a fixed fence
+/// (forced) or the start of the dynamic balance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SplitPlan {
+    pub pred: SplitPrediction,
+    pub fixed: bool,
 }
 
 /// Why a call went where it went.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reason {
-    /// [`force`] or `HYBLAS_DEVICE`.
+    /// [`force`], [`with_share`], [`with_split`] or the environment.
     Forced(&'static str),
     /// The model's prediction.
     Model,
@@ -404,33 +911,64 @@ pub struct Decision {
 
 impl fmt::Display for Decision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "side={}", self.side.name())?;
-        match &self.reason {
-            Reason::Forced(by) => write!(f, " ({by})")?,
-            Reason::Model => write!(f, " (model)")?,
-            Reason::DeviceOperand => write!(f, " (A or B in device memory)")?,
-            Reason::NoGpu(e) => write!(f, " (GPU wanted, none usable: {e})")?,
-        }
-        if let Some(p) = &self.pred {
-            write!(
-                f,
-                " predicted cpu={:.1}us ({} threads) gpu={:.1}us ({}-bound)",
-                p.cpu_us, p.threads, p.gpu_us, p.bound
-            )?;
-        }
-        if let Some(r) = &self.rates {
-            write!(f, " rates={r}")?;
-        }
-        Ok(())
+        f.write_str(&describe(self, None))
     }
 }
 
-/// The planner's answer.
+/// A decision for the trace line, with the split when the call is co-executed.
+pub fn describe(d: &Decision, split: Option<&SplitPlan>) -> String {
+    use std::fmt::Write as _;
+    let mut s = format!("side={}", if split.is_some() { "split" } else { d.side.name() });
+    let _ = match &d.reason {
+        Reason::Forced(by) => write!(s, " ({by})"),
+        Reason::Model => write!(s, " (model)"),
+        Reason::DeviceOperand => write!(s, " (A or B in device memory)"),
+        Reason::NoGpu(e) => write!(s, " (GPU wanted, none usable: {e})"),
+    };
+    if let Some(p) = &d.pred {
+        let _ = write!(
+            s,
+            " predicted cpu={:.1}us ({} threads) gpu={:.1}us ({}-bound)",
+            p.cpu_us, p.threads, p.gpu_us, p.bound
+        );
+    }
+    if let Some(sp) = split {
+        let x = &sp.pred;
+        let _ = write!(
+            s,
+            " split={:.1}us at gpu share {:.3}{} (gpu side {:.1}us, cpu side {:.1}us on {} threads, {} feeder{})",
+            x.us,
+            x.share,
+            if sp.fixed { " fixed" } else { " dynamic" },
+            x.gpu_us,
+            x.cpu_us,
+            x.cpu_threads,
+            x.feeders,
+            if x.feeders == 1 { "" } else { "s" }
+        );
+    }
+    if let Some(r) = &d.rates {
+        let _ = write!(s, " rates={r}");
+    }
+    s
+}
+
+/// The planner's answer for a Level-3 call that is either on the CPU or on the GPU.
 pub enum Plan {
     /// The CPU engine. None: decided on the fast path (small or forced), nothing to trace.
     Cpu(Option<Decision>),
     /// The GPU of `rt` through `gpu::offload`.
     Gpu(&'static Runtime, Decision),
+}
+
+/// The planner's answer for a GEMM.
+pub enum GemmPlan {
+    /// The CPU engine. None: decided on the fast path (small or forced), nothing to trace.
+    Cpu(Option<Decision>),
+    /// The GPU of `rt` alone (`gpu::offload::gemm`).
+    Gpu(&'static Runtime, Decision),
+    /// Both (`gpu::offload::coexec`).
+    Split(&'static Runtime, Decision, SplitPlan),
 }
 
 /// `HYBLAS_OFFLOAD_MIN_FLOPS`: below it, the CPU without asking the model (default 2*256^3:
@@ -440,8 +978,8 @@ pub const MIN_FLOPS_DEFAULT: f64 = 2.0 * 256.0 * 256.0 * 256.0;
 static MIN_FLOPS: Lazy<f64> =
     Lazy::new(|| config::value(MIN_FLOPS_KEY).and_then(|v| v.trim().parse::<f64>().ok()).unwrap_or(MIN_FLOPS_DEFAULT));
 
-/// Where a host-memory GEMM runs. `a`, `b`, `c` are the caller's pointers (C on the host: the
-/// device-C case was taken by `plan::on_gpu` before). Costs a thread-local read and a
+/// Where a host-memory GEMM runs. `a`, `b` are the caller's pointers (C on the host: the
+/// device-C case was taken by `plan::on_gpu` before). Costs a few thread-local reads and a
 /// multiply when the answer is the CPU for a small call; never touches the driver then.
 #[inline]
 pub fn decide_gemm<T: Scalar>(
@@ -452,41 +990,50 @@ pub fn decide_gemm<T: Scalar>(
     beta_zero: bool,
     a: *const c_void,
     b: *const c_void,
-) -> Plan {
-    let forced = forced();
-    if let Some((Side::Cpu, _)) = forced {
-        return Plan::Cpu(None);
+) -> GemmPlan {
+    let forced = forced_gemm();
+    if let Some(Force::Side(Side::Cpu, _)) = forced {
+        return GemmPlan::Cpu(None);
     }
     let p = Problem::gemm::<T>(m, n, k, alpha_zero, beta_zero);
     if forced.is_none() && p.flops() < *MIN_FLOPS {
-        return Plan::Cpu(None);
+        return GemmPlan::Cpu(None);
     }
-    decide_slow(p, forced, a, b)
+    decide_gemm_slow(p, forced, a, b)
 }
 
-#[cold]
-fn decide_slow(mut p: Problem, forced: Option<(Side, &'static str)>, a: *const c_void, b: *const c_void) -> Plan {
+/// What every model decision needs: the runtime, the rates, the problem with its operands'
+/// places, the two whole-call predictions. Err: the CPU, with what to say (a forced call
+/// only; auto without a GPU is the ordinary CPU case).
+#[allow(clippy::result_large_err)]
+fn prepare(
+    mut p: Problem,
+    forced: bool,
+    a: *const c_void,
+    b: *const c_void,
+) -> Result<(&'static Runtime, Arc<Rates>, Problem), Option<Decision>> {
     if DISABLED.load(std::sync::atomic::Ordering::Relaxed) {
         let why = Reason::NoGpu("offload disabled after a device error".into());
-        return Plan::Cpu(forced.map(|_| Decision { side: Side::Cpu, reason: why, pred: None, rates: None }));
+        return Err(forced.then_some(Decision { side: Side::Cpu, reason: why, pred: None, rates: None }));
     }
-    let rt = match Runtime::current() {
-        Ok(rt) => rt,
-        Err(e) => {
-            // Auto without a GPU is the ordinary CPU case; only a forced GPU is worth a line.
-            let d = forced.map(|_| Decision {
-                side: Side::Cpu,
-                reason: Reason::NoGpu(e.to_string()),
-                pred: None,
-                rates: None,
-            });
-            return Plan::Cpu(d);
-        }
-    };
+    let rt = Runtime::current().map_err(|e| {
+        forced.then(|| Decision { side: Side::Cpu, reason: Reason::NoGpu(e.to_string()), pred: None, rates: None })
+    })?;
     if p.k > 0 {
         p.host = [!gpu::runtime::is_device_pointer(a), !gpu::runtime::is_device_pointer(b), true];
     }
-    let rates = Rates::for_device(rt);
+    Ok((rt, Rates::for_device(rt), p))
+}
+
+/// [`decide_gemm`]'s model part for a Level-3 call that runs on one side only (the other
+/// Level-3 routines' decisions are built on it).
+#[cold]
+#[allow(dead_code)]
+fn decide_slow(p: Problem, forced: Option<(Side, &'static str)>, a: *const c_void, b: *const c_void) -> Plan {
+    let (rt, rates, p) = match prepare(p, forced.is_some(), a, b) {
+        Ok(x) => x,
+        Err(d) => return Plan::Cpu(d),
+    };
     let pred = rates.predict(&p, crate::cpu::threads::nthreads());
     let src = Some(rates.source.clone());
     if let Some((side, by)) = forced {
@@ -506,23 +1053,330 @@ fn decide_slow(mut p: Problem, forced: Option<(Side, &'static str)>, a: *const c
     }
 }
 
+/// [`decide_slow`] for GEMM, with co-execution.
+#[cold]
+fn decide_gemm_slow(p: Problem, forced: Option<Force>, a: *const c_void, b: *const c_void) -> GemmPlan {
+    let (rt, rates, p) = match prepare(p, forced.is_some(), a, b) {
+        Ok(x) => x,
+        Err(d) => return GemmPlan::Cpu(d),
+    };
+    let threads = crate::cpu::threads::nthreads();
+    let (pred, split) = choose_cached(&rates, &p, threads);
+    let src = Some(rates.source.clone());
+    let dec = |side: Side, reason: Reason| Decision { side, reason, pred: Some(pred), rates: src.clone() };
+    // Co-execution needs A, B and C where the CPU can read them.
+    let host = p.host.iter().all(|&h| h);
+    match forced {
+        Some(Force::Side(side, by)) => return GemmPlan::Gpu(rt, dec(side, Reason::Forced(by))),
+        Some(Force::Share(s, by)) if host => {
+            let d = |side| dec(side, Reason::Forced(by));
+            return match split_cols(s, p.n) {
+                0 => GemmPlan::Cpu(Some(d(Side::Cpu))),
+                c if c >= p.n => GemmPlan::Gpu(rt, d(Side::Gpu)),
+                _ => GemmPlan::Split(rt, d(Side::Gpu), SplitPlan { pred: rates.split_at(&p, s, threads), fixed: true }),
+            };
+        }
+        Some(Force::Split(by)) if host => {
+            let sp = match rates.best_split(&p, threads) {
+                Some(s) => s,
+                None => return GemmPlan::Gpu(rt, dec(Side::Gpu, Reason::Forced(by))),
+            };
+            return GemmPlan::Split(rt, dec(Side::Gpu, Reason::Forced(by)), SplitPlan { pred: sp, fixed: false });
+        }
+        Some(Force::Share(_, by) | Force::Split(by)) => return GemmPlan::Gpu(rt, dec(Side::Gpu, Reason::Forced(by))),
+        None => {}
+    }
+    if !p.host[0] || !p.host[1] {
+        return GemmPlan::Gpu(rt, dec(Side::Gpu, Reason::DeviceOperand));
+    }
+    if let Some(sp) = split {
+        return GemmPlan::Split(rt, dec(Side::Gpu, Reason::Model), SplitPlan { pred: sp, fixed: false });
+    }
+    if pred.gpu_us < pred.cpu_us {
+        GemmPlan::Gpu(rt, dec(Side::Gpu, Reason::Model))
+    } else {
+        GemmPlan::Cpu(Some(dec(Side::Cpu, Reason::Model)))
+    }
+}
+
+/// The model's choices for the last few shapes of this thread (the split's search is tens of
+/// evaluations of the pipeline model; a program calls the same shapes again and again).
+type ChoiceKey = (Problem, usize, usize, (usize, usize));
+type Choice = (Prediction, Option<SplitPrediction>);
+thread_local! {
+    static CHOICES: std::cell::RefCell<Vec<(ChoiceKey, Choice)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn choose_cached(rates: &Arc<Rates>, p: &Problem, threads: usize) -> Choice {
+    let generation = GENERATION.load(std::sync::atomic::Ordering::Relaxed);
+    let key =
+        (*p, threads, Arc::as_ptr(rates) as usize ^ generation.rotate_left(48), gpu::offload::tile_for(p.m, p.n, p.k));
+    if let Some(c) = CHOICES.with(|c| c.borrow().iter().find(|(k, _)| *k == key).map(|(_, v)| *v)) {
+        return c;
+    }
+    let c = rates.choose(p, threads);
+    CHOICES.with(|cs| {
+        let mut cs = cs.borrow_mut();
+        if cs.len() >= 8 {
+            cs.remove(0);
+        }
+        cs.push((key, c));
+    });
+    c
+}
+
 // ---- Calibration (`hyblas tune`) ----
 
-/// Measure the model's rates on this machine and return them as `offload <key> <value>` lines
-/// for the recipe file (the recipe parser skips them), followed by comment lines comparing the
-/// model with measured end-to-end calls (DGEMM n = 2048 and 4096 on host memory, CPU and GPU).
+/// A whole GPU-only call measured, for [`fit_pipeline`].
+#[derive(Clone, Copy, Debug)]
+pub struct Sample {
+    pub p: Problem,
+    pub secs: f64,
+}
+
+/// Fit the per-call latency, the per-piece cost and the transfer efficiency of `r` to whole
+/// GPU-only calls: least squares on the relative error, over a grid of efficiency (0.4..1.3)
+/// and per-piece cost (0..400 us), the latency in closed form for each. Returns
+/// `(latency, piece, bw_eff)` and the root-mean-square relative error of the fit.
+pub fn fit_pipeline(r: &Rates, samples: &[Sample]) -> ((f64, f64, f64), f64) {
+    let mut best = ((r.latency, r.piece, r.bw_eff), f64::INFINITY);
+    if samples.is_empty() {
+        return best;
+    }
+    let mut q = r.clone();
+    q.latency = 0.0;
+    for ei in 0..=36 {
+        q.bw_eff = 0.4 + 0.025 * ei as f64;
+        for pi in 0..=40 {
+            q.piece = pi as f64 * 10e-6;
+            let base: Vec<f64> = samples.iter().map(|s| q.gpu_secs(&s.p, 1.0).0).collect();
+            // d/dL sum ((L + b)/y - 1)^2 = 0.
+            let (num, den) = samples
+                .iter()
+                .zip(&base)
+                .fold((0.0, 0.0), |(n, d), (s, b)| (n + (s.secs - b) / (s.secs * s.secs), d + 1.0 / (s.secs * s.secs)));
+            let lat = (num / den).max(0.0);
+            let err = (samples.iter().zip(&base).map(|(s, b)| ((lat + b) / s.secs - 1.0).powi(2)).sum::<f64>()
+                / samples.len() as f64)
+                .sqrt();
+            if err < best.1 {
+                best = ((lat, q.piece, q.bw_eff), err);
+            }
+        }
+    }
+    best
+}
+
+/// A co-executed call measured at a fixed share, for [`fit_coexec`]: the problem, the GPU's
+/// columns, the configuration, and the measured times (each side's end and the whole call).
+#[derive(Clone, Copy, Debug)]
+pub struct SplitSample {
+    pub p: Problem,
+    pub ng: usize,
+    pub threads: usize,
+    pub feeders: usize,
+    pub gpu_secs: f64,
+    pub cpu_secs: f64,
+    pub secs: f64,
+}
+
+/// Fit the CPU engine's and the GPU side's efficiencies while co-executing, and the split's
+/// own fixed cost, to measured co-executed calls: each the median over the samples of the
+/// factor that makes that side's prediction exact. Returns `(cpu_coexec, gpu_coexec,
+/// split_latency)`.
+pub fn fit_coexec(r: &Rates, samples: &[SplitSample]) -> (f64, f64, f64) {
+    let median = |mut v: Vec<f64>, dflt: f64| {
+        v.retain(|x| x.is_finite());
+        if v.is_empty() {
+            return dflt;
+        }
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let mut cpu = Vec::new();
+    let mut gpu = Vec::new();
+    let mut lat = Vec::new();
+    for s in samples {
+        let Some(cfg) = r.split_configs(s.threads).find(|c| c.0 == s.feeders) else { continue };
+        let (f, ct, _, eff) = cfg;
+        if s.ng < s.p.n && s.cpu_secs > 0.0 {
+            // The prediction at an efficiency of 1, over the measured.
+            cpu.push(r.cpu_cols_secs(&s.p, s.p.n - s.ng, ct, eff / r.cpu_coexec) / s.cpu_secs);
+        }
+        if s.ng > 0 && s.gpu_secs > 0.0 {
+            // The GPU side's time falls as its rates rise: bisect the factor on them.
+            let x = r.feed_xfer(f.max(1));
+            let shared = if f == 0 { SHARED_FEEDER } else { 1.0 };
+            let at = |g: f64| r.pipe_secs(&s.p, s.ng, Xfer { h2d: x.h2d * g * shared, d2h: x.d2h * g * shared }).0;
+            let (mut lo, mut hi) = (0.05f64, 4.0f64);
+            // Only where the transfers matter (a compute-bound side says nothing about them).
+            let sensitive = at(lo) > 1.05 * at(hi);
+            if sensitive && at(hi) <= s.gpu_secs && at(lo) >= s.gpu_secs {
+                for _ in 0..40 {
+                    let mid = (lo * hi).sqrt();
+                    if at(mid) > s.gpu_secs {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                gpu.push((lo * hi).sqrt());
+            }
+        }
+        lat.push((s.secs - s.gpu_secs.max(s.cpu_secs)).max(0.0));
+    }
+    (
+        median(cpu, r.cpu_coexec).clamp(0.2, 1.5),
+        median(gpu, r.gpu_coexec).clamp(0.05, 4.0),
+        median(lat, r.split_latency).clamp(0.0, 5e-3),
+    )
+}
+
+/// Host buffers for calibration's whole calls: three of `bytes`, every 32-bit word 2^-7 (finite
+/// in every precision), 8-byte aligned.
+struct HostBufs {
+    a: Vec<u64>,
+    b: Vec<u64>,
+    c: Vec<u64>,
+}
+
+impl HostBufs {
+    fn new(bytes: usize) -> HostBufs {
+        let w = 0x3c00_0000_3c00_0000u64;
+        let len = bytes.div_ceil(8);
+        HostBufs { a: vec![w; len], b: vec![w; len], c: vec![w; len] }
+    }
+}
+
+fn median_of(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Median seconds of a whole GPU-only C = A*B + 0.5*C, n x n, on host memory (one warm-up).
+fn time_gpu_call<T: Scalar>(rt: &Runtime, n: usize, h: &mut HostBufs) -> gpu::Result<f64> {
+    use crate::types::Trans;
+    let mut v = Vec::new();
+    for rep in 0..4 {
+        let t0 = std::time::Instant::now();
+        unsafe {
+            gpu::offload::gemm::<T>(
+                rt,
+                Trans::No,
+                Trans::No,
+                n,
+                n,
+                n,
+                T::one(),
+                h.a.as_ptr() as *const T,
+                n,
+                h.b.as_ptr() as *const T,
+                n,
+                T::from_f64(0.5),
+                h.c.as_mut_ptr() as *mut T,
+                n,
+            )
+        }
+        .map_err(|f| f.error)?;
+        if rep > 0 {
+            v.push(t0.elapsed().as_secs_f64());
+        }
+    }
+    Ok(median_of(v))
+}
+
+/// Medians of a co-executed C = A*B + 0.5*C under `plan` (one warm-up): (GPU side, CPU side,
+/// the call) in seconds, and the statistics of the last call.
+fn time_split_call<T: Scalar>(
+    rt: &Runtime,
+    n: usize,
+    plan: &SplitPlan,
+    h: &mut HostBufs,
+) -> gpu::Result<(f64, f64, f64, gpu::offload::OffloadStats)> {
+    use crate::types::Trans;
+    let (mut g, mut c, mut w) = (Vec::new(), Vec::new(), Vec::new());
+    let mut last = None;
+    for rep in 0..4 {
+        let (stats, err) = unsafe {
+            gpu::offload::coexec::<T>(
+                rt,
+                Trans::No,
+                Trans::No,
+                n,
+                n,
+                n,
+                T::one(),
+                h.a.as_ptr() as *const T,
+                n,
+                h.b.as_ptr() as *const T,
+                n,
+                T::from_f64(0.5),
+                h.c.as_mut_ptr() as *mut T,
+                n,
+                plan,
+            )
+        };
+        if let Some(e) = err {
+            return Err(e);
+        }
+        if rep > 0 {
+            g.push(stats.gpu_side_secs);
+            c.push(stats.cpu_side_secs);
+            w.push(stats.secs);
+        }
+        last = Some(stats);
+    }
+    Ok((median_of(g), median_of(c), median_of(w), last.unwrap()))
+}
+
+/// Median seconds of the CPU engine's C = A*B + 0.5*C at n (one warm-up for small n).
+fn time_cpu<T: Scalar>(n: usize) -> f64 {
+    use crate::types::{MatMut, MatRef};
+    let a: Vec<T> = (0..n * n).map(|i| T::from_f64(((i * 7919) % 1000) as f64 / 1000.0 - 0.5)).collect();
+    let b = a.clone();
+    let mut c = vec![T::zero(); n * n];
+    let mut v = Vec::new();
+    for rep in 0..4 {
+        let t0 = std::time::Instant::now();
+        unsafe {
+            crate::cpu::level3::gemm(
+                T::one(),
+                MatRef::col_major(a.as_ptr(), n, n, n),
+                false,
+                MatRef::col_major(b.as_ptr(), n, n, n),
+                false,
+                T::from_f64(0.5),
+                MatMut::col_major(c.as_mut_ptr(), n, n, n),
+            )
+        };
+        if rep > 0 {
+            v.push(t0.elapsed().as_secs_f64());
+        }
+    }
+    median_of(v)
+}
+
+/// Measure the model's rates on this machine and return them as `offload <key> <value...>`
+/// lines for the recipe file (the recipe parser skips them), followed by comment lines
+/// comparing the model with measured calls.
 ///
-/// Takes a few seconds: staging transfers of 256 MiB each way, cuBLAS ?GEMM at n = 4096 (and
-/// DGEMM at 256 for the per-tile overhead), a tiny offloaded call for the latency, the CPU
-/// engine's ?GEMM at n = 1536.
+/// Steps (about 10 s on an H200 host): staged transfers of 256 MiB each way, packed by the CPU
+/// engine's threads and by 1, 2, 4 feeders; cuBLAS ?GEMM at n = 4096 and on tiles of side
+/// 256..2048 with k = 256..16384; the CPU engine at n = 512..3072 (2048 for complex); whole
+/// GPU-only calls (d at n = 1024..8192, s at 2048 and 8192, z at 1024 and 4096) to which the
+/// latency, the per-piece cost and the transfer efficiency are fitted; co-executed calls (d at
+/// 2048 and 4096, z at 2048, at the model's best share) for the efficiencies while both run.
 pub fn calibrate(rt: &'static Runtime) -> gpu::Result<Vec<String>> {
+    use crate::gpu::offload::{measure_transfers, measure_transfers_with, Copier};
     use crate::gpu::{timing::Timer, DMat, DeviceBuffer, Exec};
     use crate::types::{Trans, C32, C64};
     rt.bind()?;
+    let start = std::time::Instant::now();
     let mut lines = Vec::new();
 
-    // Transfers through the pipeline (pageable memory, as callers pass it) and the bus alone.
-    let t = gpu::offload::measure_transfers(rt, 256 << 20)?;
+    // ---- Transfers through the pipeline (pageable memory, as callers pass it) ----
+    let mb = 256usize << 20;
+    let t = measure_transfers(rt, mb)?;
     lines.push(format!("offload h2d_gbs {:.2}", t.h2d / 1e9));
     lines.push(format!("offload d2h_gbs {:.2}", t.d2h / 1e9));
     lines.push(format!(
@@ -530,11 +1384,16 @@ pub fn calibrate(rt: &'static Runtime) -> gpu::Result<Vec<String>> {
         t.h2d_pinned / 1e9,
         t.d2h_pinned / 1e9
     ));
+    for f in [1usize, 2, 4] {
+        let x = measure_transfers_with(rt, mb, Copier::Feed(f))?;
+        lines.push(format!("offload feed_gbs {f} {:.2} {:.2}", x.h2d / 1e9, x.d2h / 1e9));
+    }
 
-    // cuBLAS rates at n = 4096 on device buffers, and DGEMM at 256 for the per-call overhead.
-    let n = 4096usize;
-    let bytes = n * n * 16;
-    let bufs = [DeviceBuffer::new(bytes)?, DeviceBuffer::new(bytes)?, DeviceBuffer::new(bytes)?];
+    // ---- cuBLAS: n = 4096, and one tile of each side and k ----
+    let (tile_sides, tile_ks) = ([256usize, 512, 1024, 2048], [256usize, 1024, 4096, 16384]);
+    // The largest tile's A and B (2048 x 16384 complex double); n = 4096's fit too.
+    let ab_bytes = 2048 * 16384 * 16;
+    let bufs = [DeviceBuffer::new(ab_bytes)?, DeviceBuffer::new(ab_bytes)?, DeviceBuffer::new(4096 * 4096 * 16)?];
     for buf in &bufs {
         // 2^-7 in every 32-bit word: finite in every precision.
         gpu::driver::check(
@@ -544,147 +1403,168 @@ pub fn calibrate(rt: &'static Runtime) -> gpu::Result<Vec<String>> {
     }
     let ex = Exec::own(rt);
     let timer = Timer::new(ex.stream)?;
-    fn vendor<T: Scalar>(ex: &Exec, t: &Timer, bufs: &[DeviceBuffer; 3], n: usize) -> gpu::Result<f64> {
-        let mat = |b: &DeviceBuffer| DMat { ptr: b.ptr, ld: n as i64 };
+    /// Seconds per call of an m x n x k cuBLAS ?GEMM (A m x k, B k x n, C m x n, packed),
+    /// back to back as the pipeline issues tiles.
+    fn vendor<T: Scalar>(
+        ex: &Exec,
+        t: &Timer,
+        bufs: &[DeviceBuffer; 3],
+        m: usize,
+        n: usize,
+        k: usize,
+    ) -> gpu::Result<f64> {
+        let mat = |b: &DeviceBuffer, ld: usize| DMat { ptr: b.ptr, ld: ld.max(1) as i64 };
         let (one, half) = (T::one(), T::from_f64(0.5));
-        let n = n as i64;
-        t.median(1, 5, &mut || {
-            crate::abi::cublas::vendor_gemm::<T>(
-                ex,
-                Trans::No,
-                Trans::No,
-                n,
-                n,
-                n,
-                one,
-                mat(&bufs[0]),
-                mat(&bufs[1]),
-                half,
-                mat(&bufs[2]),
-            )
+        let (a, b, c) = (mat(&bufs[0], m), mat(&bufs[1], k), mat(&bufs[2], m));
+        let (m, n, k) = (m as i64, n as i64, k as i64);
+        t.median_batched(3, 0.01, &mut || {
+            crate::abi::cublas::vendor_gemm::<T>(ex, Trans::No, Trans::No, m, n, k, one, a, b, half, c)
         })
     }
-    let flops = |n: usize, complex: bool| 2.0 * (n as f64).powi(3) * if complex { 4.0 } else { 1.0 };
-    let gpu_t = [
-        vendor::<f32>(&ex, &timer, &bufs, n)?,
-        vendor::<f64>(&ex, &timer, &bufs, n)?,
-        vendor::<C32>(&ex, &timer, &bufs, n)?,
-        vendor::<C64>(&ex, &timer, &bufs, n)?,
-    ];
-    let mut gpu_rates = [0.0; 4];
+    let flops = |m: usize, n: usize, k: usize, complex: bool| {
+        2.0 * m as f64 * n as f64 * k as f64 * if complex { 4.0 } else { 1.0 }
+    };
+    let n = 4096usize;
+    let gemm_t = |i: usize, m: usize, n: usize, k: usize| match i {
+        0 => vendor::<f32>(&ex, &timer, &bufs, m, n, k),
+        1 => vendor::<f64>(&ex, &timer, &bufs, m, n, k),
+        2 => vendor::<C32>(&ex, &timer, &bufs, m, n, k),
+        _ => vendor::<C64>(&ex, &timer, &bufs, m, n, k),
+    };
     for (i, p) in PRECS.iter().enumerate() {
-        gpu_rates[i] = flops(n, i >= 2) / gpu_t[i];
-        lines.push(format!("offload gpu_gflops_{p} {:.1}", gpu_rates[i] / 1e9));
+        let tn = gemm_t(i, n, n, n)?;
+        lines.push(format!("offload gpu_gflops_{p} {:.1}", flops(n, n, n, i >= 2) / tn / 1e9));
     }
-    let t256 = vendor::<f64>(&ex, &timer, &bufs, 256)?;
-    let tile = (t256 - flops(256, false) / gpu_rates[1]).max(2e-6);
-    lines.push(format!("offload tile_us {:.2}", tile * 1e6));
+    for (i, p) in PRECS.iter().enumerate() {
+        for &s in &tile_sides {
+            for &k in &tile_ks {
+                let secs = gemm_t(i, s, s, k)?;
+                lines.push(format!("offload gpu_tile_gflops_{p} {s} {k} {:.1}", flops(s, s, k, i >= 2) / secs / 1e9));
+            }
+        }
+    }
+    drop(timer);
     drop(bufs);
 
-    // The fixed cost of one offloaded call: a 64^3 DGEMM on host memory.
-    let latency = {
-        let s = 64usize;
-        let (a, b, mut c) = (vec![0.5f64; s * s], vec![0.25f64; s * s], vec![1.0f64; s * s]);
-        let mut v = Vec::new();
-        for _ in 0..7 {
-            let t0 = std::time::Instant::now();
-            unsafe {
-                gpu::offload::gemm::<f64>(
-                    rt,
-                    Trans::No,
-                    Trans::No,
-                    s,
-                    s,
-                    s,
-                    1.0,
-                    a.as_ptr(),
-                    s,
-                    b.as_ptr(),
-                    s,
-                    0.5,
-                    c.as_mut_ptr(),
-                    s,
-                )
-            }
-            .map_err(|f| f.error)?;
-            v.push(t0.elapsed().as_secs_f64());
-        }
-        v.sort_by(f64::total_cmp);
-        v[3]
-    };
-    lines.push(format!("offload latency_us {:.1}", latency * 1e6));
-
-    // The CPU engine at n = 1536 on the threads a call uses now.
+    // ---- The CPU engine at a few sizes, on the threads a call uses now ----
     let threads = crate::cpu::threads::nthreads();
-    fn cpu<T: Scalar>(n: usize) -> f64 {
-        use crate::types::{MatMut, MatRef};
-        let a: Vec<T> = (0..n * n).map(|i| T::from_f64(((i * 7919) % 1000) as f64 / 1000.0 - 0.5)).collect();
-        let b = a.clone();
-        let mut c = vec![T::zero(); n * n];
-        let mut best = f64::INFINITY;
-        for _ in 0..3 {
-            let t0 = std::time::Instant::now();
-            unsafe {
-                crate::cpu::level3::gemm(
-                    T::one(),
-                    MatRef::col_major(a.as_ptr(), n, n, n),
-                    false,
-                    MatRef::col_major(b.as_ptr(), n, n, n),
-                    false,
-                    T::from_f64(0.5),
-                    MatMut::col_major(c.as_mut_ptr(), n, n, n),
-                )
-            };
-            best = best.min(t0.elapsed().as_secs_f64());
-        }
-        best
-    }
-    let cn = 1536;
-    let cpu_t = [cpu::<f32>(cn), cpu::<f64>(cn), cpu::<C32>(cn), cpu::<C64>(cn)];
     lines.push(format!("offload cpu_threads {threads}"));
     for (i, p) in PRECS.iter().enumerate() {
-        lines.push(format!("offload cpu_gflops_{p} {:.1}", flops(cn, i >= 2) / cpu_t[i] / 1e9));
+        let sizes: &[usize] = if i < 2 { &[512, 1024, 2048, 3072] } else { &[512, 1024, 2048] };
+        let mut top = 0.0;
+        for &s in sizes {
+            let secs = match i {
+                0 => time_cpu::<f32>(s),
+                1 => time_cpu::<f64>(s),
+                2 => time_cpu::<C32>(s),
+                _ => time_cpu::<C64>(s),
+            };
+            top = flops(s, s, s, i >= 2) / secs / 1e9;
+            lines.push(format!("offload cpu_size_gflops_{p} {s} {top:.1}"));
+        }
+        lines.push(format!("offload cpu_gflops_{p} {top:.1}"));
     }
 
-    // The model against measured end-to-end DGEMM (C = A*B + 0.5*C on host memory).
+    // ---- Whole GPU-only calls: fit the latency, the per-piece cost, the transfer efficiency ----
     let rates = Rates::builtin(&rt.props).with_lines(&lines.join("\n"), "tuned");
-    for n in [2048usize, 4096] {
-        let (a, b) = (vec![0.5f64; n * n], vec![0.25f64; n * n]);
-        let mut c = vec![1.0f64; n * n];
-        let mut g = Vec::new();
-        for _ in 0..3 {
-            let t0 = std::time::Instant::now();
-            unsafe {
-                gpu::offload::gemm::<f64>(
-                    rt,
-                    Trans::No,
-                    Trans::No,
-                    n,
-                    n,
-                    n,
-                    1.0,
-                    a.as_ptr(),
-                    n,
-                    b.as_ptr(),
-                    n,
-                    0.5,
-                    c.as_mut_ptr(),
-                    n,
-                )
+    let mut host = HostBufs::new(8192 * 8192 * 8);
+    let points: [(char, usize); 8] =
+        [('d', 1024), ('d', 2048), ('d', 4096), ('d', 8192), ('s', 2048), ('s', 8192), ('z', 1024), ('z', 4096)];
+    let prob = |pc: char, n: usize| {
+        let i = prec_index(pc);
+        Problem { prec: pc, elem: [4, 8, 8, 16][i], complex: i >= 2, m: n, n, k: n, host: [true; 3], c_in: true }
+    };
+    let mut samples = Vec::new();
+    for &(pc, n) in &points {
+        let secs = match pc {
+            's' => time_gpu_call::<f32>(rt, n, &mut host)?,
+            'd' => time_gpu_call::<f64>(rt, n, &mut host)?,
+            _ => time_gpu_call::<C64>(rt, n, &mut host)?,
+        };
+        samples.push(Sample { p: prob(pc, n), secs });
+    }
+    let ((lat, piece, eff), rms) = fit_pipeline(&rates, &samples);
+    lines.push(format!("offload latency_us {:.1}", lat * 1e6));
+    lines.push(format!("offload piece_us {:.1}", piece * 1e6));
+    lines.push(format!("offload bw_eff {eff:.3}"));
+    lines.push(format!("# offload fit of {} whole GPU calls: rms relative error {:.1}%", samples.len(), rms * 100.0));
+    let rates = Rates::builtin(&rt.props).with_lines(&lines.join("\n"), "tuned");
+
+    // ---- Co-executed calls at the model's best share: the efficiencies while both run ----
+    let mut splits = Vec::new();
+    for &(pc, n) in &[('d', 2048usize), ('d', 4096), ('z', 2048)] {
+        let p = prob(pc, n);
+        let share = rates.best_split(&p, threads).map_or(0.8, |s| s.share).clamp(0.3, 0.95);
+        let plan = SplitPlan { pred: rates.split_at(&p, share, threads), fixed: true };
+        let r = match pc {
+            'd' => time_split_call::<f64>(rt, n, &plan, &mut host),
+            _ => time_split_call::<C64>(rt, n, &plan, &mut host),
+        };
+        match r {
+            Ok((g, c, w, _)) => {
+                splits.push(SplitSample {
+                    p,
+                    ng: split_cols(plan.pred.share, n),
+                    threads,
+                    feeders: plan.pred.feeders,
+                    gpu_secs: g,
+                    cpu_secs: c,
+                    secs: w,
+                });
             }
-            .map_err(|f| f.error)?;
-            g.push(t0.elapsed().as_secs_f64());
+            Err(e) => lines.push(format!("# offload co-execution {pc}gemm n={n} failed: {e}")),
         }
-        g.sort_by(f64::total_cmp);
-        let cpu_meas = cpu::<f64>(n);
-        let p = rates.predict(&Problem::gemm::<f64>(n, n, n, false, false), threads);
+    }
+    let (cpu_eff, gpu_eff, split_lat) = fit_coexec(&rates, &splits);
+    lines.push(format!("offload cpu_coexec {cpu_eff:.3}"));
+    lines.push(format!("offload gpu_coexec {gpu_eff:.3}"));
+    lines.push(format!("offload split_latency_us {:.1}", split_lat * 1e6));
+    let rates = Rates::builtin(&rt.props).with_lines(&lines.join("\n"), "tuned");
+
+    // ---- The final model against what was measured ----
+    for s in &samples {
+        let (pred, bound) = rates.gpu_secs(&s.p, 1.0);
         lines.push(format!(
-            "# offload check dgemm n={n}: gpu predicted {:.2} ms ({}-bound), measured {:.2} ms; cpu predicted {:.2} ms, measured {:.2} ms",
-            p.gpu_us / 1e3,
-            p.bound,
-            g[1] * 1e3,
-            p.cpu_us / 1e3,
-            cpu_meas * 1e3
+            "# offload check {}gemm n={}: gpu predicted {:.3} ms ({bound}-bound), measured {:.3} ms ({:+.1}%)",
+            s.p.prec,
+            s.p.n,
+            pred * 1e3,
+            s.secs * 1e3,
+            (pred / s.secs - 1.0) * 100.0
+        ));
+    }
+    for s in &splits {
+        let x = rates.split_at(&s.p, s.ng as f64 / s.p.n as f64, threads);
+        lines.push(format!(
+            "# offload check {}gemm n={} split at gpu share {:.3} ({} cpu threads, {} feeders): predicted {:.3} ms (gpu side {:.3}, cpu side {:.3}), measured {:.3} ms ({:.3}, {:.3}), {:+.1}%",
+            s.p.prec,
+            s.p.n,
+            x.share,
+            x.cpu_threads,
+            x.feeders,
+            x.us / 1e3,
+            x.gpu_us / 1e3,
+            x.cpu_us / 1e3,
+            s.secs * 1e3,
+            s.gpu_secs * 1e3,
+            s.cpu_secs * 1e3,
+            (x.us / 1e6 / s.secs - 1.0) * 100.0
+        ));
+    }
+    for (pc, n) in [('d', 1024usize), ('d', 2048), ('d', 4096), ('d', 16384), ('z', 2048), ('s', 2048)] {
+        let p = prob(pc, n);
+        let (pr, sp) = rates.choose(&p, threads);
+        let best = rates.best_split(&p, threads);
+        lines.push(format!(
+            "# offload model {pc}gemm n={n}: cpu {:.3} ms, gpu {:.3} ms, best split {} -> {}",
+            pr.cpu_us / 1e3,
+            pr.gpu_us / 1e3,
+            best.map_or("-".into(), |b| format!("{:.3} ms at share {:.3}", b.us / 1e3, b.share)),
+            match sp {
+                Some(s) => format!("split at {:.3}", s.share),
+                None if pr.gpu_us < pr.cpu_us => "gpu".into(),
+                None => "cpu".into(),
+            }
         ));
     }
     // Where the model now sends square calls.
@@ -708,12 +1588,14 @@ pub fn calibrate(rt: &'static Runtime) -> gpu::Result<Vec<String>> {
             None => format!("# offload crossover {pc}gemm: the CPU up to n = 49152"),
         });
     }
+    lines.push(format!("# offload calibration took {:.1} s", start.elapsed().as_secs_f64()));
     Ok(lines)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::C64;
 
     fn h200() -> DeviceProps {
         DeviceProps {
@@ -736,15 +1618,23 @@ mod tests {
         }
     }
 
-    /// The H200 host of anchors.md: ~50 GB/s staged, DGEMM 60 TF, a 16-core CPU at ~1 TF.
-    fn tuned() -> Rates {
-        Rates::builtin(&h200()).with_lines(
-            "saxpy 0.5 0.1 64 1.0\noffload h2d_gbs 50\noffload d2h_gbs 50\noffload latency_us 40\noffload tile_us 8\n\
+    pub(super) const TUNED: &str = "saxpy 0.5 0.1 64 1.0\noffload h2d_gbs 50\noffload d2h_gbs 50\noffload latency_us 40\noffload tile_us 8\n\
              offload gpu_gflops_d 60000\noffload gpu_gflops_s 50000\noffload gpu_gflops_z 60000\noffload gpu_gflops_c 50000\n\
              offload cpu_threads 16\noffload cpu_gflops_d 1000\noffload cpu_gflops_s 2000\noffload cpu_gflops_z 1000\n\
-             offload cpu_gflops_c 2000\noffload junk\noffload h2d_gbs -3\n",
-            "tuned test",
-        )
+             offload cpu_gflops_c 2000\noffload junk\noffload h2d_gbs -3\noffload piece_us 0.001\noffload bw_eff 1\n\
+             offload split_latency_us 100\noffload cpu_coexec 1\noffload gpu_coexec 1\n\
+             offload feed_gbs 1 15 15\noffload feed_gbs 2 30 30\noffload feed_gbs 4 50 50\n";
+
+    fn tuned() -> Rates {
+        Rates::builtin(&h200()).with_lines(TUNED, "tuned test")
+    }
+
+    /// [`tuned`] with a CPU four times as fast (4 TFLOP/s in double): the two sides comparable
+    /// at n = 2048.
+    fn balanced() -> Rates {
+        let mut r = tuned();
+        r.cpu_per_thread.iter_mut().for_each(|c| *c *= 4.0);
+        r
     }
 
     #[test]
@@ -755,22 +1645,54 @@ mod tests {
         assert_eq!(r.gpu[1], 60e12);
         assert!((r.cpu_per_thread[1] - 1e12 / 16.0).abs() < 1.0);
         assert_eq!(r.source, "tuned test");
+        assert_eq!(r.feed, vec![(1, 15e9, 15e9), (2, 30e9, 30e9), (4, 50e9, 50e9)]);
+        // Feeders between the measured counts interpolate; beyond them, the last.
+        assert!((r.feed_xfer(3).h2d - 40e9).abs() < 1.0);
+        assert_eq!(r.feed_xfer(8).h2d, 50e9);
         // No offload lines: the built-in figures and label stay.
         let b = Rates::builtin(&h200()).with_lines("saxpy 0.5 0.1 64 1.0\nsplitk bw 4e12\n", "tuned");
         assert_eq!(b, Rates::builtin(&h200()));
         assert!(b.source.starts_with("built-in"));
+        // Tables: CPU sizes (all threads -> per thread), cuBLAS tiles.
+        let t = tuned().with_lines(
+            "offload cpu_threads 16\noffload cpu_size_gflops_d 2048 800\noffload cpu_size_gflops_d 512 160\n\
+             offload gpu_tile_gflops_d 512 1024 10000\noffload gpu_tile_gflops_d 2048 1024 40000\n\
+             offload gpu_tile_gflops_d 512 4096 20000\noffload gpu_tile_gflops_d 2048 4096 50000\n",
+            "t",
+        );
+        assert_eq!(t.cpu_sizes[1], vec![(512.0, 10e9), (2048.0, 50e9)]);
+        assert!((t.cpu_rate(1, 1024.0) - 30e9).abs() < 1.0, "half way in log n");
+        assert_eq!(t.cpu_rate(1, 100.0), 10e9);
+        assert_eq!(t.cpu_rate(0, 1000.0), t.cpu_per_thread[0], "no table: the flat rate");
+        assert!((t.gpu_rate(1, 512.0, 1024.0) - 10e12).abs() < 1.0);
+        assert!((t.gpu_rate(1, 1024.0, 2048.0) - 30e12).abs() < 1e3, "{}", t.gpu_rate(1, 1024.0, 2048.0));
+        assert!((t.gpu_rate(1, 4096.0, 65536.0) - 50e12).abs() < 1.0, "clamped at the corner");
+        assert!(t.gpu_rate(0, 512.0, 1024.0) < t.gpu_rate(0, 2048.0, 1024.0), "built-in shape curve");
+    }
+
+    #[test]
+    fn tile_tables_fill_missing_cells_from_the_nearest_point() {
+        let t = TileTable::from_points(&[(256.0, 256.0, 1.0), (1024.0, 4096.0, 4.0), (1024.0, 256.0, 2.0)]);
+        assert_eq!(t.sides, vec![256.0, 1024.0]);
+        assert_eq!(t.ks, vec![256.0, 4096.0]);
+        assert_eq!(t.rate, vec![1.0, 4.0, 2.0, 4.0]);
+        assert_eq!(t.at(256.0, 256.0), Some(1.0));
+        assert_eq!(t.at(512.0, 256.0), Some(1.5));
+        assert_eq!(TileTable::default().at(1.0, 1.0), None);
     }
 
     #[test]
     fn the_model_prices_the_pipeline() {
         let r = tuned();
-        // n = 16384 double, beta != 0: 6 GiB in at 50 GB/s (~129 ms) against 147 ms of DGEMM: the
-        // compute stage bounds it, plus the first tile's panels and the last tile's copy.
+        // n = 16384 double, beta != 0: 6 GiB in at 50 GB/s (~129 ms) against 147 ms of DGEMM.
+        // The first tile column needs all of A (2 GiB, 43 ms, its GEMMs waiting for it), then
+        // the other seven columns compute while their panels arrive.
         let p = Problem::gemm::<f64>(16384, 16384, 16384, false, false);
         let (t, bound) = r.gpu_secs(&p, 1.0);
-        assert_eq!(bound, "compute");
+        assert_eq!(bound, "a-panels");
         let compute = p.flops() / 60e12;
-        assert!(t > compute && t < compute * 1.15, "{t} vs {compute}");
+        let a_first = 16384.0 * 16384.0 * 8.0 / 50e9;
+        assert!(t > compute * 7.0 / 8.0 + a_first && t < (compute * 7.0 / 8.0 + a_first) * 1.15, "{t} vs {compute}");
         // beta == 0 moves less: never slower.
         let p0 = Problem::gemm::<f64>(16384, 16384, 16384, false, true);
         assert!(r.gpu_secs(&p0, 1.0).0 <= t);
@@ -783,12 +1705,17 @@ mod tests {
         // A and B in device memory: only C moves, a third of the traffic.
         let pd = Problem { host: [false, false, true], ..p };
         assert!(r.gpu_secs(&pd, 1.0).0 < 0.5 * t);
-        // Half the columns cost about half.
-        let (half, _) = r.gpu_secs(&Problem::gemm::<f64>(8192, 8192, 8192, false, false), 0.5);
-        let (full, _) = r.gpu_secs(&Problem::gemm::<f64>(8192, 8192, 8192, false, false), 1.0);
-        // (A still crosses whole: more than half the time, less than all of it.)
+        // Half the columns cost less than all of them, more than half (A still crosses whole).
+        let p8 = Problem::gemm::<f64>(8192, 8192, 8192, false, false);
+        let (half, _) = r.gpu_secs(&p8, 0.5);
+        let (full, _) = r.gpu_secs(&p8, 1.0);
         assert!(half < full && half > 0.5 * full, "{half} {full}");
         assert_eq!(r.gpu_secs(&p, 0.0).0, 0.0);
+        // The per-piece cost and the latency add to a call.
+        let mut slow = r.clone();
+        slow.piece = 100e-6;
+        slow.latency = 1e-3;
+        assert!(slow.gpu_secs(&p, 1.0).0 > t + 1e-3);
     }
 
     #[test]
@@ -826,13 +1753,185 @@ mod tests {
     }
 
     #[test]
+    fn the_split_equalises_the_two_sides() {
+        let r = balanced();
+        for (p, what) in [
+            (Problem::gemm::<f64>(2048, 2048, 2048, false, false), "d 2048"),
+            (Problem::gemm::<f32>(3000, 2000, 1000, false, true), "s 3000x2000x1000"),
+            (Problem::gemm::<C64>(1024, 1536, 1024, false, false), "z 1024x1536"),
+        ] {
+            let pr = r.predict(&p, 16);
+            let s = r.best_split(&p, 16).expect(what);
+            assert!(s.share > 0.0 && s.share < 1.0, "{what}: {s:?}");
+            // Where the two sides meet: the GPU side the longer here and the CPU's one
+            // column before, or the other way round one column after.
+            let cfg = r.split_configs(16).find(|c| c.0 == s.feeders).unwrap();
+            let ng = split_cols(s.share, p.n);
+            let longer = |ng: usize| {
+                let x = r.split_eval(&p, ng, cfg);
+                x.gpu_us >= x.cpu_us
+            };
+            assert!((longer(ng) && !longer(ng - 1)) || (!longer(ng) && longer(ng + 1)), "{what}: {s:?}");
+            assert!(s.us < pr.cpu_us.min(pr.gpu_us), "{what}: {s:?} {pr:?}");
+            assert_eq!(if s.feeders == 0 { s.cpu_threads } else { s.cpu_threads + s.feeders }, 16, "{what}: {s:?}");
+            // The best split is no worse than any fixed share.
+            for i in 1..64 {
+                let at = r.split_at(&p, i as f64 / 64.0, 16);
+                assert!(at.us >= s.us * 0.999, "{what}: share {i}/64: {at:?} against {s:?}");
+            }
+            // In one configuration the GPU side grows with its share, the CPU's shrinks.
+            let one_feeder = r.split_configs(16).find(|c| c.0 == 1).unwrap();
+            let (mut g, mut c) = (0.0, f64::INFINITY);
+            for i in 1..10 {
+                let at = r.split_eval(&p, split_cols(i as f64 / 10.0, p.n), one_feeder);
+                assert!(at.gpu_us >= g && at.cpu_us <= c, "{what}: share {i}0%");
+                (g, c) = (at.gpu_us, at.cpu_us);
+            }
+        }
+        // The ends of a fixed share are the two sides alone.
+        let p = Problem::gemm::<f64>(2048, 2048, 2048, false, false);
+        let pr = r.predict(&p, 16);
+        assert_eq!(r.split_at(&p, 0.0, 16).us, pr.cpu_us);
+        assert_eq!(r.split_at(&p, 1.0, 16).us, pr.gpu_us);
+        assert!(r.best_split(&Problem::gemm::<f64>(2048, 1, 2048, false, false), 16).is_none());
+    }
+
+    #[test]
+    fn a_free_feeder_core_when_the_gpu_side_waits_for_its_copies() {
+        let r = tuned();
+        // Transfer-bound (n = 2048 double): one feeder packs at 15 GB/s; the split keeps at least
+        // one core free for the GPU's copies.
+        let s = r.best_split(&Problem::gemm::<f64>(2048, 2048, 2048, false, false), 16).unwrap();
+        assert!(s.feeders >= 1 && s.cpu_threads == 16 - s.feeders, "{s:?}");
+        // Feeders that pack as fast shared as alone, on 4 threads: sharing the cores costs the
+        // GPU nothing and leaves the CPU 3.5 threads' worth instead of 3.
+        // (A flat 2 TFLOP/s GPU on 128-wide tiles, so that the sides' times move smoothly.)
+        let mut fast = balanced();
+        fast.feed = vec![(1, 1e13, 1e13)];
+        fast.gpu_tiles[3] = TileTable::from_points(&[(64.0, 64.0, 2e12)]);
+        let small = gpu::offload::Knobs { tile: Some((128, 128)), ..Default::default() };
+        let p = Problem::gemm::<C64>(2048, 2048, 2048, false, false);
+        let s = gpu::offload::with_knobs(small, || fast.best_split(&p, 4)).unwrap();
+        assert_eq!((s.feeders, s.cpu_threads), (0, 4), "{s:?}");
+    }
+
+    #[test]
+    fn the_model_splits_only_where_it_pays() {
+        let r = balanced();
+        // Small: not worth the question.
+        assert!(r.choose(&Problem::gemm::<f64>(300, 300, 300, false, false), 16).1.is_none());
+        // d 2048: the CPU is 2x slower than the GPU, together they gain > 5%.
+        let (pr, s) = r.choose(&Problem::gemm::<f64>(2048, 2048, 2048, false, false), 16);
+        let s = s.expect("a split at 2048");
+        assert!(s.us < 0.95 * pr.gpu_us.min(pr.cpu_us), "{s:?} {pr:?}");
+        // d 16384: the CPU would do ~5% of it while the GPU still moves all of A: the gain is
+        // under the margin.
+        let (pr, s) = r.choose(&Problem::gemm::<f64>(16384, 16384, 16384, false, false), 16);
+        assert!(s.is_none(), "{s:?} {pr:?}");
+        assert_eq!(r.choice_us(&Problem::gemm::<f64>(16384, 16384, 16384, false, false), 16), pr.gpu_us);
+        // Device operands: no split.
+        let mut p = Problem::gemm::<f64>(2048, 2048, 2048, false, false);
+        p.host[0] = false;
+        assert!(r.choose(&p, 16).1.is_none());
+    }
+
+    #[test]
+    fn the_split_search_is_cheap() {
+        // Tens of pipeline evaluations: well under a millisecond (remembered per shape after).
+        let r = tuned();
+        let p = Problem::gemm::<f64>(3000, 2900, 2800, false, false);
+        let t0 = std::time::Instant::now();
+        for _ in 0..20 {
+            std::hint::black_box(r.choose(std::hint::black_box(&p), 16));
+        }
+        let per = t0.elapsed().as_secs_f64() / 20.0;
+        let bound = if cfg!(debug_assertions) { 2e-3 } else { 100e-6 };
+        assert!(per < bound, "choose took {:.1} us", per * 1e6);
+    }
+
+    #[test]
+    fn fits_recover_the_parameters_they_fit() {
+        let mut truth = tuned();
+        (truth.latency, truth.piece, truth.bw_eff) = (350e-6, 60e-6, 0.775);
+        let samples: Vec<Sample> = [('d', 1024), ('d', 2048), ('d', 4096), ('d', 8192), ('s', 2048), ('z', 1024)]
+            .iter()
+            .map(|&(pc, n)| {
+                let p = match pc {
+                    's' => Problem::gemm::<f32>(n, n, n, false, false),
+                    'd' => Problem::gemm::<f64>(n, n, n, false, false),
+                    _ => Problem::gemm::<C64>(n, n, n, false, false),
+                };
+                Sample { p, secs: truth.gpu_secs(&p, 1.0).0 }
+            })
+            .collect();
+        let ((lat, piece, eff), rms) = fit_pipeline(&tuned(), &samples);
+        assert!(rms < 1e-3, "rms {rms}");
+        assert!(
+            (lat - 350e-6).abs() < 5e-6 && (piece - 60e-6).abs() < 1e-9 && (eff - 0.775).abs() < 1e-9,
+            "{lat} {piece} {eff}"
+        );
+
+        truth.cpu_coexec = 0.8;
+        truth.gpu_coexec = 0.6;
+        truth.split_latency = 250e-6;
+        let splits: Vec<SplitSample> = [(2048usize, 0.8), (4096, 0.9), (2048, 0.6)]
+            .iter()
+            .map(|&(n, share)| {
+                let p = Problem::gemm::<f64>(n, n, n, false, false);
+                let x = truth.split_at(&p, share, 16);
+                SplitSample {
+                    p,
+                    ng: split_cols(share, n),
+                    threads: 16,
+                    feeders: x.feeders,
+                    gpu_secs: x.gpu_us / 1e6,
+                    cpu_secs: x.cpu_us / 1e6,
+                    secs: x.us / 1e6,
+                }
+            })
+            .collect();
+        let start = Rates { latency: 350e-6, piece: 60e-6, bw_eff: 0.775, ..tuned() };
+        let (c, g, l) = fit_coexec(&start, &splits);
+        assert!((c - 0.8).abs() < 1e-6 && (g - 0.6).abs() < 1e-6 && (l - 250e-6).abs() < 1e-9, "{c} {g} {l}");
+    }
+
+    /// The built-in Hopper figures against the first H200 run (phase 1, GPU-only, beta 0.5,
+    /// bench/results/nvidia-h200-sm90-offload.csv before phase 2): within 25%.
+    #[test]
+    fn the_builtin_model_is_near_the_first_h200_run() {
+        let r = Rates::builtin(&h200());
+        for (pc, n, ms) in [
+            ('d', 512usize, 0.867),
+            ('s', 512, 0.761),
+            ('z', 512, 1.560),
+            ('d', 1024, 2.247),
+            ('d', 2048, 5.533),
+            ('d', 4096, 13.513),
+            ('s', 1024, 1.480),
+            ('s', 2048, 4.394),
+            ('s', 4096, 7.387),
+            ('z', 1024, 2.915),
+            ('z', 2048, 7.064),
+            ('z', 4096, 24.887),
+        ] {
+            let p = match pc {
+                's' => Problem::gemm::<f32>(n, n, n, false, false),
+                'd' => Problem::gemm::<f64>(n, n, n, false, false),
+                _ => Problem::gemm::<C64>(n, n, n, false, false),
+            };
+            let pred = r.gpu_secs(&p, 1.0).0 * 1e3;
+            assert!((pred / ms - 1.0).abs() < 0.25, "{pc}gemm {n}: predicted {pred:.3} ms, measured {ms} ms");
+        }
+    }
+
+    #[test]
     fn small_calls_decide_cpu_without_the_driver() {
         let x = [0.0f64; 4];
         let p = x.as_ptr() as *const c_void;
-        assert!(matches!(decide_gemm::<f64>(100, 100, 100, false, false, p, p), Plan::Cpu(None)));
+        assert!(matches!(decide_gemm::<f64>(100, 100, 100, false, false, p, p), GemmPlan::Cpu(None)));
         // Forced CPU: even huge calls.
         with_side(Some(Side::Cpu), || {
-            assert!(matches!(decide_gemm::<f64>(1 << 20, 1 << 20, 1 << 20, false, false, p, p), Plan::Cpu(None)));
+            assert!(matches!(decide_gemm::<f64>(1 << 20, 1 << 20, 1 << 20, false, false, p, p), GemmPlan::Cpu(None)));
         });
         assert_eq!(force(None), None);
         // The fast path costs nanoseconds: a generous bound that still catches a driver call or
@@ -842,11 +1941,28 @@ mod tests {
         for i in 0..reps {
             let s = 64 + (i & 63);
             let plan = decide_gemm::<f64>(std::hint::black_box(s), s, s, false, false, p, p);
-            assert!(matches!(plan, Plan::Cpu(None)));
+            assert!(matches!(plan, GemmPlan::Cpu(None)));
         }
         let per = t0.elapsed().as_secs_f64() / reps as f64;
         let bound = if cfg!(debug_assertions) { 2e-6 } else { 0.25e-6 };
         assert!(per < bound, "decide_gemm fast path took {:.0} ns", per * 1e9);
+    }
+
+    #[test]
+    fn forced_shares_and_splits_nest_and_restore() {
+        let before = forced_gemm();
+        with_share(Some(0.25), || {
+            assert_eq!(forced_gemm(), Some(Force::Share(0.25, "forced share")));
+            with_side(Some(Side::Gpu), || assert_eq!(forced_gemm(), Some(Force::Side(Side::Gpu, "forced"))));
+            with_share(Some(7.0), || assert_eq!(forced_gemm(), Some(Force::Share(1.0, "forced share"))));
+        });
+        with_split(|| assert_eq!(forced_gemm(), Some(Force::Split("forced split"))));
+        assert_eq!(forced_gemm(), before);
+        assert_eq!(split_cols(0.0, 100), 0);
+        assert_eq!(split_cols(0.004, 100), 0);
+        assert_eq!(split_cols(0.5, 101), 51);
+        assert_eq!(split_cols(1.0, 100), 100);
+        assert_eq!(split_cols(f64::NAN, 100), 0);
     }
 
     #[test]
@@ -856,12 +1972,20 @@ mod tests {
         }
         let x = [0.0f64; 4];
         let p = x.as_ptr() as *const c_void;
-        with_side(Some(Side::Gpu), || match decide_gemm::<f64>(8, 8, 8, false, false, p, p) {
-            Plan::Cpu(Some(d)) => assert!(matches!(d.reason, Reason::NoGpu(_)), "{d}"),
-            _ => panic!("no GPU here, yet not the CPU with a reason"),
-        });
+        let plans = [
+            with_side(Some(Side::Gpu), || decide_gemm::<f64>(8, 8, 8, false, false, p, p)),
+            with_share(Some(0.5), || decide_gemm::<f64>(8, 8, 8, false, false, p, p)),
+            with_split(|| decide_gemm::<f64>(8, 8, 8, false, false, p, p)),
+        ];
+        for plan in plans {
+            match plan {
+                GemmPlan::Cpu(Some(d)) => assert!(matches!(d.reason, Reason::NoGpu(_)), "{d}"),
+                _ => panic!("no GPU here, yet not the CPU with a reason"),
+            }
+        }
         // Auto above the threshold without a GPU: the CPU, nothing to say.
-        assert!(matches!(decide_gemm::<f64>(4096, 4096, 4096, false, false, p, p), Plan::Cpu(None)));
+        assert!(matches!(decide_gemm::<f64>(4096, 4096, 4096, false, false, p, p), GemmPlan::Cpu(None)));
+        assert!(matches!(decide_slow(Problem::gemm::<f64>(9, 9, 9, false, false), None, p, p), Plan::Cpu(None)));
     }
 
     #[test]
@@ -875,6 +1999,23 @@ mod tests {
         assert_eq!(
             d.to_string(),
             "side=gpu (model) predicted cpu=1000.0us (16 threads) gpu=500.0us (h2d-bound) rates=tuned x"
+        );
+        let sp = SplitPlan {
+            pred: SplitPrediction {
+                share: 0.8,
+                us: 420.0,
+                gpu_us: 400.0,
+                cpu_us: 390.0,
+                cpu_threads: 15,
+                feeders: 1,
+                gpu_cols_per_s: 1.0,
+                cpu_cols_per_s: 1.0,
+            },
+            fixed: false,
+        };
+        assert_eq!(
+            describe(&d, Some(&sp)),
+            "side=split (model) predicted cpu=1000.0us (16 threads) gpu=500.0us (h2d-bound) split=420.0us at gpu share 0.800 dynamic (gpu side 400.0us, cpu side 390.0us on 15 threads, 1 feeder) rates=tuned x"
         );
     }
 }

@@ -124,10 +124,10 @@ pub unsafe fn gemm_run<T: Scalar>(
     );
 }
 
-/// GEMM on host memory that the offload planner (`plan::offload`) sends to the GPU: runs it
-/// through `gpu::offload` and returns true. A failed offload is finished by the CPU engine on
-/// the parts of C the GPU had not written (`Failure::remaining`), with a trace line. False: the
-/// CPU engine runs the whole call (the planner said so, cheaply for small calls).
+/// GEMM on host memory past the offload planner (`plan::offload`): the CPU engine, the GPU
+/// (`gpu::offload`) or both (co-execution), with the CPU finishing what a failed GPU left and
+/// the trace line; true when done there. False: the CPU engine runs the whole call here (the
+/// planner's fast path for small or CPU-forced calls).
 ///
 /// # Safety
 /// As [`gemm_run`], with sizes validated and non-zero.
@@ -147,83 +147,7 @@ unsafe fn offload_gemm<T: Scalar>(
     c: *mut T,
     ldc: usize,
 ) -> bool {
-    use crate::plan::offload::{self as off, Outcome, Plan, Reason, Side as Dev};
-    use crate::plan::trace;
-    let name = || format!("{}gemm", T::PREFIX);
-    let shape = || format!("ta={ta:?} tb={tb:?} m={m} n={n} k={k} lda={lda} ldb={ldb} ldc={ldc}");
-    let (rt, d) = match off::decide_gemm::<T>(m, n, k, alpha.is_zero(), beta.is_zero(), a.cast(), b.cast()) {
-        Plan::Cpu(None) => return false,
-        Plan::Cpu(Some(d)) => {
-            if trace::enabled() {
-                trace::note(&format!("{} {} offload: {d}", name(), shape()));
-            }
-            off::set_last(Outcome { routine: name(), planned: d.side, ran: Dev::Cpu, fallback: None, stats: None });
-            return false;
-        }
-        Plan::Gpu(rt, d) => (rt, d),
-    };
-    let start = std::time::Instant::now();
-    match gpu::offload::gemm::<T>(rt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
-        Ok(stats) => {
-            if trace::enabled() {
-                let secs = start.elapsed().as_secs_f64();
-                trace::line(&name(), &shape(), "gpu-offload", 0, secs);
-                trace::note(&format!("{} {} offload: {d} measured={:.1}us {stats}", name(), shape(), secs * 1e6));
-            }
-            off::set_last(Outcome {
-                routine: name(),
-                planned: Dev::Gpu,
-                ran: Dev::Gpu,
-                fallback: None,
-                stats: Some(stats),
-            });
-        }
-        Err(f) => {
-            if d.reason == Reason::DeviceOperand {
-                // The CPU engine cannot read device memory: nothing to fall back to.
-                eprintln!("hyblas: {} with device operands failed on the GPU: {f}", name());
-                off::set_last(Outcome {
-                    routine: name(),
-                    planned: Dev::Gpu,
-                    ran: Dev::Gpu,
-                    fallback: Some(f.to_string()),
-                    stats: None,
-                });
-                return true;
-            }
-            let left = f.remaining();
-            if off::disables(&f.error) {
-                eprintln!("hyblas: {} offload: device error, later calls stay on the CPU: {f}", name());
-                off::disable();
-            }
-            if trace::enabled() {
-                trace::note(&format!("{} {} offload failed, CPU engine takes over: {f}", name(), shape()));
-            }
-            let (av, ca) = op_view(a, ta, m, k, lda);
-            let (bv, cb) = op_view(b, tb, k, n, ldb);
-            let cv = MatMut::col_major(c, m, n, ldc);
-            let reads = !alpha.is_zero() && k > 0;
-            plan::run::<T, _>("gemm", shape, || {
-                for t in &left {
-                    // alpha == 0: A and B are not read (and may be anything): no offsets into them.
-                    let (at, bt) = if reads {
-                        (av.sub(t.i0, 0, t.m, k), bv.sub(0, t.j0, k, t.n))
-                    } else {
-                        (MatRef { rows: t.m, ..av }, MatRef { cols: t.n, ..bv })
-                    };
-                    eng::gemm(alpha, at, ca, bt, cb, beta, cv.sub(t.i0, t.j0, t.m, t.n));
-                }
-            });
-            off::set_last(Outcome {
-                routine: name(),
-                planned: Dev::Gpu,
-                ran: Dev::Cpu,
-                fallback: Some(f.to_string()),
-                stats: None,
-            });
-        }
-    }
-    true
+    gpu::offload::host_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 /// How [`device_gemm`] ran a call, for the trace line (formatted only when tracing is on).
