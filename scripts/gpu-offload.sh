@@ -70,6 +70,7 @@ nvidia-smi -L || true
 if [ "$mode" != bench ]; then
     run test-gpu_offload "$STAGE/tests/gpu_offload" --test-threads=1 --nocapture
     grep -h '^test result:\|^SKIPPED\|panicked at' "$LOGS/test-gpu_offload.log" | head -20
+    run test-gpu_offload_l3 "$STAGE/tests/gpu_offload_l3" --test-threads=1 --nocapture
 fi
 
 run tune-offload "$STAGE/hyblas" tune offload

@@ -1580,3 +1580,8 @@ mod tests {
         }
     }
 }
+
+// Phase 2: SYMM/HEMM, SYRK/HERK, SYR2K/HER2K, TRMM and TRSM on this module's pipeline (a child
+// module, so that it reuses the pieces above without widening their visibility).
+#[path = "offload_l3.rs"]
+pub mod l3;
