@@ -42,8 +42,8 @@ fixed GPU shares) and NVBLAS
 
 usage: offloadbench [options]
   --n LIST           sizes (default 512,1024,2048,4096,8192,16384; --quick: up to 4096)
-  --routines LIST    dgemm,sgemm,zgemm (default; cgemm too)
-  --modes LIST       auto,cpu,gpu,split,nvblas (default: all)
+  --routines LIST    dgemm,sgemm,zgemm (default; cgemm too; dsyrk, dtrsm: n x n, k = n, side L)
+  --modes LIST       auto,cpu,gpu,split,nvblas (default: all; dsyrk/dtrsm: no split)
   --shares LIST      the split's GPU shares (default 0,0.1,..,1; --quick 0,0.2,..,1)
   --beta X           beta (default 0.5; 0 skips the upload of C)
   --nvblas PATH|off  libnvblas.so to load (default: libnvblas.so.13/12/libnvblas.so, then
@@ -148,10 +148,12 @@ fn parse_opts() -> Result<Opts, String> {
             "--routines" => {
                 o.routines =
                     list(&value()?).into_iter().map(|r| if r.len() == 1 { format!("{r}gemm") } else { r }).collect();
-                if let Some(bad) =
-                    o.routines.iter().find(|r| !["sgemm", "dgemm", "cgemm", "zgemm"].contains(&r.as_str()))
+                if let Some(bad) = o
+                    .routines
+                    .iter()
+                    .find(|r| !["sgemm", "dgemm", "cgemm", "zgemm", "dsyrk", "dtrsm"].contains(&r.as_str()))
                 {
-                    return Err(format!("unknown routine `{bad}` (sgemm, dgemm, cgemm, zgemm)"));
+                    return Err(format!("unknown routine `{bad}` (sgemm, dgemm, cgemm, zgemm, dsyrk, dtrsm)"));
                 }
             }
             "--modes" => {
@@ -350,6 +352,9 @@ impl Row {
 }
 
 fn flops(routine: &str, n: usize) -> f64 {
+    if routine == "dsyrk" || routine == "dtrsm" {
+        return (n as f64).powi(3);
+    }
     let f = 2.0 * (n as f64).powi(3);
     if routine.starts_with('c') || routine.starts_with('z') {
         4.0 * f
@@ -1117,6 +1122,7 @@ fn main() -> ExitCode {
             "sgemm" => b.routine::<f32>(r),
             "dgemm" => b.routine::<f64>(r),
             "cgemm" => b.routine::<C32>(r),
+            "dsyrk" | "dtrsm" => level3_routine(&mut b, r),
             _ => b.routine::<C64>(r),
         }
         // Rewritten after every routine, so an interrupted run keeps what it measured.
@@ -1158,6 +1164,222 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("offloadbench: writing results: {e}");
             ExitCode::from(1)
+        }
+    }
+}
+
+// ---- DSYRK and DTRSM (issue 5 phase 2, `gpu::offload::l3`): `--routines dsyrk,dtrsm` ----
+
+/// The LP64 Fortran `dsyrk_` and `dtrsm_` signatures (hyblas's and NVBLAS's).
+type Dsyrk = unsafe extern "C" fn(
+    *const c_char,
+    *const c_char,
+    *const i32,
+    *const i32,
+    *const f64,
+    *const f64,
+    *const i32,
+    *const f64,
+    *mut f64,
+    *const i32,
+);
+type Dtrsm = unsafe extern "C" fn(
+    *const c_char,
+    *const c_char,
+    *const c_char,
+    *const c_char,
+    *const i32,
+    *const i32,
+    *const f64,
+    *const f64,
+    *const i32,
+    *mut f64,
+    *const i32,
+);
+
+extern "C" {
+    fn dsyrk_(
+        uplo: *const c_char,
+        trans: *const c_char,
+        n: *const i32,
+        k: *const i32,
+        alpha: *const f64,
+        a: *const f64,
+        lda: *const i32,
+        beta: *const f64,
+        c: *mut f64,
+        ldc: *const i32,
+    );
+    fn dtrsm_(
+        side: *const c_char,
+        uplo: *const c_char,
+        transa: *const c_char,
+        diag: *const c_char,
+        m: *const i32,
+        n: *const i32,
+        alpha: *const f64,
+        a: *const f64,
+        lda: *const i32,
+        b: *mut f64,
+        ldb: *const i32,
+    );
+}
+
+/// `name` (dsyrk_, dtrsm_) from the NVBLAS the GEMM loader opened: its dgemm_'s address names
+/// the file (dladdr), and dlopen(RTLD_NOLOAD) hands back the loaded library.
+fn nvblas_symbol(nv: &Nvblas, name: &str) -> Option<*mut c_void> {
+    let p = nv.syms[1]?;
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    if unsafe { libc::dladdr(p, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    let flags = libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_DEEPBIND | libc::RTLD_NOLOAD;
+    let h = unsafe { libc::dlopen(info.dli_fname, flags) };
+    if h.is_null() {
+        return None;
+    }
+    let c = CString::new(name).unwrap();
+    let s = unsafe { libc::dlsym(h, c.as_ptr()) };
+    (!s.is_null()).then_some(s)
+}
+
+/// DSYRK (C := A*A^T + beta*C, lower, n x n, k = n) or DTRSM (B := A^-1*B, left, lower, no
+/// transpose, non-unit, n x n; A diagonally dominant) on host memory through the exported
+/// `dsyrk_` / `dtrsm_`, in modes auto, cpu, gpu and NVBLAS: rows `routine,n,mode,gpu_share,us`
+/// (and the model's prediction, checks for n <= 2048) like the GEMM rows. DTRSM's timed calls
+/// solve in place one after the other (the values shrink by at most 2 per call: no denormals).
+fn level3_routine(b: &mut Bench, name: &str) {
+    use hyblas::plan::offload::Level3;
+    let o = b.o;
+    let threads = hyblas::cpu::threads::nthreads();
+    let rates = b.rt.map(Rates::for_device);
+    let syrk = name == "dsyrk";
+    let nv = b.nv.and_then(|nv| nvblas_symbol(nv, if syrk { "dsyrk_" } else { "dtrsm_" }));
+    let mut last: std::collections::HashMap<String, (usize, f64)> = Default::default();
+    let ch = |x: u8| x as c_char;
+    for &n in &o.ns {
+        let len = n * n;
+        let mut a: Vec<f64> = fill(len, 1);
+        if !syrk {
+            let inv = 1.0 / n as f64;
+            a.par_chunks_mut(n).enumerate().for_each(|(j, col)| {
+                for (i, x) in col.iter_mut().enumerate() {
+                    *x = if i == j { 1.5 + *x } else { *x * inv };
+                }
+            });
+        }
+        let c0: Vec<f64> = fill(len, 3);
+        let (alpha, beta) = (1.0f64, o.beta);
+        let ni = n as i32;
+        let check = n <= 2048;
+        let shape = if syrk { Level3::Syrk { n, k: n } } else { Level3::Trsm { left: true, m: n, n } };
+        let p = Problem::level3::<f64>(shape, false, beta == 0.0);
+        let pred = rates.as_ref().map(|r| r.predict(&p, threads));
+        let mut cpu_result: Option<Vec<f64>> = None;
+        let mut modes = o.modes.clone();
+        modes.sort_by_key(|m| (m != "cpu") as u8);
+        for mode in &modes {
+            let mut row = Row::new(name, n, mode);
+            let f: Option<*mut c_void> = match mode.as_str() {
+                "nvblas" => nv,
+                "split" => None,
+                "gpu" if b.rt.is_none() => None,
+                _ if syrk => Some(dsyrk_ as *mut c_void),
+                _ => Some(dtrsm_ as *mut c_void),
+            };
+            let Some(f) = f else {
+                row.note = match mode.as_str() {
+                    "split" => "co-execution is for GEMM".into(),
+                    "nvblas" => "NVBLAS not loaded".into(),
+                    _ => "no GPU".into(),
+                };
+                b.rows.push(row);
+                continue;
+            };
+            if let Some(&(pn, secs)) = last.get(mode) {
+                let est = secs * (n as f64 / pn as f64).powi(3);
+                if est > o.max_s {
+                    row.note = format!("skipped: ~{est:.0} s per call > --max-s");
+                    b.rows.push(row);
+                    continue;
+                }
+            }
+            let side = match mode.as_str() {
+                "cpu" => Some(Side::Cpu),
+                "gpu" => Some(Side::Gpu),
+                _ => None,
+            };
+            let call = |c: &mut Vec<f64>| {
+                off::with_side(side, || unsafe {
+                    if syrk {
+                        let f = std::mem::transmute::<*mut c_void, Dsyrk>(f);
+                        f(&ch(b'L'), &ch(b'N'), &ni, &ni, &alpha, a.as_ptr(), &ni, &beta, c.as_mut_ptr(), &ni)
+                    } else {
+                        let f = std::mem::transmute::<*mut c_void, Dtrsm>(f);
+                        f(
+                            &ch(b'L'),
+                            &ch(b'L'),
+                            &ch(b'N'),
+                            &ch(b'N'),
+                            &ni,
+                            &ni,
+                            &alpha,
+                            a.as_ptr(),
+                            &ni,
+                            c.as_mut_ptr(),
+                            &ni,
+                        )
+                    }
+                })
+            };
+            if check {
+                let mut c = c0.clone();
+                call(&mut c);
+                if syrk {
+                    // The upper triangle is not referenced: compare the lower one only.
+                    for j in 0..n {
+                        c[j * n..j * n + j].fill(0.0);
+                    }
+                }
+                match &cpu_result {
+                    Some(w) => row.check = Some(max_rel_diff(&c, w)),
+                    None if mode == "cpu" => cpu_result = Some(c),
+                    None => {}
+                }
+            }
+            let mut c = c0.clone();
+            off::clear_last();
+            let pred_s = row.pred_us.map(|u| u * 1e-6);
+            let (secs, reps) = time(&mut || call(&mut c), o.budget, if o.quick { 5 } else { 20 }, pred_s);
+            row.us = Some(secs * 1e6);
+            row.reps = reps;
+            last.insert(mode.clone(), (n, secs));
+            row.gpu_share = match mode.as_str() {
+                "cpu" => Some(0.0),
+                "gpu" => Some(1.0),
+                "auto" => Some(match off::last() {
+                    Some(out) if out.ran == Side::Gpu => 1.0,
+                    _ => 0.0,
+                }),
+                _ => None,
+            };
+            if mode != "nvblas" {
+                if let Some(o) = off::last().and_then(|o| o.fallback) {
+                    row.note = format!("GPU failed, CPU fell back: {o}");
+                }
+                row.pred_us = pred.map(|p| match mode.as_str() {
+                    "cpu" => p.cpu_us,
+                    "gpu" => p.gpu_us,
+                    _ => p.cpu_us.min(p.gpu_us),
+                });
+            }
+            eprintln!(
+                "{name} n={n} {mode}: {:.3} ms ({reps} reps){}{}",
+                secs * 1e3,
+                row.check.map(|c| format!(", max rel diff vs cpu {c:.1e}")).unwrap_or_default(),
+                if row.note.is_empty() { String::new() } else { format!(" [{}]", row.note) }
+            );
+            b.rows.push(row);
         }
     }
 }

@@ -92,6 +92,8 @@ echo "budget ${BUDGET}s ($([ "$quick" -eq 1 ] && echo quick || echo full))"
 if [ "$mode" != bench ]; then
     run test-gpu_offload "$STAGE/tests/gpu_offload" --test-threads=1 --nocapture
     grep -h '^test \|^test result:\|^SKIPPED\|panicked at' "$LOGS/test-gpu_offload.log" | head -40
+    run test-gpu_offload_l3 "$STAGE/tests/gpu_offload_l3" --test-threads=1 --nocapture
+    grep -h '^test result:\|^SKIPPED\|panicked at' "$LOGS/test-gpu_offload_l3.log" | head -20
 fi
 
 run tune-offload "$STAGE/hyblas" tune offload

@@ -979,7 +979,7 @@ fn status_err(what: &'static str, s: Status) -> GpuError {
 
 /// A handle of hyblas's own for `rt`'s device bound to `stream`: this thread's, else a spare
 /// one, else a new one (`cublasCreate_v2` of the real cuBLAS; host pointer mode).
-unsafe fn own_handle(rt: &Runtime, stream: sys::CUstream) -> gpu::Result<Handle> {
+pub(crate) unsafe fn own_handle(rt: &Runtime, stream: sys::CUstream) -> gpu::Result<Handle> {
     type SetStream = unsafe extern "C" fn(Handle, Stream) -> Status;
     type Create = unsafe extern "C" fn(*mut Handle) -> Status;
     let no_cublas = || GpuError::Unavailable("no real cuBLAS found".into());

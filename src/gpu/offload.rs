@@ -2865,3 +2865,8 @@ mod tests {
         coexec_case::<f64>(Trans::No, Trans::No, (37, 64, 0), (1.0, 0.0), (8, 16), 40, Some(20), Some(2), seed);
     }
 }
+
+// Phase 2: SYMM/HEMM, SYRK/HERK, SYR2K/HER2K, TRMM and TRSM on this module's pipeline (a child
+// module, so that it reuses the pieces above without widening their visibility).
+#[path = "offload_l3.rs"]
+pub mod l3;

@@ -2019,3 +2019,207 @@ mod tests {
         );
     }
 }
+
+// ---- Level 3 beyond GEMM (phase 2: `gpu::offload::l3`) ----
+//
+// SYMM/HEMM, SYRK/HERK, SYR2K/HER2K, TRMM and TRSM are priced as the GEMM that has their flops
+// and moves their bytes, so the GEMM pipeline model (and whatever the calibration measures for
+// it) prices them too. Appended here as its own section: the model's internals above are not
+// touched.
+
+/// The shape of a host Level-3 call other than GEMM, for the cost model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level3 {
+    /// C (m x n) := alpha*A*B + beta*C (`left`) or alpha*B*A + beta*C; A symmetric/Hermitian of
+    /// order m (left) or n.
+    Symm { left: bool, m: usize, n: usize },
+    /// The triangle of C (n x n) := alpha*op(A)*op(A)^T + beta*C, op(A) n x k (also HERK).
+    Syrk { n: usize, k: usize },
+    /// The triangle of C (n x n) := alpha*op(A)*op(B)^T + alpha*op(B)*op(A)^T + beta*C.
+    Syr2k { n: usize, k: usize },
+    /// B (m x n) := alpha*op(A)*B (`left`) or alpha*B*op(A); A triangular.
+    Trmm { left: bool, m: usize, n: usize },
+    /// B (m x n) := alpha*op(A)^-1*B (`left`) or alpha*B*op(A)^-1.
+    Trsm { left: bool, m: usize, n: usize },
+}
+
+impl Problem {
+    /// The GEMM the model prices for a Level-3 call (GEMM slots: A m x k, B k x n, C m x n; real
+    /// flops 2mnk, x4 for complex):
+    /// - SYRK n, k: m = n, n' = n/2 (the triangle), k; A = op(A) once (n*k), no B, C = the
+    ///   triangle (n*n/2) in (beta != 0) and out. Flops n*n*k.
+    /// - SYR2K: as SYRK with k' = 2k (A and B both cross: 2*n*k), flops 2*n*n*k.
+    /// - SYMM left m x n: m, n, k = m (A counted whole: the stored triangle plus the diagonal
+    ///   blocks cross, about m*m/2; counting m*m errs towards the CPU), flops 2*m*m*n. Right:
+    ///   the transpose (m' = n, n' = m, k = n).
+    /// - TRMM/TRSM left m x n: m, n, k = m/2 (A's triangle m*m/2), no B slot, C = B in and out;
+    ///   flops m*m*n. Right: the transpose.
+    ///
+    /// alpha == 0 reads neither A nor B (k = 0; TRMM/TRSM then do not read B either), beta == 0
+    /// does not read C.
+    pub fn level3<T: Scalar>(r: Level3, alpha_zero: bool, beta_zero: bool) -> Problem {
+        let half = |x: usize| x.div_ceil(2);
+        // (m, n, k, B slot on the host, C read)
+        let (m, n, k, b_slot, c_in) = match r {
+            Level3::Syrk { n, k } => (n, half(n), k, false, !beta_zero),
+            Level3::Syr2k { n, k } => (n, half(n), 2 * k, false, !beta_zero),
+            Level3::Symm { left: true, m, n } => (m, n, m, true, !beta_zero),
+            Level3::Symm { left: false, m, n } => (n, m, n, true, !beta_zero),
+            Level3::Trmm { left: true, m, n } | Level3::Trsm { left: true, m, n } => {
+                (m, n, half(m), false, !alpha_zero)
+            }
+            Level3::Trmm { left: false, m, n } | Level3::Trsm { left: false, m, n } => {
+                (n, m, half(n), false, !alpha_zero)
+            }
+        };
+        let base = Problem::gemm::<T>(m, n, k, alpha_zero, !c_in);
+        Problem { host: [true, b_slot, true], ..base }
+    }
+}
+
+/// Where a host-memory Level-3 call other than GEMM runs (SYMM/HEMM, SYRK/HERK, SYR2K/HER2K,
+/// TRMM, TRSM; `p` from [`Problem::level3`]). `operands` are the caller's pointers the call
+/// reads or writes: one in device memory sends the call to the GPU (only it can read them),
+/// like [`decide_gemm`]'s device operands. As cheap as [`decide_gemm`] when the answer is the
+/// CPU for a small call: the forced side, then the flop count, no driver call.
+#[inline]
+pub fn decide_level3(p: Problem, operands: &[*const c_void]) -> Plan {
+    let forced = forced();
+    if let Some((Side::Cpu, _)) = forced {
+        return Plan::Cpu(None);
+    }
+    if forced.is_none() && p.flops() < *MIN_FLOPS {
+        return Plan::Cpu(None);
+    }
+    decide_level3_slow(p, forced, operands)
+}
+
+#[cold]
+fn decide_level3_slow(p: Problem, forced: Option<(Side, &'static str)>, operands: &[*const c_void]) -> Plan {
+    if DISABLED.load(std::sync::atomic::Ordering::Relaxed) {
+        let why = Reason::NoGpu("offload disabled after a device error".into());
+        return Plan::Cpu(forced.map(|_| Decision { side: Side::Cpu, reason: why, pred: None, rates: None }));
+    }
+    let rt = match Runtime::current() {
+        Ok(rt) => rt,
+        Err(e) => {
+            let d = forced.map(|_| Decision {
+                side: Side::Cpu,
+                reason: Reason::NoGpu(e.to_string()),
+                pred: None,
+                rates: None,
+            });
+            return Plan::Cpu(d);
+        }
+    };
+    let on_device = operands.iter().any(|&x| gpu::runtime::is_device_pointer(x));
+    let rates = Rates::for_device(rt);
+    let pred = rates.predict(&p, crate::cpu::threads::nthreads());
+    let src = Some(rates.source.clone());
+    if let Some((side, by)) = forced {
+        return Plan::Gpu(rt, Decision { side, reason: Reason::Forced(by), pred: Some(pred), rates: src });
+    }
+    if on_device {
+        return Plan::Gpu(
+            rt,
+            Decision { side: Side::Gpu, reason: Reason::DeviceOperand, pred: Some(pred), rates: src },
+        );
+    }
+    let side = if pred.gpu_us < pred.cpu_us { Side::Gpu } else { Side::Cpu };
+    let d = Decision { side, reason: Reason::Model, pred: Some(pred), rates: src };
+    match side {
+        Side::Gpu => Plan::Gpu(rt, d),
+        Side::Cpu => Plan::Cpu(Some(d)),
+    }
+}
+
+#[cfg(test)]
+mod level3_tests {
+    use super::*;
+
+    #[test]
+    fn level3_problems_have_their_flops_and_bytes() {
+        let flops = |r: Level3| Problem::level3::<f64>(r, false, false).flops();
+        let n = 1000.0f64;
+        assert_eq!(flops(Level3::Syrk { n: 1000, k: 1000 }), n * n * n);
+        assert_eq!(flops(Level3::Syr2k { n: 1000, k: 1000 }), 2.0 * n * n * n);
+        assert_eq!(flops(Level3::Symm { left: true, m: 1000, n: 1000 }), 2.0 * n * n * n);
+        assert_eq!(flops(Level3::Trsm { left: false, m: 1000, n: 1000 }), n * n * n);
+        assert_eq!(flops(Level3::Trmm { left: true, m: 1000, n: 500 }), n * n * 500.0);
+        assert_eq!(flops(Level3::Trmm { left: false, m: 500, n: 1000 }), n * n * 500.0);
+        // Complex: four real multiply-adds per complex one.
+        let z = Problem::level3::<crate::types::C64>(Level3::Syrk { n: 1000, k: 1000 }, false, false);
+        assert_eq!(z.flops(), 4.0 * n * n * n);
+        // alpha == 0: nothing to compute (the fast path keeps such calls on the CPU).
+        assert_eq!(Problem::level3::<f64>(Level3::Trsm { left: true, m: 9000, n: 9000 }, true, true).flops(), 0.0);
+        // SYRK moves A and the triangle of C, never a B.
+        let p = Problem::level3::<f64>(Level3::Syrk { n: 1000, k: 300 }, false, true);
+        assert_eq!((p.m * p.k, p.host[1], p.c_in, p.m * p.n), (300_000, false, false, 500_000));
+        // TRSM reads and writes B (the C slot), whatever beta means elsewhere.
+        let p = Problem::level3::<f64>(Level3::Trsm { left: true, m: 1000, n: 300 }, false, true);
+        assert!(p.c_in && !p.host[1]);
+    }
+
+    #[test]
+    fn level3_small_calls_stay_on_the_cpu_without_the_driver() {
+        let x = [0.0f64; 4];
+        let ptr = x.as_ptr() as *const c_void;
+        let p = Problem::level3::<f64>(Level3::Trsm { left: true, m: 200, n: 200 }, false, false);
+        assert!(matches!(decide_level3(p, &[ptr, ptr]), Plan::Cpu(None)));
+        with_side(Some(Side::Cpu), || {
+            let big = Problem::level3::<f64>(Level3::Syrk { n: 1 << 16, k: 1 << 16 }, false, false);
+            assert!(matches!(decide_level3(big, &[ptr, ptr]), Plan::Cpu(None)));
+        });
+        let reps = 200_000;
+        let t0 = std::time::Instant::now();
+        for i in 0..reps {
+            let s = 64 + (i & 63);
+            let p = Problem::level3::<f64>(Level3::Syrk { n: std::hint::black_box(s), k: s }, false, false);
+            assert!(matches!(decide_level3(p, &[ptr, ptr]), Plan::Cpu(None)));
+        }
+        let per = t0.elapsed().as_secs_f64() / reps as f64;
+        let bound = if cfg!(debug_assertions) { 2e-6 } else { 0.25e-6 };
+        assert!(per < bound, "decide_level3 fast path took {:.0} ns", per * 1e9);
+    }
+
+    #[test]
+    fn level3_large_calls_go_to_a_hopper_gpu() {
+        // The H200 host of the GEMM tests: n = 8192 DTRSM, DSYRK and DSYMM are worth offloading,
+        // n = 384 is not.
+        let r = Rates::builtin(&DeviceProps {
+            ordinal: 0,
+            name: "NVIDIA H200".into(),
+            cc: (9, 0),
+            sm_count: 132,
+            warp_size: 32,
+            max_threads_per_block: 1024,
+            max_threads_per_sm: 2048,
+            max_blocks_per_sm: 32,
+            regs_per_sm: 65536,
+            regs_per_block: 65536,
+            smem_per_sm: 233472,
+            smem_per_block_optin: 232448,
+            reserved_smem_per_block: 1024,
+            l2_bytes: 50 << 20,
+            total_mem: 141 << 30,
+            driver_version: 13000,
+        })
+        .with_lines("offload h2d_gbs 50\noffload d2h_gbs 50\noffload cpu_threads 16\noffload cpu_gflops_d 1000\n", "t");
+        for r3 in [
+            Level3::Syrk { n: 8192, k: 8192 },
+            Level3::Trsm { left: true, m: 8192, n: 8192 },
+            Level3::Trsm { left: false, m: 8192, n: 8192 },
+            Level3::Symm { left: true, m: 8192, n: 8192 },
+        ] {
+            let p = r.predict(&Problem::level3::<f64>(r3, false, false), 16);
+            assert!(p.gpu_us < p.cpu_us, "{r3:?}: {p:?}");
+            let small = match r3 {
+                Level3::Syrk { .. } => Level3::Syrk { n: 384, k: 384 },
+                Level3::Trsm { left, .. } => Level3::Trsm { left, m: 384, n: 384 },
+                _ => Level3::Symm { left: true, m: 384, n: 384 },
+            };
+            let p = r.predict(&Problem::level3::<f64>(small, false, false), 16);
+            assert!(p.cpu_us < p.gpu_us, "{small:?}: {p:?}");
+        }
+    }
+}

@@ -7,10 +7,14 @@
 //!
 //! GEMM whose operands are all device memory (a CUDA program passing `cudaMalloc` pointers to
 //! `dgemm_` or `cblas_sgemm`) runs on the GPU ([`device_gemm`]): split-k where the planner's
-//! model says so, else the real cuBLAS GEMM; host operands stay on the CPU engine.
+//! model says so, else the real cuBLAS GEMM. GEMM on host memory goes to the GPU when the
+//! offload planner predicts it faster (`offload_gemm`); so do SYMM/HEMM, SYRK/HERK, SYR2K/HER2K
+//! here and TRMM/TRSM in `level3_tri.rs` ([`offload_level3`], `gpu::offload::l3`). CBLAS reaches
+//! all of these through the same `*_run` functions.
 
 use crate::abi::fortran::util::report;
 use crate::cpu::level3 as eng;
+use crate::gpu::offload::l3;
 use crate::gpu::{self, DMat, Exec, In};
 use crate::plan;
 use crate::plan::gpu::{self as policy, Decision, Route};
@@ -148,6 +152,77 @@ unsafe fn offload_gemm<T: Scalar>(
     ldc: usize,
 ) -> bool {
     gpu::offload::host_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+/// A host SYMM/HEMM, SYRK/HERK, SYR2K/HER2K (and, from `level3_tri`, TRMM/TRSM) call that the
+/// offload planner (`plan::offload::decide_level3`) sends to the GPU: runs it through
+/// `gpu::offload::l3` and returns true. A failed offload that wrote part of the output is
+/// finished by `finish` (the CPU engine on exactly the parts left), with a trace line. False:
+/// the caller runs the CPU engine on the whole call (the planner said so, cheaply for small
+/// calls; or the GPU failed before writing anything: out of memory, no cuBLAS, ...).
+///
+/// # Safety
+/// `call` built from validated, non-empty arguments.
+pub(crate) unsafe fn offload_level3<T: Scalar>(
+    call: &l3::Call<T>,
+    shape: &dyn Fn() -> String,
+    finish: &dyn Fn(&[gpu::offload::Tile]),
+) -> bool {
+    use crate::plan::offload::{self as off, Outcome, Plan, Reason, Side as Dev};
+    use crate::plan::trace;
+    let base = call.kind.name();
+    let name = || format!("{}{base}", T::PREFIX);
+    let (rt, d) = match off::decide_level3(call.problem(), &call.operands()) {
+        Plan::Cpu(None) => return false,
+        Plan::Cpu(Some(d)) => {
+            if trace::enabled() {
+                trace::note(&format!("{} {} offload: {d}", name(), shape()));
+            }
+            off::set_last(Outcome { routine: name(), planned: d.side, ran: Dev::Cpu, fallback: None, stats: None });
+            return false;
+        }
+        Plan::Gpu(rt, d) => (rt, d),
+    };
+    let start = std::time::Instant::now();
+    match l3::run::<T>(rt, call) {
+        Ok(stats) => {
+            if trace::enabled() {
+                let secs = start.elapsed().as_secs_f64();
+                trace::line(&name(), &shape(), "gpu-offload", 0, secs);
+                trace::note(&format!("{} {} offload: {d} measured={:.1}us {stats}", name(), shape(), secs * 1e6));
+            }
+            let o = Outcome { routine: name(), planned: Dev::Gpu, ran: Dev::Gpu, fallback: None, stats: Some(stats) };
+            off::set_last(o);
+            true
+        }
+        Err(f) => {
+            // The CPU engine cannot read device memory (and a device output may be half
+            // computed in place): nothing to fall back to.
+            let on_device = d.reason == Reason::DeviceOperand
+                || call.operands().iter().any(|&p| gpu::runtime::is_device_pointer(p));
+            if on_device {
+                eprintln!("hyblas: {} with device operands failed on the GPU: {f}", name());
+                let fallback = Some(f.to_string());
+                off::set_last(Outcome { routine: name(), planned: Dev::Gpu, ran: Dev::Gpu, fallback, stats: None });
+                return true;
+            }
+            if off::disables(&f.error) {
+                eprintln!("hyblas: {} offload: device error, later calls stay on the CPU: {f}", name());
+                off::disable();
+            }
+            if trace::enabled() {
+                trace::note(&format!("{} {} offload failed, CPU engine takes over: {f}", name(), shape()));
+            }
+            let fallback = Some(f.to_string());
+            off::set_last(Outcome { routine: name(), planned: Dev::Gpu, ran: Dev::Cpu, fallback, stats: None });
+            if f.untouched_c() {
+                return false;
+            }
+            let left = f.remaining();
+            plan::run::<T, _>(base, shape, || finish(&left));
+            true
+        }
+    }
 }
 
 /// How [`device_gemm`] ran a call, for the trace line (formatted only when tracing is on).
@@ -291,15 +366,19 @@ pub unsafe fn symm_run<T: Scalar>(
         return;
     }
     let (m, n) = (m as usize, n as usize);
+    let shape = || format!("side={side:?} uplo={uplo:?} m={m} n={n} lda={lda} ldb={ldb} ldc={ldc}");
+    let (la, lb, lc) = (lda as usize, ldb as usize, ldc as usize);
+    let call = l3::Call::symm(herm, side, uplo, m, n, alpha, a, la, b, lb, beta, c, lc);
+    if offload_level3(&call, &shape, &|left| l3::finish_rank(&call, left)) {
+        return;
+    }
     let na = if side == Side::Left { m } else { n };
     let av = MatRef::col_major(a, na, na, lda as usize);
     let bv = MatRef::col_major(b, m, n, ldb as usize);
     let cv = MatMut::col_major(c, m, n, ldc as usize);
-    plan::run::<T, _>(
-        if herm { "hemm" } else { "symm" },
-        || format!("side={side:?} uplo={uplo:?} m={m} n={n} lda={lda} ldb={ldb} ldc={ldc}"),
-        || eng::sym::symm(side, uplo, herm, alpha, av, bv, beta, cv),
-    );
+    plan::run::<T, _>(if herm { "hemm" } else { "symm" }, shape, || {
+        eng::sym::symm(side, uplo, herm, alpha, av, bv, beta, cv)
+    });
 }
 
 /// `?symm_` / `?hemm_` (Fortran).
@@ -402,13 +481,16 @@ pub unsafe fn syrk_run<T: Scalar>(
     }
     let (n, k) = (n as usize, k as usize);
     let herm = kind == RankKind::Herm;
+    let shape = || format!("uplo={uplo:?} trans={trans:?} n={n} k={k} lda={lda} ldc={ldc}");
+    let call = l3::Call::syrk(herm, uplo, trans, n, k, alpha, a, lda as usize, beta, c, ldc as usize);
+    if offload_level3(&call, &shape, &|left| l3::finish_rank(&call, left)) {
+        return;
+    }
     let (xv, conj) = op_view(a, trans, n, k, lda as usize);
     let cv = MatMut::col_major(c, n, n, ldc as usize);
-    plan::run::<T, _>(
-        if herm { "herk" } else { "syrk" },
-        || format!("uplo={uplo:?} trans={trans:?} n={n} k={k} lda={lda} ldc={ldc}"),
-        || eng::sym::syrk(uplo, herm, alpha, xv, conj, beta, cv),
-    );
+    plan::run::<T, _>(if herm { "herk" } else { "syrk" }, shape, || {
+        eng::sym::syrk(uplo, herm, alpha, xv, conj, beta, cv)
+    });
 }
 
 /// `?syrk_` / `?herk_` (Fortran). `R` is the type of alpha and beta (real for HERK).
@@ -463,14 +545,18 @@ pub unsafe fn syr2k_run<T: Scalar>(
     }
     let (n, k) = (n as usize, k as usize);
     let herm = kind == RankKind::Herm;
+    let shape = || format!("uplo={uplo:?} trans={trans:?} n={n} k={k} lda={lda} ldb={ldb} ldc={ldc}");
+    let (la, lb, lc) = (lda as usize, ldb as usize, ldc as usize);
+    let call = l3::Call::syr2k(herm, uplo, trans, n, k, alpha, a, la, b, lb, beta, c, lc);
+    if offload_level3(&call, &shape, &|left| l3::finish_rank(&call, left)) {
+        return;
+    }
     let (xv, conj) = op_view(a, trans, n, k, lda as usize);
     let (yv, _) = op_view(b, trans, n, k, ldb as usize);
     let cv = MatMut::col_major(c, n, n, ldc as usize);
-    plan::run::<T, _>(
-        if herm { "her2k" } else { "syr2k" },
-        || format!("uplo={uplo:?} trans={trans:?} n={n} k={k} lda={lda} ldb={ldb} ldc={ldc}"),
-        || eng::sym::syr2k(uplo, herm, alpha, xv, yv, conj, beta, cv),
-    );
+    plan::run::<T, _>(if herm { "her2k" } else { "syr2k" }, shape, || {
+        eng::sym::syr2k(uplo, herm, alpha, xv, yv, conj, beta, cv)
+    });
 }
 
 /// `?syr2k_` / `?her2k_` (Fortran). `R` is the type of beta (real for HER2K).

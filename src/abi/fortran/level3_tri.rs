@@ -1,7 +1,9 @@
 //! Fortran TRMM and TRSM.
 
+use crate::abi::fortran::level3::offload_level3;
 use crate::abi::fortran::util::report;
 use crate::cpu::level3::tri::{self as eng, TriScalar};
+use crate::gpu::offload::l3;
 use crate::plan;
 use crate::types::{chars, Diag, FInt, MatMut, MatRef, Side, Trans, Uplo};
 use std::os::raw::c_char;
@@ -92,6 +94,11 @@ pub unsafe fn run<T: TriScalar>(
             o.side, o.uplo, o.trans, o.diag
         )
     };
+    let call =
+        l3::Call::trxm(routine == Routine::Trsm, o.side, o.uplo, o.trans, o.diag, m, n, alpha, a.ptr, lda, b.ptr, ldb);
+    if offload_level3(&call, &shape, &|left| l3::finish_tri(&call, left)) {
+        return;
+    }
     plan::run::<T, _>(routine.base(), shape, || match routine {
         Routine::Trmm => eng::trmm(o.side, o.uplo, o.trans, o.diag, alpha, a, b),
         Routine::Trsm => eng::trsm(o.side, o.uplo, o.trans, o.diag, alpha, a, b),
