@@ -795,7 +795,8 @@ fn split_gpu_failure_mid_call() {
                 let st = o.stats.unwrap();
                 // (Fixed shares give the GPU enough tiles and pieces to reach every failure point.)
                 assert!(matches!(how, Split::Dynamic) || st.fallback_elems > 0, "{how:?} {knobs:?}: {st}");
-                let z = Case::new(&mut rng, b'C', b'T', 120, 170, 40, C64::new(0.5, 1.0), C64::new(0.25, -0.5), 2);
+                // 120 x 300 in 40 x 32 tiles: 18 of them at a share of 0.6, past every failure point.
+                let z = Case::new(&mut rng, b'C', b'T', 120, 300, 40, C64::new(0.5, 1.0), C64::new(0.25, -0.5), 2);
                 compare_split(&z, how, knobs);
             }
         }

@@ -51,7 +51,8 @@ impl Timer {
     }
 
     /// [`Timer::median_batched`] of several calls, their batches alternating (f0, f1, .., f0, f1,
-    /// ..) so that clock and thermal drift fall on all alike: seconds per call of each.
+    /// ..) so that clock and thermal drift fall on all alike, each batch after one untimed call
+    /// of its own: seconds per call of each.
     pub fn median_batched_each(
         &self,
         reps: usize,
@@ -68,6 +69,10 @@ impl Timer {
         for _ in 0..reps.max(1) {
             for (i, f) in fs.iter_mut().enumerate() {
                 let n = calls[i];
+                // One untimed call first, so that the GPU is busy when the start event is
+                // recorded and the batch measures the calls, not the host's head start (as
+                // gpubench's `measure` does).
+                f()?;
                 let secs = self.time(&mut || {
                     for _ in 0..n {
                         f()?;
