@@ -701,10 +701,11 @@ fn device_operands_in_place() {
         assert_eq!(o.stats.as_ref().map(|s| s.in_place), Some([true, false, true]), "{o:?}");
         c.check(&db.to_vec::<f64>().expect("read B"), &want, "dtrsm with A and B on the device");
     }
-    // SYRK with C on the device (beta != 0 and beta == 0), A on the host.
-    for beta in [0.5, 0.0] {
-        let v = V { kind: Kind::Syrk, side: b'L', uplo: b'L', trans: b'T', diag: b'N' };
-        let c = Case::<f64>::new(&mut rng, v, 0, 140, 70, -0.75, beta, 2);
+    // SYRK with C on the device (beta != 0 and beta == 0; alpha == 0 too: the diagonal tiles
+    // must scale their triangle only, C being computed in place), A on the host.
+    for (uplo, alpha, beta) in [(b'L', -0.75, 0.5), (b'L', -0.75, 0.0), (b'L', 0.0, 0.5), (b'U', 0.0, 0.0)] {
+        let v = V { kind: Kind::Syrk, side: b'L', uplo, trans: b'T', diag: b'N' };
+        let c = Case::<f64>::new(&mut rng, v, 0, 140, 70, alpha, beta, 2);
         let want = c.run(Dev::Cpu, Entry::Fortran);
         let dc = DeviceBuffer::from_slice(&c.c).expect("device C");
         let (n, k, lda, ldc) = (c.n as i32, c.k as i32, c.lda as i32, c.ldc as i32);
@@ -714,7 +715,7 @@ fn device_operands_in_place() {
                 let (a, cc) = (c.a.as_ptr(), dc.ptr as *mut f64);
                 f3::syrk::<f64, f64, i32>(
                     RankKind::Sym,
-                    &ch(b'L'),
+                    &ch(uplo),
                     &ch(b'T'),
                     &n,
                     &k,
@@ -729,7 +730,11 @@ fn device_operands_in_place() {
         });
         let o = off::last().expect("outcome");
         assert_eq!(o.stats.as_ref().map(|s| s.in_place), Some([false, false, true]), "{o:?}");
-        c.check(&dc.to_vec::<f64>().expect("read C"), &want, &format!("dsyrk with C on the device, beta {beta}"));
+        c.check(
+            &dc.to_vec::<f64>().expect("read C"),
+            &want,
+            &format!("dsyrk {} with C on the device, alpha {alpha} beta {beta}", uplo as char),
+        );
     }
 }
 

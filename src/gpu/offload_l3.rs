@@ -38,8 +38,11 @@
 //! memory (or the `device_budget` knob) is refused before anything is copied, and the CPU
 //! engine runs it. beta == 0: C is not uploaded (its resident tiles are zeroed on the device
 //! before a non-GEMM cuBLAS call could read them); alpha == 0 reads neither A nor B (C :=
-//! beta*C by GEMMs with k = 0; TRMM/TRSM zero B). Operands in device or managed memory are used
-//! in place; a device output is computed in place.
+//! beta*C by GEMMs with k = 0, except on the diagonal tiles of an in-place C, where the
+//! routine itself with k = 0 keeps off the other triangle; TRMM/TRSM zero B). Operands in
+//! device or managed memory are used in place; a device output is computed in place. Diagonal
+//! tiles of a resident C hold the whole square on the device, and every piece of theirs goes
+//! back through the tile's mask, whichever way it leaves the download ring ([`down_tile`]).
 //!
 //! Failure: every allocation, the handle and the cuBLAS symbols are checked before the first
 //! copy, so out-of-memory and a missing cuBLAS leave the caller's output untouched (the ABI then
@@ -587,8 +590,17 @@ fn rank_sched<T: Scalar>(b: &mut Builder<T>, t: usize) {
                 let (uplo, trans) = (c.uplo, c.trans);
                 let (alpha, beta) = (c.alpha, c.beta);
                 b.op(Op::Rank { two, herm, uplo, trans, n: mi, k, alpha, a, b: bb, beta, c: ct });
-            } else {
+            } else if b.copy[2] {
+                // The whole resident tile: only its triangle goes back (masked download).
                 b.scale(mi, mi, ct);
+            } else {
+                // C in device memory, computed in place: the tile's other triangle is the
+                // caller's and keeps its values, so not a GEMM over the square but the routine
+                // itself with k = 0 (C := beta*C on the triangle; nothing else read: C's tile
+                // stands in for A and B, its ld valid for them).
+                let (uplo, beta) = (c.uplo, c.beta);
+                let (alpha, trans) = (T::zero(), Trans::No);
+                b.op(Op::Rank { two, herm, uplo, trans, n: mi, k: 0, alpha, a: ct, b: ct, beta, c: ct });
             }
             if herm {
                 b.op(Op::RealDiag { n: mi, c: ct });
@@ -1215,7 +1227,9 @@ unsafe fn exec<T: Scalar>(
     crate::abi::cublas::vendor_gemm::<T>(&ex, Trans::No, Trans::No, 0, 0, 0, call.alpha, nil, nil, call.beta, nil)
         .map_err(untouched)?;
     let s = own_sym::<T>(call.kind);
-    if call.reads() && s.addr().is_none() {
+    // alpha == 0 needs the routine itself only on an in-place output's diagonal tiles.
+    let own = call.reads() || (call.kind.rank() && !copy[2]);
+    if own && s.addr().is_none() {
         return Err(untouched(GpuError::Unavailable(format!("no real cuBLAS {}", s.name))));
     }
 
@@ -1261,7 +1275,7 @@ unsafe fn exec<T: Scalar>(
                         let t = match rx.try_recv() {
                             Ok(t) => t,
                             Err(mpsc::TryRecvError::Empty) => {
-                                if finish_piece(&mut d, down.0, e, piece)? {
+                                if down_next(&mut d, down.0, e, piece)? {
                                     continue;
                                 }
                                 match rx.recv() {
@@ -1274,9 +1288,11 @@ unsafe fn exec<T: Scalar>(
                         if abort.load(Ordering::Relaxed) {
                             break;
                         }
-                        d.tile(t, down.0[t].0, done_ev[t].0, e, piece)?;
+                        // The tile's pieces leave once its chain of cuBLAS calls is done.
+                        check(sys::cuStreamWaitEvent(d.stream, done_ev[t].0, 0), "cuStreamWaitEvent")?;
+                        down_tile(&mut d, down.0, t, e, piece)?;
                     }
-                    while finish_piece(&mut d, down.0, e, piece)? {}
+                    while down_next(&mut d, down.0, e, piece)? {}
                     Ok(())
                 })();
                 if r.is_err() {
@@ -1340,27 +1356,114 @@ unsafe fn exec<T: Scalar>(
     Ok(())
 }
 
-/// The download thread's next piece: as [`Downloader::finish_oldest`], written through the
-/// tile's mask (diagonal tiles of a triangle write their triangle only).
-unsafe fn finish_piece(d: &mut Downloader, down: &[(Region, Mask)], e: usize, piece: usize) -> Result<bool> {
-    let Some(&(ci, t, p, host, hpitch, w, h)) = d.pending.front() else { return Ok(false) };
-    let (r, mask) = down[t];
+// ---- Downloads: finished tiles back to the caller, through their masks ----
+
+/// A piece of a finished tile staged in a chunk of the download ring: tile `tile`'s piece
+/// `piece`, `w` bytes x `h` columns at `src` (pitch `w`), for the caller's memory at `host`
+/// (pitch `hpitch`).
+struct Staged {
+    chunk: usize,
+    tile: usize,
+    piece: usize,
+    src: *const u8,
+    host: *mut u8,
+    hpitch: usize,
+    w: usize,
+    h: usize,
+}
+
+/// The ring of chunks the download thread stages pieces in: the pipeline's [`Downloader`] on
+/// the GPU, plain memory in the unit tests. [`down_tile`] and [`down_next`] drive both, so every
+/// piece is written back through its tile's mask whichever way it leaves the ring (the next
+/// piece in turn, or the oldest one pushed out because the ring is full), and the tests run the
+/// very order and masks the GPU runs.
+trait Ring {
+    /// Whether every chunk holds a piece not yet written back.
+    fn full(&self) -> bool;
+    /// Start copying piece `p` of tile `t` (bytes `x0..`, columns `c0..` of `r`: `w` x `h`) into
+    /// the next free chunk.
+    unsafe fn stage(&mut self, t: usize, p: usize, r: &Region, piece: (usize, usize, usize, usize)) -> Result<()>;
+    /// The oldest staged piece, its copy into the chunk complete (`None`: nothing staged).
+    /// Fails where the `fail_after` knob says.
+    unsafe fn oldest(&mut self) -> Result<Option<Staged>>;
+    /// The oldest piece was written back: its chunk is free, its tile one piece further.
+    fn release(&mut self, s: &Staged);
+    fn copier(&self) -> Copier;
+}
+
+impl Ring for Downloader<'_> {
+    fn full(&self) -> bool {
+        self.pending.len() == self.chunks.len()
+    }
+    unsafe fn stage(
+        &mut self,
+        t: usize,
+        p: usize,
+        r: &Region,
+        (x0, c0, w, h): (usize, usize, usize, usize),
+    ) -> Result<()> {
+        if self.done.len() <= t {
+            self.done.resize(t + 1, 0);
+        }
+        let ci = (self.head + self.pending.len()) % self.chunks.len();
+        let ch = &self.chunks[ci];
+        copy_async(false, ch.host, r.dev + (c0 * r.dpitch + x0) as u64, r.dpitch, w, h, self.stream)?;
+        check(sys::cuEventRecord(ch.ev, self.stream), "cuEventRecord")?;
+        self.pending.push_back((ci, t, p, r.host.add(c0 * r.hpitch + x0), r.hpitch, w, h));
+        Ok(())
+    }
+    unsafe fn oldest(&mut self) -> Result<Option<Staged>> {
+        let Some((chunk, tile, piece, host, hpitch, w, h)) = self.pending.pop_front() else { return Ok(None) };
+        if self.fail_after == Some(self.written) {
+            return Err(GpuError::Other("injected failure (offload knob fail_after)".into()));
+        }
+        self.written += 1;
+        let ch = &self.chunks[chunk];
+        check(sys::cuEventSynchronize(ch.ev), "cuEventSynchronize")?;
+        Ok(Some(Staged { chunk, tile, piece, src: ch.host, host, hpitch, w, h }))
+    }
+    fn release(&mut self, s: &Staged) {
+        self.head = (s.chunk + 1) % self.chunks.len();
+        debug_assert_eq!(self.done[s.tile], s.piece);
+        self.done[s.tile] = s.piece + 1;
+        self.bytes += (s.w * s.h) as u64;
+    }
+    fn copier(&self) -> Copier {
+        self.copier
+    }
+}
+
+/// Stage the pieces of finished tile `t` (`down[t]`: its region of the caller's output and its
+/// mask) in the ring; where the ring is full, the oldest staged piece is written back first,
+/// through [`down_next`] and so through its own tile's mask. (The GEMM pipeline's
+/// [`Downloader::tile`] knows no masks: a diagonal tile's piece pushed out there would write the
+/// other triangle of C.)
+unsafe fn down_tile<R: Ring>(d: &mut R, down: &[(Region, Mask)], t: usize, e: usize, piece: usize) -> Result<()> {
+    let r = down[t].0;
+    let g = Pieces::new(r.width, r.height, e, piece);
+    for p in 0..g.count() {
+        if d.full() {
+            down_next(d, down, e, piece)?;
+        }
+        d.stage(t, p, &r, g.piece(p))?;
+    }
+    Ok(())
+}
+
+/// Write the oldest staged piece back to the caller's memory, keeping only what its tile's mask
+/// allows (diagonal tiles of a triangle write their triangle only). False: nothing was staged.
+unsafe fn down_next<R: Ring>(d: &mut R, down: &[(Region, Mask)], e: usize, piece: usize) -> Result<bool> {
+    let Some(s) = d.oldest()? else { return Ok(false) };
+    let (r, mask) = down[s.tile];
     if mask == Mask::Full {
-        return d.finish_oldest();
+        copy2d(d.copier(), s.src, s.w, s.host, s.hpitch, s.w, s.h);
+    } else {
+        // The piece's rows and columns within the tile: a diagonal tile starts on the diagonal
+        // (i0 == j0), so tile-relative row >= column is the triangle's row >= column.
+        let (x0, c0, _, _) = Pieces::new(r.width, r.height, e, piece).piece(s.piece);
+        copy_masked(s.src, s.w, s.host, s.hpitch, (s.w, s.h), (x0 / e, c0), mask, e);
     }
-    d.pending.pop_front();
-    if d.fail_after == Some(d.written) {
-        return Err(GpuError::Other("injected failure (offload knob fail_after)".into()));
-    }
-    d.written += 1;
-    let ch = &d.chunks[ci];
-    check(sys::cuEventSynchronize(ch.ev), "cuEventSynchronize")?;
-    let (x0, c0, _, _) = Pieces::new(r.width, r.height, e, piece).piece(p);
-    copy_masked(ch.host, w, host, hpitch, (w, h), (x0 / e, c0), mask, e);
-    d.head = (ci + 1) % d.chunks.len();
-    debug_assert_eq!(d.done[t], p);
-    d.done[t] = p + 1;
-    d.bytes += (w * h) as u64;
+    d.release(&s);
     Ok(true)
 }
 
@@ -1502,58 +1605,97 @@ mod tests {
     use super::*;
     use crate::types::{C32, C64};
 
-    /// Run `s` on the CPU: device addresses are host memory, uploads and downloads plain copies
-    /// cut into the pipeline's pieces (downloads through the tiles' masks), cuBLAS calls the CPU
-    /// engine. A failure is simulated after `fail_after` downloaded pieces.
+    /// The download ring on the CPU: a piece is copied out of the "device" tile when staged
+    /// (the tile is final by then, as on the GPU) and written back when it leaves the ring.
+    struct SimRing {
+        slots: usize,
+        staged: VecDeque<(Staged, Vec<u8>)>,
+        /// The buffer of the piece being written back.
+        out: Vec<u8>,
+        done: Vec<usize>,
+        written: usize,
+        fail_after: Option<usize>,
+    }
+
+    impl Ring for SimRing {
+        fn full(&self) -> bool {
+            self.staged.len() == self.slots
+        }
+        unsafe fn stage(
+            &mut self,
+            t: usize,
+            p: usize,
+            r: &Region,
+            (x0, c0, w, h): (usize, usize, usize, usize),
+        ) -> Result<()> {
+            let mut buf = vec![0u8; w * h];
+            copy2d(Copier::Pool, (r.dev as *const u8).add(c0 * r.dpitch + x0), r.dpitch, buf.as_mut_ptr(), w, w, h);
+            let host = r.host.add(c0 * r.hpitch + x0);
+            let s = Staged { chunk: 0, tile: t, piece: p, src: buf.as_ptr(), host, hpitch: r.hpitch, w, h };
+            self.staged.push_back((s, buf));
+            Ok(())
+        }
+        unsafe fn oldest(&mut self) -> Result<Option<Staged>> {
+            let Some((s, buf)) = self.staged.pop_front() else { return Ok(None) };
+            if self.fail_after == Some(self.written) {
+                return Err(GpuError::Other("simulated".into()));
+            }
+            self.written += 1;
+            self.out = buf;
+            Ok(Some(s))
+        }
+        fn release(&mut self, s: &Staged) {
+            assert_eq!(self.done[s.tile], s.piece, "tile {}: pieces out of order", s.tile);
+            self.done[s.tile] = s.piece + 1;
+        }
+        fn copier(&self) -> Copier {
+            Copier::Pool
+        }
+    }
+
+    /// Run `s` on the CPU: device addresses are host memory, uploads plain copies cut into the
+    /// pipeline's pieces, downloads through a ring of `ring` chunks driven by the GPU path's own
+    /// [`down_tile`] / [`down_next`], cuBLAS calls the CPU engine. The ring is drained only when
+    /// full (and at the end): the download thread at its slowest, so that pieces leave it by
+    /// being pushed out. A failure is simulated after `fail_after` downloaded pieces.
     unsafe fn simulate<T: TriScalar>(
         s: &Sched<T>,
         piece: usize,
+        ring: usize,
         fail_after: Option<usize>,
     ) -> std::result::Result<(), Failure> {
         let e = std::mem::size_of::<T>();
-        let mut done = vec![0usize; s.tiles.len()];
-        let mut written = 0usize;
-        for step in &s.steps {
-            match step {
-                Step::Up(r) => {
-                    let g = Pieces::new(r.width, r.height, e, piece);
-                    for i in 0..g.count() {
-                        let (x0, c0, w, h) = g.piece(i);
-                        let dst = (r.dev as *mut u8).add(c0 * r.dpitch + x0);
-                        copy2d(Copier::Pool, r.host.add(c0 * r.hpitch + x0), r.hpitch, dst, r.dpitch, w, h);
-                    }
-                }
-                Step::Op(op) => sim_op(op),
-                Step::Done(t) => {
-                    if s.down.is_empty() {
-                        continue;
-                    }
-                    let (r, mask) = s.down[*t];
-                    let g = Pieces::new(r.width, r.height, e, piece);
-                    for p in 0..g.count() {
-                        if Some(written) == fail_after {
-                            let error = GpuError::Other("simulated".into());
-                            return Err(Failure { error, tiles: s.tiles.clone(), done, piece_bytes: piece, elem: e });
+        let mut d = SimRing {
+            slots: ring.max(1),
+            staged: VecDeque::new(),
+            out: Vec::new(),
+            done: vec![0; s.tiles.len()],
+            written: 0,
+            fail_after,
+        };
+        let r = (|| -> Result<()> {
+            for step in &s.steps {
+                match step {
+                    Step::Up(r) => {
+                        let g = Pieces::new(r.width, r.height, e, piece);
+                        for i in 0..g.count() {
+                            let (x0, c0, w, h) = g.piece(i);
+                            let dst = (r.dev as *mut u8).add(c0 * r.dpitch + x0);
+                            copy2d(Copier::Pool, r.host.add(c0 * r.hpitch + x0), r.hpitch, dst, r.dpitch, w, h);
                         }
-                        let (x0, c0, w, h) = g.piece(p);
-                        let src = (r.dev as *const u8).add(c0 * r.dpitch + x0);
-                        copy_masked(
-                            src,
-                            r.dpitch,
-                            r.host.add(c0 * r.hpitch + x0),
-                            r.hpitch,
-                            (w, h),
-                            (x0 / e, c0),
-                            mask,
-                            e,
-                        );
-                        done[*t] += 1;
-                        written += 1;
+                    }
+                    Step::Op(op) => sim_op(op),
+                    Step::Done(t) => {
+                        if !s.down.is_empty() {
+                            down_tile(&mut d, &s.down, *t, e, piece)?;
+                        }
                     }
                 }
             }
-        }
-        Ok(())
+            while down_next(&mut d, &s.down, e, piece)? {}
+            Ok(())
+        })();
+        r.map_err(|error| Failure { error, tiles: s.tiles.clone(), done: d.done, piece_bytes: piece, elem: e })
     }
 
     /// One device operation by the CPU engine.
@@ -1646,6 +1788,9 @@ mod tests {
         /// in place: on the CPU, read where they are).
         copy: [bool; 3],
         fail_after: Option<usize>,
+        /// Chunks in the download ring (the pipeline has `HYBLAS_OFFLOAD_CHUNKS`, 2..64,
+        /// default 4).
+        ring: usize,
     }
 
     /// One call through the schedule on the CPU against the CPU engine on the whole call; after
@@ -1760,7 +1905,7 @@ mod tests {
             v.kind.name(),
             s.tiles.len()
         );
-        let r = unsafe { simulate(&s, how.piece, how.fail_after) };
+        let r = unsafe { simulate(&s, how.piece, how.ring, how.fail_after) };
         if let Err(f) = r {
             let left = f.remaining();
             unsafe {
@@ -1864,9 +2009,9 @@ mod tests {
     #[test]
     fn every_routine_and_variant_on_the_cpu() {
         let hows = [
-            How { tile: (8, 16), piece: 40, copy: ALL, fail_after: None },
-            How { tile: (16, 5), piece: 1 << 20, copy: ALL, fail_after: None },
-            How { tile: (64, 64), piece: 24, copy: ALL, fail_after: None },
+            How { tile: (8, 16), piece: 40, copy: ALL, fail_after: None, ring: 2 },
+            How { tile: (16, 5), piece: 1 << 20, copy: ALL, fail_after: None, ring: 64 },
+            How { tile: (64, 64), piece: 24, copy: ALL, fail_after: None, ring: 4 },
         ];
         let scalars = [(0.75, 0.5), (-1.25, 0.0)];
         sweep::<f64>(&hows, &scalars, 1);
@@ -1878,15 +2023,53 @@ mod tests {
     #[test]
     fn alpha_zero_and_operands_in_place() {
         let hows = [
-            How { tile: (8, 8), piece: 64, copy: [false, true, true], fail_after: None },
-            How { tile: (8, 8), piece: 64, copy: [true, false, true], fail_after: None },
-            How { tile: (8, 8), piece: 64, copy: [true, true, false], fail_after: None },
+            How { tile: (8, 8), piece: 64, copy: [false, true, true], fail_after: None, ring: 2 },
+            How { tile: (8, 8), piece: 64, copy: [true, false, true], fail_after: None, ring: 2 },
+            How { tile: (8, 8), piece: 64, copy: [true, true, false], fail_after: None, ring: 2 },
         ];
         sweep::<f64>(&hows, &[(1.5, 0.25)], 5000);
         sweep::<C64>(&hows, &[(1.5, 0.0)], 6000);
-        let zero = [How { tile: (8, 16), piece: 64, copy: ALL, fail_after: None }];
+        // alpha == 0 with the output resident and in place (device memory: diagonal tiles
+        // must not scale the other triangle).
+        let zero = [
+            How { tile: (8, 16), piece: 64, copy: ALL, fail_after: None, ring: 2 },
+            How { tile: (8, 16), piece: 64, copy: [true, true, false], fail_after: None, ring: 2 },
+        ];
         sweep::<f64>(&zero, &[(0.0, 0.0), (0.0, 0.5)], 7000);
         sweep::<C64>(&zero, &[(0.0, 0.0), (0.0, 1.5)], 8000);
+    }
+
+    #[test]
+    fn diagonal_tiles_pushed_out_of_a_full_ring_stay_masked() {
+        // The H200 failure of gpu_offload_l3's special_alpha_and_beta: ZSYRK LN, n = 83, k = 45,
+        // alpha = beta = 0, tile 64 (knob (64, 48)), 16 KB pieces: the 64 x 64 diagonal tile is
+        // 4 pieces of 16 columns, which fill the 4-chunk ring, so the next tile's first piece
+        // pushes the diagonal tile's first piece out. It must go back masked like the others.
+        let v = V { kind: Kind::Syrk, side: Side::Left, uplo: Uplo::Lower, trans: Trans::No, diag: Diag::NonUnit };
+        let z = C64::new(0.0, 0.0);
+        for ring in [2, 4] {
+            let how = How { tile: (64, 48), piece: 16384, copy: ALL, fail_after: None, ring };
+            case::<C64>(v, (83, 83, 45), (z, z), how, 11);
+        }
+        // Every rank-k routine, triangle and special scalar pair, small rings and pieces.
+        let scalars = [(0.0, 0.0), (0.0, 0.5), (1.0, 0.0), (-0.5, 0.0), (1.0, 1.0)];
+        let mut hows = Vec::new();
+        for ring in [2, 3, 4] {
+            hows.push(How { tile: (16, 12), piece: 256, copy: ALL, fail_after: None, ring });
+            hows.push(How { tile: (16, 12), piece: 40, copy: ALL, fail_after: None, ring });
+        }
+        let mut seed = 12000;
+        for kind in [Kind::Syrk, Kind::Syr2k, Kind::Herk, Kind::Her2k] {
+            for v in variants(kind) {
+                for how in &hows {
+                    for &(al, be) in &scalars {
+                        seed += 1;
+                        let (al, be) = (C64::new(al, 0.0), C64::new(be, 0.0));
+                        case::<C64>(v, (41, 41, 13), (al, be), *how, seed);
+                    }
+                }
+            }
+        }
     }
 
     #[test]
@@ -1894,8 +2077,8 @@ mod tests {
         let mut hows = Vec::new();
         for fail in [0usize, 1, 2, 5, 13, 40] {
             // Whole tile columns per piece, and pieces of three elements (parts of columns).
-            hows.push(How { tile: (8, 16), piece: 1 << 20, copy: ALL, fail_after: Some(fail) });
-            hows.push(How { tile: (8, 16), piece: 24, copy: ALL, fail_after: Some(fail) });
+            hows.push(How { tile: (8, 16), piece: 1 << 20, copy: ALL, fail_after: Some(fail), ring: 2 });
+            hows.push(How { tile: (8, 16), piece: 24, copy: ALL, fail_after: Some(fail), ring: 2 });
         }
         sweep::<f64>(&hows, &[(0.75, 0.5), (-1.0, 0.0)], 9000);
         sweep::<C64>(&hows[..6], &[(0.75, 0.5)], 10000);
