@@ -636,7 +636,17 @@ fn problem_of(routine: &str, n: usize, beta_zero: bool) -> Problem {
         'c' => (8, true),
         _ => (16, true),
     };
-    Problem { prec, elem, complex, m: n, n, k: n, host: [true; 3], c_in: !beta_zero }
+    Problem {
+        prec,
+        elem,
+        complex,
+        m: n,
+        n,
+        k: n,
+        host: [true; 3],
+        c_in: !beta_zero,
+        op: hyblas::plan::offload::Op::Gemm,
+    }
 }
 
 fn pct(pred: Option<f64>, meas: Option<f64>) -> Option<f64> {
