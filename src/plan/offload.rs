@@ -38,7 +38,7 @@
 //! starting from the model's share) for the whole process; `HYBLAS_OFFLOAD_SHARE=x` (0..1) a
 //! fixed GPU share; [`force`] / [`with_side`], [`with_share`] and [`with_split`] the same for
 //! the calling thread (tests, benchmarks), winning over the environment. A split is chosen
-//! only when predicted at least `HYBLAS_OFFLOAD_SPLIT_GAIN` (default 0.05) faster than the
+//! only when predicted at least `HYBLAS_OFFLOAD_SPLIT_GAIN` (default 0.15) faster than the
 //! better side alone. With `HYBLAS_TRACE` on, every call past the flop threshold writes a line
 //! with the decision, the predicted times and the measured time.
 
