@@ -42,6 +42,29 @@ pub struct DeviceProps {
 }
 
 impl DeviceProps {
+    /// An NVIDIA H200 as its driver reports it (CUDA 13): the models' and tests' Hopper when no
+    /// GPU is at hand.
+    pub fn h200() -> DeviceProps {
+        DeviceProps {
+            ordinal: 0,
+            name: "NVIDIA H200".into(),
+            cc: (9, 0),
+            sm_count: 132,
+            warp_size: 32,
+            max_threads_per_block: 1024,
+            max_threads_per_sm: 2048,
+            max_blocks_per_sm: 32,
+            regs_per_sm: 65536,
+            regs_per_block: 65536,
+            smem_per_sm: 233472,
+            smem_per_block_optin: 232448,
+            reserved_smem_per_block: 1024,
+            l2_bytes: 50 << 20,
+            total_mem: 141 << 30,
+            driver_version: 13000,
+        }
+    }
+
     /// `sm_90` style architecture name for NVRTC.
     pub fn arch(&self) -> String {
         format!("sm_{}{}", self.cc.0, self.cc.1)

@@ -1722,24 +1722,7 @@ mod tests {
     use crate::types::C64;
 
     fn h200() -> DeviceProps {
-        DeviceProps {
-            ordinal: 0,
-            name: "NVIDIA H200".into(),
-            cc: (9, 0),
-            sm_count: 132,
-            warp_size: 32,
-            max_threads_per_block: 1024,
-            max_threads_per_sm: 2048,
-            max_blocks_per_sm: 32,
-            regs_per_sm: 65536,
-            regs_per_block: 65536,
-            smem_per_sm: 233472,
-            smem_per_block_optin: 232448,
-            reserved_smem_per_block: 1024,
-            l2_bytes: 50 << 20,
-            total_mem: 141 << 30,
-            driver_version: 13000,
-        }
+        DeviceProps::h200()
     }
 
     pub(super) const TUNED: &str = "saxpy 0.5 0.1 64 1.0\noffload h2d_gbs 50\noffload d2h_gbs 50\noffload latency_us 40\noffload tile_us 8\n\
@@ -2319,25 +2302,10 @@ mod level3_tests {
     fn level3_large_calls_go_to_a_hopper_gpu() {
         // The H200 host of the GEMM tests: n = 8192 DTRSM, DSYRK and DSYMM are worth offloading,
         // n = 384 is not.
-        let r = Rates::builtin(&DeviceProps {
-            ordinal: 0,
-            name: "NVIDIA H200".into(),
-            cc: (9, 0),
-            sm_count: 132,
-            warp_size: 32,
-            max_threads_per_block: 1024,
-            max_threads_per_sm: 2048,
-            max_blocks_per_sm: 32,
-            regs_per_sm: 65536,
-            regs_per_block: 65536,
-            smem_per_sm: 233472,
-            smem_per_block_optin: 232448,
-            reserved_smem_per_block: 1024,
-            l2_bytes: 50 << 20,
-            total_mem: 141 << 30,
-            driver_version: 13000,
-        })
-        .with_lines("offload h2d_gbs 50\noffload d2h_gbs 50\noffload cpu_threads 16\noffload cpu_gflops_d 1000\n", "t");
+        let r = Rates::builtin(&DeviceProps::h200()).with_lines(
+            "offload h2d_gbs 50\noffload d2h_gbs 50\noffload cpu_threads 16\noffload cpu_gflops_d 1000\n",
+            "t",
+        );
         for r3 in [
             Level3::Syrk { n: 8192, k: 8192 },
             Level3::Trsm { left: true, m: 8192, n: 8192 },

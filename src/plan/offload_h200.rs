@@ -17,24 +17,7 @@ pub(super) fn rates() -> Rates {
 }
 
 fn tests_h200_props() -> DeviceProps {
-    DeviceProps {
-        ordinal: 0,
-        name: "NVIDIA H200".into(),
-        cc: (9, 0),
-        sm_count: 132,
-        warp_size: 32,
-        max_threads_per_block: 1024,
-        max_threads_per_sm: 2048,
-        max_blocks_per_sm: 32,
-        regs_per_sm: 65536,
-        regs_per_block: 65536,
-        smem_per_sm: 233472,
-        smem_per_block_optin: 232448,
-        reserved_smem_per_block: 1024,
-        l2_bytes: 50 << 20,
-        total_mem: 141 << 30,
-        driver_version: 13000,
-    }
+    DeviceProps::h200()
 }
 
 #[derive(Clone, Debug)]
