@@ -25,6 +25,7 @@ use std::time::Instant;
 
 #[path = "gpubench_gemm.rs"]
 mod gemm_smallout;
+mod svg_axes;
 
 const HELP: &str = "\
 gpubench: hyblas GPU Level 1/2 kernels and small-output GEMM against the real cuBLAS (same
@@ -1598,25 +1599,10 @@ fn svg(rows: &[&Row], title: &str) -> String {
         };
         for n in ticks {
             let x = xs(n);
-            let _ = writeln!(
-                s,
-                r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{}" stroke="#888"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
-                y0 + 4.0,
-                y0 + 15.0,
-                size_label(n)
-            );
+            svg_axes::x_tick(&mut s, x, y0, &size_label(n));
         }
-        let _ = writeln!(
-            s,
-            r##"<text x="{}" y="{}" text-anchor="middle" fill="#555">{}</text><text x="{}" y="{}" text-anchor="middle" fill="#555" transform="rotate(-90 {} {})">GB/s</text>"##,
-            (x0 + x1) / 2.0,
-            y0 + 29.0,
-            if l1 { "n (elements, log scale)" } else { "n (square)" },
-            ox + 10.0,
-            (y0 + y1) / 2.0,
-            ox + 10.0,
-            (y0 + y1) / 2.0
-        );
+        let xt = if l1 { "n (elements, log scale)" } else { "n (square)" };
+        svg_axes::axis_titles(&mut s, ((x0 + x1) / 2.0, y0 + 29.0), (ox + 10.0, (y0 + y1) / 2.0), xt, "GB/s");
         for p in &precs {
             let c = prec_color(*p);
             let mut pts: Vec<&Row> = pr.iter().copied().filter(|r| r.prec == *p).collect();

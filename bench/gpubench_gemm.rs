@@ -781,23 +781,14 @@ fn svg(rows: &[&GRow], title: &str) -> String {
         ks.dedup();
         for k in ks.into_iter().filter(|k| k.trailing_zeros() % 2 == 0) {
             let x = xs(k);
-            let _ = writeln!(
-                s,
-                r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{}" stroke="#888"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
-                y0 + 4.0,
-                y0 + 15.0,
-                size_label(k)
-            );
+            svg_axes::x_tick(&mut s, x, y0, &size_label(k));
         }
-        let _ = writeln!(
-            s,
-            r##"<text x="{}" y="{}" text-anchor="middle" fill="#555">k (log scale)</text><text x="{}" y="{}" text-anchor="middle" fill="#555" transform="rotate(-90 {} {})">GB/s</text>"##,
-            (x0 + x1) / 2.0,
-            y0 + 29.0,
-            ox + 10.0,
-            (y0 + y1) / 2.0,
-            ox + 10.0,
-            (y0 + y1) / 2.0
+        svg_axes::axis_titles(
+            &mut s,
+            ((x0 + x1) / 2.0, y0 + 29.0),
+            (ox + 10.0, (y0 + y1) / 2.0),
+            "k (log scale)",
+            "GB/s",
         );
         for &(ta, tb) in &pairs {
             let c = ops_color(ta, tb);

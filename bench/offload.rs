@@ -24,6 +24,7 @@
 
 #[path = "../tests/common/fortran_gemm.rs"]
 mod fortran_gemm;
+mod svg_axes;
 use fortran_gemm::Sym;
 
 use hyblas::gpu::Runtime;
@@ -906,23 +907,10 @@ fn svg(rows: &[Row], routines: &[String], title: &str, subtitle: &str) -> String
         }
         for &n in &ns {
             let x = xs(n);
-            let _ = writeln!(
-                s,
-                r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{}" stroke="#888"/><text x="{x:.1}" y="{}" text-anchor="middle">{n}</text>"##,
-                y0 + 4.0,
-                y0 + 15.0
-            );
+            svg_axes::x_tick(&mut s, x, y0, &n.to_string());
         }
-        let _ = writeln!(
-            s,
-            r##"<text x="{}" y="{}" text-anchor="middle" fill="#555">n (square, log scale)</text><text x="{}" y="{}" text-anchor="middle" fill="#555" transform="rotate(-90 {} {})">TFLOP/s</text>"##,
-            (x0 + x1) / 2.0,
-            y0 + 29.0,
-            ox + 10.0,
-            (y0 + y1) / 2.0,
-            ox + 10.0,
-            (y0 + y1) / 2.0
-        );
+        let (xt, yt) = ("n (square, log scale)", "TFLOP/s");
+        svg_axes::axis_titles(&mut s, ((x0 + x1) / 2.0, y0 + 29.0), (ox + 10.0, (y0 + y1) / 2.0), xt, yt);
         for (mode, color, _, pred) in series {
             let mut pts: Vec<&Row> = rr.iter().copied().filter(|r| r.mode == mode).collect();
             pts.sort_by_key(|r| r.n);
@@ -1041,16 +1029,8 @@ fn svg_split(rows: &[Row], o: &Opts, rates: Option<&Rates>, threads: usize, titl
                     y = ys(v)
                 );
             }
-            let _ = writeln!(
-                s,
-                r##"<text x="{}" y="{}" text-anchor="middle" fill="#555">GPU share of C</text><text x="{}" y="{}" text-anchor="middle" fill="#555" transform="rotate(-90 {} {})">ms</text>"##,
-                (x0 + x1) / 2.0,
-                y0 + 27.0,
-                ox + 12.0,
-                (y0 + y1) / 2.0,
-                ox + 12.0,
-                (y0 + y1) / 2.0
-            );
+            let (xt, yt) = ("GPU share of C", "ms");
+            svg_axes::axis_titles(&mut s, ((x0 + x1) / 2.0, y0 + 27.0), (ox + 12.0, (y0 + y1) / 2.0), xt, yt);
             let line = |pts: &[(f64, f64)], color: &str, dash: &str, width: f64| {
                 let p: Vec<String> = pts.iter().map(|&(x, v)| format!("{:.1},{:.1}", xs(x), ys(v))).collect();
                 format!(

@@ -11,7 +11,12 @@
 //! and these tests still hold: they check results, statuses and streams, not the route.
 
 mod common;
+// Its LP64 `dgemm_` and `zgemm_`; the rest of it serves the offload test.
+#[allow(dead_code)]
+#[path = "common/fortran_gemm.rs"]
+mod fortran_gemm;
 use common::*;
+use fortran_gemm::{dgemm_, zgemm_};
 #[path = "common/cublas.rs"]
 mod harness;
 use harness::*;
@@ -138,36 +143,6 @@ entry_points!(v2_64, i64, "_v2_64", "_64");
 
 // Host ABI (the CPU engine on host memory, the GPU on device memory).
 extern "C" {
-    fn dgemm_(
-        ta: *const c_char,
-        tb: *const c_char,
-        m: *const i32,
-        n: *const i32,
-        k: *const i32,
-        al: *const f64,
-        a: *const f64,
-        lda: *const i32,
-        b: *const f64,
-        ldb: *const i32,
-        be: *const f64,
-        c: *mut f64,
-        ldc: *const i32,
-    );
-    fn zgemm_(
-        ta: *const c_char,
-        tb: *const c_char,
-        m: *const i32,
-        n: *const i32,
-        k: *const i32,
-        al: *const C64,
-        a: *const C64,
-        lda: *const i32,
-        b: *const C64,
-        ldb: *const i32,
-        be: *const C64,
-        c: *mut C64,
-        ldc: *const i32,
-    );
     fn dgemm_64_(
         ta: *const c_char,
         tb: *const c_char,

@@ -86,25 +86,9 @@ mod tests {
     use super::*;
     use crate::gpu::driver::Handle;
 
+    /// Hopper's SM limits (an H100's are the H200's; only the memory size differs).
     fn h100() -> DeviceProps {
-        DeviceProps {
-            ordinal: 0,
-            name: "test".into(),
-            cc: (9, 0),
-            sm_count: 132,
-            warp_size: 32,
-            max_threads_per_block: 1024,
-            max_threads_per_sm: 2048,
-            max_blocks_per_sm: 32,
-            regs_per_sm: 65536,
-            regs_per_block: 65536,
-            smem_per_sm: 233472,
-            smem_per_block_optin: 232448,
-            reserved_smem_per_block: 1024,
-            l2_bytes: 50 << 20,
-            total_mem: 80 << 30,
-            driver_version: 13000,
-        }
+        DeviceProps { name: "test".into(), total_mem: 80 << 30, ..DeviceProps::h200() }
     }
     fn func(regs: u32, smem: u32) -> Function {
         Function { raw: Handle(std::ptr::null_mut()), regs, static_smem: smem, max_threads: 1024, local_bytes: 0 }

@@ -321,31 +321,14 @@ pub fn frag_on<T: Scalar>(cc: (i32, i32)) -> bool {
 /// (8, 16, 32) covering max(m, n), 32x32 tiles beyond; complex double 8x8 or 16x16 tiles;
 /// single and complex single 2x2 .. 16x16 tiles.
 pub fn config_on<T: Scalar>(m: i64, n: i64, mma: bool) -> Config {
-    if mma && matches!(T::PREFIX, 's' | 'c') {
+    if mma {
+        // The smallest fragment tile this precision has that covers max(m, n), else its largest
+        // (several of them then cover the output): `Config::ALL` lists each family by edge.
         let e = m.max(n);
-        return if e <= 2 {
-            Config::F2
-        } else if e <= 4 {
-            Config::F4
-        } else if e <= 8 {
-            Config::F8
-        } else {
-            Config::F16
-        };
-    }
-    if mma && matches!(T::PREFIX, 'd' | 'z') {
-        let e = m.max(n);
-        return if e <= 1 {
-            Config::M1
-        } else if e <= 4 {
-            Config::M4
-        } else if e <= 8 {
-            Config::M8
-        } else if e <= 16 || T::PREFIX == 'z' {
-            Config::M16
-        } else {
-            Config::M32
-        };
+        let ladder = Config::ALL.into_iter().filter(|c| c.is_frag() && c.has::<T>());
+        if let Some(c) = ladder.reduce(|best, c| if best.tile() >= e { best } else { c }) {
+            return c;
+        }
     }
     if m <= DIRECT_MAX && n <= DIRECT_MAX {
         return Config::Direct;

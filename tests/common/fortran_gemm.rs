@@ -1,5 +1,6 @@
 //! hyblas's exported LP64 Fortran GEMM symbols (`sgemm_` .. `zgemm_`) by precision, for the
-//! offload test and `offloadbench` (both include this file by path: `#[path = ...] mod`).
+//! offload and GEMM-entry tests and `offloadbench` (each includes this file by path:
+//! `#[path = ...] mod`).
 
 use hyblas::types::{Scalar, C32, C64};
 use std::ffi::c_char;
@@ -22,7 +23,7 @@ pub type Gemm<T, I> = unsafe extern "C" fn(
 );
 
 extern "C" {
-    fn sgemm_(
+    pub fn sgemm_(
         ta: *const c_char,
         tb: *const c_char,
         m: *const i32,
@@ -37,7 +38,7 @@ extern "C" {
         c: *mut f32,
         ldc: *const i32,
     );
-    fn dgemm_(
+    pub fn dgemm_(
         ta: *const c_char,
         tb: *const c_char,
         m: *const i32,
@@ -52,7 +53,7 @@ extern "C" {
         c: *mut f64,
         ldc: *const i32,
     );
-    fn cgemm_(
+    pub fn cgemm_(
         ta: *const c_char,
         tb: *const c_char,
         m: *const i32,
@@ -67,7 +68,7 @@ extern "C" {
         c: *mut C32,
         ldc: *const i32,
     );
-    fn zgemm_(
+    pub fn zgemm_(
         ta: *const c_char,
         tb: *const c_char,
         m: *const i32,

@@ -1,0 +1,21 @@
+//! Axis pieces the benchmarks' SVG plots share (gpubench, offloadbench include this file by path).
+
+use std::fmt::Write as _;
+
+/// A tick on the x axis at `x` (the plot's bottom edge at `y0`) with its label below.
+pub fn x_tick(s: &mut String, x: f64, y0: f64, label: &str) {
+    let _ = writeln!(
+        s,
+        r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{}" stroke="#888"/><text x="{x:.1}" y="{}" text-anchor="middle">{label}</text>"##,
+        y0 + 4.0,
+        y0 + 15.0
+    );
+}
+
+/// The two axis titles: `xt` centred at (`xm`, `yb`) below the plot, `yt` rotated at (`xl`, `ym`).
+pub fn axis_titles(s: &mut String, (xm, yb): (f64, f64), (xl, ym): (f64, f64), xt: &str, yt: &str) {
+    let _ = writeln!(
+        s,
+        r##"<text x="{xm}" y="{yb}" text-anchor="middle" fill="#555">{xt}</text><text x="{xl}" y="{ym}" text-anchor="middle" fill="#555" transform="rotate(-90 {xl} {ym})">{yt}</text>"##
+    );
+}
