@@ -12,7 +12,7 @@ mod common;
 
 use common::*;
 use hyblas::gpu::gemv::{gemv, ger};
-use hyblas::gpu::{tune, DMat, DVec, DeviceBuffer, Exec, In, Runtime};
+use hyblas::gpu::{tune, DMat, DVec, Exec, In, Runtime};
 use hyblas::types::{Scalar, Trans, C32, C64};
 
 type I = i32;
@@ -142,19 +142,6 @@ cpu_impl!(C64, zgemv_, zgeru_, zgerc_);
 // ---------------------------------------------------------------------------------------
 // Data helpers.
 
-fn nan<T: Scalar>() -> T {
-    T::from_parts(<T::Real as Scalar>::from_f64(f64::NAN), <T::Real as Scalar>::from_f64(f64::NAN))
-}
-
-fn es<T>() -> u64 {
-    std::mem::size_of::<T>() as u64
-}
-
-fn same_bits<T: Copy>(a: &[T], b: &[T]) -> bool {
-    let bytes = |v: &[T]| unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) };
-    bytes(a) == bytes(b)
-}
-
 /// Position of logical element i of a BLAS vector of n elements with increment inc.
 fn pos(i: usize, n: usize, inc: i64) -> usize {
     if inc >= 0 {
@@ -206,51 +193,6 @@ fn check_vec<T: Scalar>(got: &[T], want: &[T], before: &[T], n: usize, inc: i64,
     }
     for p in (0..got.len()).filter(|&p| !logical[p]) {
         assert!(same_bits(&got[p..p + 1], &before[p..p + 1]), "{what}: gap element {p} was written");
-    }
-}
-
-fn scalar_of<T: Scalar>(kind: u8, rng: &mut Rng) -> T {
-    match kind {
-        0 => T::zero(),
-        1 => T::one(),
-        _ => rng.scalar(),
-    }
-}
-
-fn tchar(t: Trans) -> u8 {
-    match t {
-        Trans::No => b'N',
-        Trans::Trans => b'T',
-        Trans::ConjTrans => b'C',
-    }
-}
-
-/// Upload `v`; the operand starts `off` elements in.
-struct Dev {
-    buf: DeviceBuffer,
-    off: usize,
-}
-impl Dev {
-    fn new<T: Copy>(v: &[T], off: usize) -> Dev {
-        Dev { buf: DeviceBuffer::from_slice(v).expect("upload"), off }
-    }
-    fn ptr<T>(&self) -> u64 {
-        self.buf.ptr + self.off as u64 * es::<T>()
-    }
-}
-
-/// Scalars as the call takes them, with the device copies kept alive.
-struct Scalars<T> {
-    alpha: In<T>,
-    beta: In<T>,
-    _keep: Vec<DeviceBuffer>,
-}
-fn scalars<T: Scalar>(alpha: T, beta: T, dev: bool) -> Scalars<T> {
-    if dev {
-        let (a, b) = (DeviceBuffer::from_slice(&[alpha]).unwrap(), DeviceBuffer::from_slice(&[beta]).unwrap());
-        Scalars { alpha: In::Dev(a.ptr), beta: In::Dev(b.ptr), _keep: vec![a, b] }
-    } else {
-        Scalars { alpha: In::Host(alpha), beta: In::Host(beta), _keep: vec![] }
     }
 }
 

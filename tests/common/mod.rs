@@ -1,7 +1,8 @@
 //! Shared helpers for the integration tests: random data, a poison value, tolerances.
 #![allow(dead_code)]
 
-use hyblas::types::{Scalar, C32, C64};
+use hyblas::gpu::{DeviceBuffer, In};
+use hyblas::types::{Scalar, Trans, C32, C64};
 
 /// Small deterministic generator (xorshift64*), seeded per test so failures reproduce.
 pub struct Rng(u64);
@@ -79,5 +80,67 @@ pub fn gpu_or_skip(test: &str) -> Option<&'static hyblas::gpu::Runtime> {
             let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {e}");
             None
         }
+    }
+}
+
+// ---- Device-side helpers of the GPU tests (split-k, GEMV/GER) ----
+
+pub fn nan<T: Scalar>() -> T {
+    T::from_parts(<T::Real as Scalar>::from_f64(f64::NAN), <T::Real as Scalar>::from_f64(f64::NAN))
+}
+
+pub fn es<T>() -> u64 {
+    std::mem::size_of::<T>() as u64
+}
+
+pub fn same_bits<T: Copy>(a: &[T], b: &[T]) -> bool {
+    let bytes = |v: &[T]| unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) };
+    bytes(a) == bytes(b)
+}
+
+pub fn scalar_of<T: Scalar>(kind: u8, rng: &mut Rng) -> T {
+    match kind {
+        0 => T::zero(),
+        1 => T::one(),
+        _ => rng.scalar(),
+    }
+}
+
+pub fn tchar(t: Trans) -> u8 {
+    match t {
+        Trans::No => b'N',
+        Trans::Trans => b'T',
+        Trans::ConjTrans => b'C',
+    }
+}
+
+/// Upload `v`; the operand starts `off` elements in.
+pub struct Dev {
+    pub buf: DeviceBuffer,
+    pub off: usize,
+}
+
+impl Dev {
+    pub fn new<T: Copy>(v: &[T], off: usize) -> Dev {
+        Dev { buf: DeviceBuffer::from_slice(v).expect("upload"), off }
+    }
+    pub fn ptr<T>(&self) -> u64 {
+        self.buf.ptr + self.off as u64 * es::<T>()
+    }
+}
+
+/// Scalars as the call takes them, with the device copies kept alive.
+pub struct Scalars<T> {
+    pub alpha: In<T>,
+    pub beta: In<T>,
+    _keep: Vec<DeviceBuffer>,
+}
+
+pub fn scalars<T: Scalar>(alpha: T, beta: T, dev: bool) -> Scalars<T> {
+    if dev {
+        let (a, b) = (DeviceBuffer::from_slice(&[alpha]).unwrap(), DeviceBuffer::from_slice(&[beta]).unwrap());
+        Scalars { alpha: In::Dev(a.ptr), beta: In::Dev(b.ptr), _keep: vec![a, b] }
+    } else {
+        Scalars { alpha: In::Host(alpha), beta: In::Host(beta), _keep: vec![] }
     }
 }
