@@ -13,6 +13,18 @@
 //   across shapes and runs.
 
 typedef long long i64;
+
+// Programmatic dependent launch (sm_90+, see Function::launch_dependent): a second pass calls
+// pdl_wait() before it touches memory the first pass writes or reads. It returns once that grid
+// has completed and its writes are visible (at once when the kernel was launched the ordinary
+// way). First passes do not call griddepcontrol.launch_dependents: the implicit trigger as
+// their blocks exit already hides the launch gap, and an explicit one at the start made
+// DTRMV-UTN 8192 13% and SGEMV-N 8192 7% slower on an H200 (scripts/gpu-ab.sh).
+__device__ __forceinline__ void pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 typedef unsigned long long u64;
 
 struct __align__(8) cfloat { float x, y; };

@@ -162,6 +162,7 @@ __device__ __forceinline__ void gemv_t_body(i64 m, i64 n, T alpha, const T* alph
 template <typename T>
 __device__ __forceinline__ void gemv_fin_t_body(i64 n, i64 S, T alpha, const T* alpha_p, T beta, const T* beta_p,
                                                 const T* part, T* y, i64 incy) {
+    pdl_wait();  // gemv_t (launched just before) writes part
     const i64 j = (i64)blockIdx.x * blockDim.y + threadIdx.y;
     if (j >= n) return;
     const int lane = threadIdx.x;
@@ -331,6 +332,7 @@ bool carry = true;
 template <typename T>
 __device__ __forceinline__ void gemv_fin_n_body(i64 m, i64 KS, T alpha, const T* alpha_p, T beta, const T* beta_p,
                                                 const T* part, T* y, i64 incy) {
+    pdl_wait();  // gemv_n (launched just before) writes part
     const i64 i = ((i64)blockIdx.x * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
     if (i >= m) return;
     const T al = scalar_arg(alpha, alpha_p), be = scalar_arg(beta, beta_p);

@@ -466,6 +466,7 @@ template <typename Op>
 __device__ __forceinline__ void reduce_fin(i64 chunks, const typename Op::acc_t* part, void* out, int out64) {
     typedef typename Op::acc_t A;
     __shared__ A sh[32];
+    pdl_wait();  // the _part kernel (launched just before) writes part
     const int tid = threadIdx.y * blockDim.x + threadIdx.x, nwarps = blockDim.x * blockDim.y / 32;
     const int lane = tid % 32, warp = tid / 32;
     for (int g = warp; g < 32; g += nwarps) {

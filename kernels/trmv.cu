@@ -323,6 +323,8 @@ __device__ void trmv_t_body(i64 n, const T* a, i64 lda, const T* x, T* w, i64 se
 template <typename T>
 __device__ __forceinline__ void trmv_sum_body(i64 n, const T* w, i64 width, i64 nparts, int from_start, T* x,
                                               i64 incx) {
+    // Pass 1 (launched just before, see Function::launch_dependent) reads x and writes w.
+    pdl_wait();
     const i64 i = (i64)blockIdx.x * (blockDim.x * blockDim.y) + threadIdx.y * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const i64 q = i / width;
@@ -331,7 +333,7 @@ __device__ __forceinline__ void trmv_sum_body(i64 n, const T* w, i64 width, i64 
     T sum = wp[0];
     // The partials of a row are few and latency-bound (L2 round trips): load them 8 at a time
     // into registers, then add them in order, so 8 loads are in flight and the order is the
-    // same sequential one.
+    // same sequential one. (32 at a time made STRMV-LNN 8192 7% slower on an H200.)
     for (i64 p = p0 + 1; p <= p1; p += 8) {
         T v[8];
 #pragma unroll

@@ -12,6 +12,13 @@
 #   gemv_t    HYBLAS_GEMV_T_WARPS   32 64 128                gemv_t (d, c, z) n 8192 8448 16384
 #   gemv_n    HYBLAS_GEMV_N_ITEMS   256 512 1024 2048        gemv_n (s, d, z) n 8192 8448 16384
 #   stagger   HYBLAS_GEMV_T_STAGGER 0 1                      gemv_t (all) n 4096 8192 8448 12288 16384
+#   pdl       HYBLAS_PDL            0 1                      gemv, trmv, dot, nrm2 (s, d, z) n 2048
+#                                                            5120 8192 8448 10240, 2^20 2^23 2^26
+#   shapes    HYBLAS_SHAPE: every candidate block shape of gemv_n, trmv_n and trmv_t (value i
+#             forces the i-th of each list at once; the kernels are independent)
+#                                                            gemv_n (s, d, z), trmv lnn/utn (s, z)
+#                                                            at SHAPE_N (default the sizes the
+#                                                            issue-3 targets miss and neighbours)
 # Output: $OUT/scan.csv (else build/gpu-scan/scan.csv): knob,value, then gpubench's columns.
 set -uo pipefail
 
@@ -31,9 +38,9 @@ CSV="$DEST/scan.csv"
 
 # point KNOB VALUE GPUBENCH-ARGS...: one gpubench run with KNOB=VALUE, rows appended to the CSV.
 point() {
-    local knob="$1" value="$2"
+    local knob="$1" value="$2" label="${LABEL:-$2}"
     shift 2
-    local dir="$WORK/$knob-$value-$RANDOM"
+    local dir="$WORK/$knob-$RANDOM"
     mkdir -p "$dir"
     local t0=$SECONDS
     env "$knob=$value" "$STAGE/gpubench" --quick --no-entry --out "$dir" "$@" >"$dir/log" 2>&1 || {
@@ -44,8 +51,8 @@ point() {
     f=$(ls "$dir"/*.csv 2>/dev/null | head -1)
     [ -n "$f" ] || return 0
     [ -s "$CSV" ] || echo "knob,value,$(head -1 "$f")" >"$CSV"
-    tail -n +2 "$f" | sed "s/^/$knob,$value,/" >>"$CSV"
-    printf '%-22s %6s  %3ss  %s\n' "$knob" "$value" "$((SECONDS - t0))" "$*"
+    tail -n +2 "$f" | sed "s/^/$knob,$label,/" >>"$CSV"
+    printf '%-22s %6s  %3ss  %s\n' "$knob" "$label" "$((SECONDS - t0))" "$*"
 }
 
 scans=("$@")
@@ -58,6 +65,29 @@ for s in "${scans[@]}"; do
         gemv_t) for v in 32 64 128; do point HYBLAS_GEMV_T_WARPS $v --only gemv_t --prec d,c,z --n 8192,8448,16384; done ;;
         gemv_n) for v in 256 512 1024 2048; do point HYBLAS_GEMV_N_ITEMS $v --only gemv_n --prec s,d,z --n 8192,8448,16384; done ;;
         stagger) for v in 0 1; do point HYBLAS_GEMV_T_STAGGER $v --only gemv_t --n 4096,8192,8448,12288,16384; done ;;
+        pdl) for v in 0 1; do point HYBLAS_PDL $v --only gemv,trmv,dot,nrm2 --prec s,d,z --n 2048,5120,8192,8448,10240 --len 2^20,2^23,2^26; done ;;
+        shapes)
+            # KernelSpec lists of src/gpu/gemv.rs (GEMV_N) and src/gpu/trmv.rs (TRMV_N, TRMV_T),
+            # at most 1024 threads.
+            gn=() tn=() tt=()
+            for tx in 32 64 128 256 512; do for ty in 1 2 4 8 16; do [ $((tx * ty)) -le 1024 ] && gn+=("${tx}x$ty"); done; done
+            for tx in 32 64 128 256; do for ty in 1 2 4 8; do tn+=("${tx}x$ty"); done; done
+            for ty in 1 2 4 8 16 32; do tt+=("32x$ty"); done
+            LABEL=default point HYBLAS_SHAPE "" --only gemv_n,trmv --trmv lnn,utn --prec s,d,z \
+                --n "${SHAPE_N:-2048,2304,5120,5376,8192,8448,10240,11264}"
+            for i in "${!gn[@]}"; do
+                v=""
+                for p in s d c z; do
+                    v+="${p}gemv_n:${gn[$i]},"
+                    [ "$i" -lt ${#tn[@]} ] && v+="${p}trmv_n:${tn[$i]},"
+                    [ "$i" -lt ${#tt[@]} ] && v+="${p}trmv_t:${tt[$i]},"
+                done
+                lab="gemv_n=${gn[$i]}"
+                [ "$i" -lt ${#tn[@]} ] && lab+=";trmv_n=${tn[$i]}"
+                [ "$i" -lt ${#tt[@]} ] && lab+=";trmv_t=${tt[$i]}"
+                LABEL="$lab" point HYBLAS_SHAPE "$v" --only gemv_n,trmv --trmv lnn,utn --prec s,d,z \
+                    --n "${SHAPE_N:-2048,2304,5120,5376,8192,8448,10240,11264}"
+            done ;;
         *) echo "gpu-scan: unknown scan $s" >&2 ;;
     esac
 done
@@ -68,10 +98,24 @@ import csv, sys
 from collections import defaultdict
 rows = list(csv.DictReader(open(sys.argv[1])))
 g = defaultdict(dict)
+# HYBLAS_SHAPE rows: the shape of the routine's own kernel (label parts kernel=TXxTY).
+own = {"gemv_n": "gemv_n", "trmv_lnn": "trmv_n", "trmv_utn": "trmv_t"}
 for r in rows:
     if r["hyblas_us"]:
-        g[(r["knob"], r["routine"], r["precision"], int(r["n"]))][r["value"]] = (float(r["hyblas_us"]), r["cublas_us"])
+        v = r["value"]
+        if r["knob"] == "HYBLAS_SHAPE" and v != "default":
+            parts = dict(p.split("=") for p in v.split(";"))
+            if own.get(r["routine"]) not in parts:
+                continue
+            v = parts[own[r["routine"]]]
+        g[(r["knob"], r["routine"], r["precision"], int(r["n"]))][v] = (float(r["hyblas_us"]), r["cublas_us"])
 for (knob, rt, p, n), vals in sorted(g.items()):
+    if knob == "HYBLAS_SHAPE":
+        top = sorted(vals, key=lambda v: vals[v][0])
+        d = vals.get("default", (float("nan"), ""))[0]
+        cells = "  ".join(f"{v}:{vals[v][0]:.1f}" for v in top[:6])
+        print(f"shape {p}{rt:<9} n={n:<6} default {d:.1f}  best {cells}   cuBLAS {vals[top[0]][1]}")
+        continue
     best = min(vals, key=lambda v: vals[v][0])
     cells = "  ".join(f"{v}:{t:.1f}{'*' if v == best else ''}" for v, (t, _) in vals.items())
     cub = next(iter(vals.values()))[1]

@@ -197,7 +197,9 @@ fn fin<T: Scalar>(
     let (be, bep) = beta.parts();
     let mut args = Args::new();
     args.arg(len).arg(parts).arg(al).arg(alp).arg(be).arg(bep).arg(part).arg(y.ptr).arg(y.inc);
-    f.launch(Launch { grid: (blocks as u32, 1, 1), block: (tx, ty, 1), smem: 0 }, ex.stream, &mut args)
+    // Programmatic dependent launch: the kernel waits for the pass before it (pdl_wait).
+    let l = Launch { grid: (blocks as u32, 1, 1), block: (tx, ty, 1), smem: 0 };
+    f.launch_dependent(l, ex.stream, &mut args, ex.rt.props.cc)
 }
 
 /// GEMV-T/C: one warp per (column, segment) task.

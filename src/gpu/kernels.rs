@@ -154,16 +154,58 @@ impl Args {
     }
 }
 
+/// `HYBLAS_PDL=0` turns programmatic dependent launch off (see [`Function::launch_dependent`]).
+static PDL: once_cell::sync::Lazy<bool> =
+    once_cell::sync::Lazy::new(|| crate::config::threshold("HYBLAS_PDL", 1) != 0);
+
 impl Function {
     /// Launch on `stream`. The driver copies the arguments at launch, so `args` may be dropped
     /// right after.
     pub fn launch(&self, l: Launch, stream: sys::CUstream, args: &mut Args) -> Result<()> {
+        self.launch_with(l, stream, args, false)
+    }
+
+    /// Launch a second pass that reads what the kernel before it on `stream` wrote, as a
+    /// programmatic dependent launch on sm_90+ (`cc`): the driver prepares it while the first
+    /// pass's last blocks still run, and its blocks wait in `pdl_wait()` (kernels/common.cuh)
+    /// until that grid has finished and its writes are visible. This hides most of the launch
+    /// gap between the two passes (about 1 us on an H200). The kernel must call `pdl_wait()`
+    /// before it touches memory the first pass writes or reads. Elsewhere (older GPUs,
+    /// `HYBLAS_PDL=0`) it is an ordinary launch and `pdl_wait()` returns at once.
+    pub fn launch_dependent(&self, l: Launch, stream: sys::CUstream, args: &mut Args, cc: (i32, i32)) -> Result<()> {
+        self.launch_with(l, stream, args, cc.0 >= 9 && *PDL)
+    }
+
+    fn launch_with(&self, l: Launch, stream: sys::CUstream, args: &mut Args, pdl: bool) -> Result<()> {
         if l.grid.0 == 0 || l.grid.1 == 0 || l.grid.2 == 0 {
             return Ok(());
         }
         let mut ptrs = [std::ptr::null_mut::<c_void>(); MAX_ARGS];
         for (p, s) in ptrs.iter_mut().zip(&mut args.store[..args.len]) {
             *p = s.as_mut_ptr() as *mut c_void;
+        }
+        if pdl {
+            // SAFETY: the attribute and config live until the call returns; the value union
+            // is zeroed before the one field is set.
+            let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+            attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            attr.value.programmaticStreamSerializationAllowed = 1;
+            let config = sys::CUlaunchConfig {
+                gridDimX: l.grid.0,
+                gridDimY: l.grid.1,
+                gridDimZ: l.grid.2,
+                blockDimX: l.block.0,
+                blockDimY: l.block.1,
+                blockDimZ: l.block.2,
+                sharedMemBytes: l.smem,
+                hStream: stream,
+                attrs: &mut attr,
+                numAttrs: 1,
+            };
+            return check(
+                unsafe { sys::cuLaunchKernelEx(&config, self.raw.0, ptrs.as_mut_ptr(), std::ptr::null_mut()) },
+                "cuLaunchKernelEx",
+            );
         }
         check(
             unsafe {

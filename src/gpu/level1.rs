@@ -278,7 +278,8 @@ fn reduce<T: Scalar>(
         let threads = 32 * warps(ftx, fty).min(fin.max_threads / 32).max(1);
         let mut args = Args::new();
         args.arg(chunks).arg(part).arg(out).arg(out64 as i32);
-        fin.launch(Launch { grid: (1, 1, 1), block: (threads, 1, 1), smem: 0 }, ex.stream, &mut args)?;
+        let l = Launch { grid: (1, 1, 1), block: (threads, 1, 1), smem: 0 };
+        fin.launch_dependent(l, ex.stream, &mut args, ex.rt.props.cc)?;
     }
     if let Dest::Host(p, bytes) = d {
         ex.rt.sync(ex.stream)?;

@@ -43,6 +43,29 @@ pub fn version() -> Result<(i32, i32)> {
 /// Options every kernel is compiled with (besides the architecture).
 pub const OPTIONS: &[&str] = &["--std=c++17", "-lineinfo"];
 
+/// `HYBLAS_KERNEL_DEFINES`: extra `-DNAME[=VALUE]` options (space-separated) for every kernel,
+/// for measuring a kernel's compile-time variants (`-DTRMV_UN=4`, `-DGEMV_T_UNROLL=8`, ...)
+/// without a rebuild. Part of the cache key; anything but `-D` options is ignored.
+static DEFINES: once_cell::sync::Lazy<Vec<String>> = once_cell::sync::Lazy::new(|| {
+    crate::config::value("HYBLAS_KERNEL_DEFINES")
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter(|o| {
+            let ok = o.starts_with("-D") && o.len() > 2;
+            if !ok {
+                eprintln!("hyblas: HYBLAS_KERNEL_DEFINES item `{o}` is not -DNAME[=VALUE]; ignored");
+            }
+            ok
+        })
+        .map(str::to_string)
+        .collect()
+});
+
+/// Every option of a compile besides the architecture.
+fn options() -> impl Iterator<Item = &'static str> {
+    OPTIONS.iter().copied().chain(DEFINES.iter().map(String::as_str))
+}
+
 /// How a module's image was obtained.
 #[derive(Clone, Debug)]
 pub struct Compiled {
@@ -57,7 +80,7 @@ fn key(name: &str, source: &str, arch: &str, ver: (i32, i32)) -> String {
     h.update(source.as_bytes());
     h.update(arch.as_bytes());
     h.update(format!("nvrtc {}.{}", ver.0, ver.1).as_bytes());
-    for o in OPTIONS {
+    for o in options() {
         h.update(o.as_bytes());
         h.update([0u8]);
     }
@@ -109,7 +132,7 @@ pub fn compile(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
             "nvrtcCreateProgram",
         )?;
     }
-    let mut opts: Vec<CString> = OPTIONS.iter().map(|o| CString::new(*o).unwrap()).collect();
+    let mut opts: Vec<CString> = options().map(|o| CString::new(o).unwrap()).collect();
     opts.push(CString::new(format!("--gpu-architecture={arch}")).unwrap());
     let optp: Vec<*const std::ffi::c_char> = opts.iter().map(|o| o.as_ptr()).collect();
     let r = unsafe { nv::nvrtcCompileProgram(prog, optp.len() as i32, optp.as_ptr()) };

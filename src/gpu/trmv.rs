@@ -39,11 +39,15 @@ const F_VEC: i32 = 8;
 /// Dynamic shared memory the launch may use without opting in.
 const SMEM_DEFAULT_MAX: u32 = 48 << 10;
 
-/// `trmv_n`: tx threads along rows (V rows each), ty along the panel's strands.
-pub static TRMV_N: KernelSpec = KernelSpec { name: "trmv_n", tx: &[32, 64, 128, 256], ty: &[1, 2, 4, 8], smem: n_smem };
-/// `trmv_t`: one warp per (column, segment); ty warps per block.
-pub static TRMV_T: KernelSpec =
-    KernelSpec { name: "trmv_t", tx: &[32], ty: &[1, 2, 4, 8, 16, 32], smem: tune::no_smem };
+/// `trmv_n`: tx threads along rows (V rows each), ty along the panel's strands. Measured on
+/// an H200 over every shape of tx 32..256, ty 1..8 (`scripts/gpu-scan.sh shapes`, n = 2048..
+/// 11264, s/d/z): the best was always tx 32 or 64 with ty 4 or 8. Wider tiles make so few
+/// blocks at large n that SMs hold one or two (ZTRMV 10240: 233 us at the shape the rule then
+/// picked, 198 us at 64x4); fewer strands per block make each thread walk several in turn.
+pub static TRMV_N: KernelSpec = KernelSpec { name: "trmv_n", tx: &[32, 64], ty: &[4, 8], smem: n_smem };
+/// `trmv_t`: one warp per (column, segment); ty warps per block. The same scan found ty 1..4
+/// best everywhere and ty 1 up to 35% slower at n <= 2304 (DTRMV-UTN 2048: 17.1 vs 12.6 us).
+pub static TRMV_T: KernelSpec = KernelSpec { name: "trmv_t", tx: &[32], ty: &[2, 4], smem: tune::no_smem };
 /// Pass 2 and the x packing: one element per thread.
 pub static TRMV_SUM: KernelSpec =
     KernelSpec { name: "trmv_sum", tx: &[64, 128, 256, 512, 1024], ty: &[1], smem: tune::no_smem };
@@ -128,13 +132,15 @@ fn grid(blocks: i64) -> Result<(u32, u32, u32)> {
     Ok((blocks as u32, 1, 1))
 }
 
-/// A one-element-per-thread launch (pass 2, the packing) of n elements.
+/// A one-element-per-thread launch (pass 2, the packing) of n elements; pass 2 (`dependent`)
+/// as a programmatic dependent launch of pass 1.
 fn launch_elementwise<T: Scalar>(
     ex: &Exec,
     f: &Function,
     spec: &'static KernelSpec,
     n: i64,
     args: &mut Args,
+    dependent: bool,
 ) -> Result<()> {
     let units = n as u64;
     let blocks = |tx: u32, ty: u32| units.div_ceil((tx * ty) as u64);
@@ -142,7 +148,12 @@ fn launch_elementwise<T: Scalar>(
     // These passes touch only n elements (a few partials each).
     let tx = tune::spread_over_sms(tx, 64, ex.rt.props.sm_count, |tx| blocks(tx, ty));
     let threads = (tx * ty) as i64;
-    f.launch(Launch { grid: grid(cdiv(n, threads))?, block: (tx, ty, 1), smem: 0 }, ex.stream, args)
+    let l = Launch { grid: grid(cdiv(n, threads))?, block: (tx, ty, 1), smem: 0 };
+    if dependent {
+        f.launch_dependent(l, ex.stream, args, ex.rt.props.cc)
+    } else {
+        f.launch(l, ex.stream, args)
+    }
 }
 
 /// x := op(A)*x, A n x n triangular column-major; op = N, T or C.
@@ -179,7 +190,7 @@ pub fn trmv<T: Scalar>(ex: &Exec, uplo: Uplo, trans: Trans, diag: Diag, n: i64, 
         let f = ex.function::<T>(Family::Trmv, "trmv_gather")?;
         let mut args = Args::new();
         args.arg(n).arg(x.ptr).arg(x.inc).arg(xc);
-        launch_elementwise::<T>(ex, &f, &TRMV_GATHER, n, &mut args)?;
+        launch_elementwise::<T>(ex, &f, &TRMV_GATHER, n, &mut args, false)?;
     }
 
     // Pass 1.
@@ -229,7 +240,7 @@ pub fn trmv<T: Scalar>(ex: &Exec, uplo: Uplo, trans: Trans, diag: Diag, n: i64, 
     let f = ex.function::<T>(Family::Trmv, "trmv_sum")?;
     let mut args = Args::new();
     args.arg(n).arg(w).arg(part_width).arg(parts).arg(from_start).arg(x.ptr).arg(x.inc);
-    launch_elementwise::<T>(ex, &f, &TRMV_SUM, n, &mut args)?;
+    launch_elementwise::<T>(ex, &f, &TRMV_SUM, n, &mut args, true)?;
     drop(s);
     Ok(())
 }

@@ -225,10 +225,41 @@ pub fn choose(
     }
     let s = choose_uncached(&rt.props, f, spec, prefix, elem, &blocks);
     CHOICES.write().insert(key, s);
+    if crate::plan::trace::enabled() {
+        // Once per (kernel, size class): the choice is cached from here on.
+        crate::plan::trace::note(&format!(
+            "shape {prefix}{} class {class:#x}: {}x{} ({} blocks)",
+            spec.name,
+            s.0,
+            s.1,
+            blocks(s.0, s.1)
+        ));
+    }
     s
 }
 
-/// The seed's online algorithm, without the cache.
+/// Shapes forced from the environment: `HYBLAS_SHAPE=dgemv_n:64x2,strmv_n:32x8` (kernel with
+/// its precision prefix, then TxxTy). For measuring the shape rule against every candidate
+/// (`scripts/gpu-scan.sh shapes`); a forced shape the kernel cannot run is brought to the
+/// nearest one it can by the kernel's host code, as for `with_shape`.
+static ENV_SHAPES: Lazy<HashMap<String, (u32, u32)>> = Lazy::new(|| {
+    let mut m = HashMap::new();
+    for item in crate::config::value("HYBLAS_SHAPE").unwrap_or_default().split(',').filter(|s| !s.trim().is_empty()) {
+        let parsed = item.split_once(':').and_then(|(k, v)| {
+            let (tx, ty) = v.trim().split_once('x')?;
+            Some((k.trim().to_string(), (tx.parse().ok()?, ty.parse().ok()?)))
+        });
+        match parsed {
+            Some((k, s)) => {
+                m.insert(k, s);
+            }
+            None => eprintln!("hyblas: HYBLAS_SHAPE item `{item}` is not kernel:TXxTY; ignored"),
+        }
+    }
+    m
+});
+
+/// The seed's online algorithm, without the cache (or the shape `HYBLAS_SHAPE` forces).
 pub fn choose_uncached(
     p: &DeviceProps,
     f: &Function,
@@ -237,7 +268,11 @@ pub fn choose_uncached(
     elem: u32,
     blocks: &dyn Fn(u32, u32) -> u64,
 ) -> (u32, u32) {
-    let (r, _) = recipe(p, &format!("{prefix}{}", spec.name));
+    let key = format!("{prefix}{}", spec.name);
+    if let Some(&s) = ENV_SHAPES.get(&key) {
+        return s;
+    }
+    let (r, _) = recipe(p, &key);
     let all = candidates(p, f, spec, elem);
     let meets = |&&(tx, ty, o): &&(u32, u32, super::occupancy::Occupancy)| {
         o.warp + 1e-9 >= r.min_warp

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs ON THE GPU HOST: A/B timing of two gpubench builds (gpu-stage/old/gpubench, the build
+# before a change, and gpu-stage/gpubench) on the same GPU in one call, alternating A B A B so
+# drift shows, plus optional environment variants of the new build.
+#
+#   bash scripts/gpu-ab.sh "GPUBENCH ARGS" [NAME=ENV ...]
+#
+# e.g. bash scripts/gpu-ab.sh "--only trmv --prec s,d --n 8192" pdl0=HYBLAS_PDL=0
+# Prints per point: old, new (twice each), every variant, in us; writes $OUT/ab.csv.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+DEST="${OUT:-$ROOT/build/gpu-ab}"
+mkdir -p "$DEST"
+export HYBLAS_CACHE_DIR="${HYBLAS_CACHE_DIR:-$ROOT/build/hyblas-cache}"
+for d in /usr/local/cuda/lib64; do [ -d "$d" ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d"; done
+chmod +x gpu-stage/gpubench gpu-stage/old/gpubench 2>/dev/null
+ARGS="$1"; shift
+W="$(mktemp -d)"
+run() { # label binary env...
+    local label="$1" bin="$2"; shift 2
+    mkdir -p "$W/$label"
+    env "$@" "$bin" --quick --no-entry $ARGS --out "$W/$label" >"$W/$label.log" 2>&1 || tail -3 "$W/$label.log"
+}
+run old1 gpu-stage/old/gpubench
+run new1 gpu-stage/gpubench
+run old2 gpu-stage/old/gpubench
+run new2 gpu-stage/gpubench
+labels="old1 new1 old2 new2"
+for v in "$@"; do
+    name="${v%%=*}"; envs="${v#*=}"
+    # NAME=K1=V1;K2=V2
+    IFS=';' read -ra kv <<<"$envs"
+    run "$name" gpu-stage/gpubench "${kv[@]}"
+    labels="$labels $name"
+done
+python3 - "$W" "$DEST/ab.csv" $labels <<'PY'
+import csv, sys, glob, os
+w, out, labels = sys.argv[1], sys.argv[2], sys.argv[3:]
+data = {}
+for l in labels:
+    for f in glob.glob(os.path.join(w, l, "*.csv")):
+        for r in csv.DictReader(open(f)):
+            if r.get("hyblas_us"):
+                data.setdefault((r["routine"], r["precision"], int(r["n"])), {})[l] = float(r["hyblas_us"])
+with open(out, "w") as fo:
+    fo.write("routine,precision,n," + ",".join(labels) + "\n")
+    print(f'{"point":<24}' + "".join(f"{l:>9}" for l in labels))
+    for k in sorted(data):
+        v = data[k]
+        fo.write(f"{k[0]},{k[1]},{k[2]}," + ",".join(f"{v.get(l, '')}" for l in labels) + "\n")
+        print(f"{k[0]+' '+k[1]+' '+str(k[2]):<24}" + "".join(f"{v[l]:9.1f}" if l in v else f'{"-":>9}' for l in labels))
+PY
+rm -rf "$W"
