@@ -1039,13 +1039,23 @@ struct Cfg {
 /// Timed samples per side at most; a side's repetitions are split into this many batches.
 const MAX_SAMPLES: usize = 10;
 
+/// Calls shorter than this (seconds) are bound by the host's launch rate, where one hiccup of
+/// the host moves a batch by 5-40%: they take up to SHORT_REPS_FACTOR times the repetitions,
+/// in SHORT_SAMPLES batches, so the median stands on more samples.
+const SHORT_CALL: f64 = 20e-6;
+const SHORT_REPS_FACTOR: usize = 10;
+const SHORT_SAMPLES: usize = 40;
+
 /// Calls at least this long (seconds) hide the launch latency themselves: no untimed call
 /// before their batches.
 const PRECALL_BELOW: f64 = 500e-6;
 
-/// TRMV x copies needed: the untimed call plus the largest batch.
+/// TRMV x copies needed: the untimed call plus the largest batch (of a long or a short call).
 fn slots_needed(cfg: &Cfg) -> usize {
-    cfg.max_reps.div_ceil(MAX_SAMPLES.min(cfg.max_reps)).max(2) + 1
+    let long = cfg.max_reps.div_ceil(MAX_SAMPLES.min(cfg.max_reps));
+    let short_reps = cfg.max_reps * SHORT_REPS_FACTOR;
+    let short = short_reps.div_ceil(SHORT_SAMPLES.min(short_reps));
+    long.max(short).max(2) + 1
 }
 
 /// One call of a side; a panic (a bug on that side) becomes an error: the side shows `n/a`
@@ -1103,8 +1113,13 @@ fn measure(
         })();
         match r {
             Ok(est) => {
-                let reps = ((cfg.target / est.max(1e-7)).round() as usize).clamp(cfg.min_reps, cfg.max_reps);
-                let s = reps.min(MAX_SAMPLES);
+                let (max_reps, max_samples) = if est < SHORT_CALL {
+                    (cfg.max_reps * SHORT_REPS_FACTOR, SHORT_SAMPLES)
+                } else {
+                    (cfg.max_reps, MAX_SAMPLES)
+                };
+                let reps = ((cfg.target / est.max(1e-7)).round() as usize).clamp(cfg.min_reps, max_reps);
+                let s = reps.min(max_samples);
                 plan[i] = (s, reps.div_ceil(s), est < PRECALL_BELOW);
             }
             Err(e) => {
@@ -1960,8 +1975,9 @@ fn main() -> ExitCode {
     println!("entry:  {}", entry.as_ref().map_or("none".into(), |a| format!("{}: {}", a.label, a.desc)));
     let cfg = Cfg { target: o.target, min_reps: o.min_reps, max_reps: o.max_reps };
     println!(
-        "timing: CUDA events, batches back to back after one untimed call, median of <= {MAX_SAMPLES} samples; \
+        "timing: CUDA events, batches back to back after one untimed call, median of <= {MAX_SAMPLES} samples ({SHORT_SAMPLES} below {} us); \
          ~{:.0} ms per side and point, {}..{} calls{}",
+        SHORT_CALL * 1e6,
         cfg.target * 1e3,
         cfg.min_reps,
         cfg.max_reps,

@@ -155,8 +155,7 @@ impl Args {
 }
 
 /// `HYBLAS_PDL=0` turns programmatic dependent launch off (see [`Function::launch_dependent`]).
-static PDL: once_cell::sync::Lazy<bool> =
-    once_cell::sync::Lazy::new(|| crate::config::threshold("HYBLAS_PDL", 1) != 0);
+static PDL: once_cell::sync::Lazy<bool> = once_cell::sync::Lazy::new(|| crate::config::threshold("HYBLAS_PDL", 1) != 0);
 
 impl Function {
     /// Launch on `stream`. The driver copies the arguments at launch, so `args` may be dropped
