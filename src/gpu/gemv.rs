@@ -128,10 +128,6 @@ fn class2(m: i64, n: i64) -> u64 {
     tune::size_class(m as u64) ^ tune::size_class(n as u64).rotate_left(29)
 }
 
-fn aligned<T>(a: DMat) -> bool {
-    a.ptr.is_multiple_of(16) && (a.ld as u64 * std::mem::size_of::<T>() as u64).is_multiple_of(16)
-}
-
 /// y := alpha*op(A)*x + beta*y, A m x n column-major; op = N, T or C.
 #[allow(clippy::too_many_arguments)]
 pub fn gemv<T: Scalar>(
@@ -218,7 +214,7 @@ fn gemv_t<T: Scalar>(
     let p = &ex.rt.props;
     let (s, l) = t_segments::<T>(m, n, p.sm_count);
     let vx = x.inc == 1 && x.ptr.is_multiple_of(16);
-    let name = match (aligned::<T>(a), vx) {
+    let name = match (a.aligned16::<T>(), vx) {
         (true, true) => "gemv_t_vv",
         (true, false) => "gemv_t_vs",
         (false, true) => "gemv_t_sv",
@@ -254,7 +250,7 @@ fn gemv_t<T: Scalar>(
 fn gemv_n<T: Scalar>(ex: &Exec, m: i64, n: i64, alpha: In<T>, a: DMat, x: DVec, beta: In<T>, y: DVec) -> Result<()> {
     let p = &ex.rt.props;
     let (ks, lq) = n_panels::<T>(m, n, p.sm_count);
-    let va = aligned::<T>(a);
+    let va = a.aligned16::<T>();
     let f = ex.function::<T>(Family::Gemv, if va { "gemv_n_v" } else { "gemv_n" })?;
     let rows_per_thread = (if va { per_unit::<T>() } else { 1 }) as u64;
     let units = (m as u64).div_ceil(rows_per_thread);
@@ -288,7 +284,7 @@ pub fn ger<T: Scalar>(ex: &Exec, m: i64, n: i64, alpha: In<T>, x: DVec, y: DVec,
     if a.ld < m {
         return Err(GpuError::Unsupported("ger: lda < m"));
     }
-    let va = aligned::<T>(a);
+    let va = a.aligned16::<T>();
     let f = ex.function::<T>(Family::Gemv, if va { "ger_v" } else { "ger" })?;
     let rows_per_thread = (if va { per_unit::<T>() } else { 1 }) as u64;
     let units = (m as u64).div_ceil(rows_per_thread);

@@ -97,6 +97,11 @@ impl DVec {
 }
 
 impl DMat {
+    /// Whether every column of `T` elements starts on 16 bytes (the base and the leading
+    /// dimension in bytes are multiples of 16), so a kernel may read columns with 16-byte loads.
+    pub fn aligned16<T>(&self) -> bool {
+        self.ptr.is_multiple_of(16) && (self.ld as u64 * std::mem::size_of::<T>() as u64).is_multiple_of(16)
+    }
     pub fn of<T>(p: *const T, ld: isize) -> Self {
         DMat { ptr: p as u64, ld: ld as i64 }
     }

@@ -695,7 +695,11 @@ struct Uploader<'a> {
     copier: Copier,
 }
 
-impl Uploader<'_> {
+impl<'a> Uploader<'a> {
+    fn new(chunks: &'a [Chunk], stream: sys::CUstream, copier: Copier) -> Self {
+        Uploader { chunks, next: 0, stream, bytes: 0, copier }
+    }
+
     /// Enqueue the upload of `r`: each piece waits for its chunk's previous copy, is packed by
     /// the CPU threads, and copied asynchronously.
     unsafe fn upload(&mut self, r: Region, elem: usize, piece: usize) -> Result<()> {
@@ -731,7 +735,30 @@ struct Downloader<'a> {
     copier: Copier,
 }
 
-impl Downloader<'_> {
+impl<'a> Downloader<'a> {
+    /// A downloader over the ring `chunks` on `stream`, expecting `tiles` tiles (it grows as
+    /// needed), `written` pieces already counted toward `fail_after`.
+    fn new(
+        chunks: &'a [Chunk],
+        stream: sys::CUstream,
+        tiles: usize,
+        written: usize,
+        fail_after: Option<usize>,
+        copier: Copier,
+    ) -> Self {
+        Downloader {
+            chunks,
+            pending: VecDeque::new(),
+            head: 0,
+            stream,
+            bytes: 0,
+            done: vec![0; tiles],
+            written,
+            fail_after,
+            copier,
+        }
+    }
+
     /// Enqueue the download of tile `t` (region `r` of C), after event `ready`.
     unsafe fn tile(&mut self, t: usize, r: Region, ready: sys::CUevent, elem: usize, piece: usize) -> Result<()> {
         check(sys::cuStreamWaitEvent(self.stream, ready, 0), "cuStreamWaitEvent")?;
@@ -769,6 +796,50 @@ impl Downloader<'_> {
         self.bytes += (w * h) as u64;
         Ok(true)
     }
+}
+
+/// The download thread's loop, shared by GEMM and the other Level-3 routines: bind `rt`'s
+/// context to the thread, then take messages from `rx` as they are sent (`on`), and whenever none waits make progress on what has been
+/// enqueued (`idle`: true when it did something, false when nothing is left to do, which then
+/// blocks on the next message). Stops when the sender is dropped or `abort` is set, then
+/// finishes everything in flight; on an error it sets `abort` for the sending side.
+fn download_loop<S, M>(
+    rt: &Runtime,
+    st: &mut S,
+    rx: &mpsc::Receiver<M>,
+    abort: &AtomicBool,
+    mut idle: impl FnMut(&mut S) -> Result<bool>,
+    mut on: impl FnMut(&mut S, M) -> Result<()>,
+) -> Result<()> {
+    let r = (|| -> Result<()> {
+        rt.bind()?;
+        loop {
+            let msg = match rx.try_recv() {
+                Ok(x) => x,
+                Err(mpsc::TryRecvError::Empty) => {
+                    // Nothing new: write back what has arrived, else wait.
+                    if idle(st)? {
+                        continue;
+                    }
+                    match rx.recv() {
+                        Ok(x) => x,
+                        Err(_) => break,
+                    }
+                }
+                Err(mpsc::TryRecvError::Disconnected) => break,
+            };
+            if abort.load(Ordering::Relaxed) {
+                break;
+            }
+            on(st, msg)?;
+        }
+        while idle(st)? {}
+        Ok(())
+    })();
+    if r.is_err() {
+        abort.store(true, Ordering::Relaxed);
+    }
+    r
 }
 
 // ---- GEMM ----
@@ -1123,7 +1194,7 @@ unsafe fn run<T: Scalar>(
             });
 
             // ---- Step 3: uploads and GEMMs in schedule order, on the calling thread ----
-            let mut up = Uploader { chunks: &pipe_ref.up, next: 0, stream: h2d, bytes: 0, copier: Copier::Pool };
+            let mut up = Uploader::new(&pipe_ref.up, h2d, Copier::Pool);
             let r = (|| -> Result<()> {
                 for step in &block.steps {
                     if abort.load(Ordering::Relaxed) {
@@ -1219,48 +1290,20 @@ fn spawn_downloader<'scope, 'env>(
     let (chunks, stream) = (Shared(&pipe.down[..]), Shared(pipe.d2h));
     s.spawn(move || {
         let (chunks, stream) = (chunks, stream);
-        let mut d = Downloader {
-            chunks: chunks.0,
-            pending: VecDeque::new(),
-            head: 0,
-            stream: stream.0,
-            bytes: 0,
-            done: vec![0; tiles],
-            written: spec.written,
-            fail_after: spec.fail_after,
-            copier: spec.copier,
-        };
+        let mut d = Downloader::new(chunks.0, stream.0, tiles, spec.written, spec.fail_after, spec.copier);
         // SAFETY: the regions and events come from the sending side, which keeps the caller's
         // C, the arena and the events alive until this thread is joined.
-        let r = (|| -> Result<()> {
-            rt.bind()?;
-            loop {
-                let msg = match rx.try_recv() {
-                    Ok(x) => x,
-                    Err(mpsc::TryRecvError::Empty) => {
-                        // Nothing new: write back what has arrived, else wait.
-                        if unsafe { d.finish_oldest()? } {
-                            continue;
-                        }
-                        match rx.recv() {
-                            Ok(x) => x,
-                            Err(_) => break,
-                        }
-                    }
-                    Err(mpsc::TryRecvError::Disconnected) => break,
-                };
-                if abort.load(Ordering::Relaxed) {
-                    break;
-                }
+        let r = download_loop(
+            rt,
+            &mut d,
+            &rx,
+            abort,
+            |d| unsafe { d.finish_oldest() },
+            |d, msg: Shared<DownMsg>| {
                 let DownMsg { t, r, ev } = msg.0;
-                unsafe { d.tile(t, r, ev, spec.elem, spec.piece)? };
-            }
-            while unsafe { d.finish_oldest()? } {}
-            Ok(())
-        })();
-        if r.is_err() {
-            abort.store(true, Ordering::Relaxed);
-        }
+                unsafe { d.tile(t, r, ev, spec.elem, spec.piece) }
+            },
+        );
         (r, d.done, d.bytes, d.written)
     })
 }
@@ -1778,7 +1821,7 @@ unsafe fn gpu_claims<T: Scalar>(
     let (r, ubytes, (dr, dd, dbytes, _)) = std::thread::scope(|s| {
         let down = DownSpec { written: 0, fail_after: kn.fail_after, copier, elem: e, piece };
         let dl = spawn_downloader(s, rt, pipe_ref, rx, &abort, 0, down);
-        let mut up = Uploader { chunks: &pipe_ref.up, next: 0, stream: h2d, bytes: 0, copier };
+        let mut up = Uploader::new(&pipe_ref.up, h2d, copier);
         let r = (|| -> Result<()> {
             let mut a_up = vec![false; m.div_ceil(mt)];
             let mut inflight: VecDeque<(usize, sys::CUevent)> = VecDeque::new();
@@ -2085,22 +2128,12 @@ pub fn measure_transfers_with(rt: &Runtime, bytes: usize, copier: Copier) -> Res
         let hp = host.as_mut_ptr();
         let reg = Region { host: hp, hpitch: bytes, dev: dev.ptr, dpitch: bytes, width: bytes, height: 1 };
         let up = time(&mut || unsafe {
-            let mut u = Uploader { chunks: &pipe.up, next: 0, stream: h2d_s, bytes: 0, copier };
+            let mut u = Uploader::new(&pipe.up, h2d_s, copier);
             u.upload(reg, 1, piece)?;
             check(sys::cuStreamSynchronize(h2d_s), "cuStreamSynchronize")
         })?;
         let down = time(&mut || unsafe {
-            let mut d = Downloader {
-                chunks: &pipe.down,
-                pending: VecDeque::new(),
-                head: 0,
-                stream: d2h_s,
-                bytes: 0,
-                done: vec![0],
-                written: 0,
-                fail_after: None,
-                copier,
-            };
+            let mut d = Downloader::new(&pipe.down, d2h_s, 1, 0, None, copier);
             check(sys::cuEventRecord(pipe.ready, comp), "cuEventRecord")?;
             d.tile(0, reg, pipe.ready, 1, piece)?;
             while d.finish_oldest()? {}

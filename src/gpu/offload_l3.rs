@@ -1258,52 +1258,25 @@ unsafe fn exec<T: Scalar>(
             let (done_ev, abort) = (&done_ev, &abort);
             s.spawn(move || -> (Result<()>, Vec<usize>, u64) {
                 let (chunks, stream, down) = (chunks, stream, down);
-                let mut d = Downloader {
-                    chunks: chunks.0,
-                    pending: VecDeque::new(),
-                    head: 0,
-                    stream: stream.0,
-                    bytes: 0,
-                    done: vec![0; nt],
-                    written: 0,
-                    fail_after,
-                    copier: Copier::Pool,
-                };
-                let r = (|| -> Result<()> {
-                    rt.bind()?;
-                    loop {
-                        let t = match rx.try_recv() {
-                            Ok(t) => t,
-                            Err(mpsc::TryRecvError::Empty) => {
-                                if down_next(&mut d, down.0, e, piece)? {
-                                    continue;
-                                }
-                                match rx.recv() {
-                                    Ok(t) => t,
-                                    Err(_) => break,
-                                }
-                            }
-                            Err(mpsc::TryRecvError::Disconnected) => break,
-                        };
-                        if abort.load(Ordering::Relaxed) {
-                            break;
-                        }
+                let mut d = Downloader::new(chunks.0, stream.0, nt, 0, fail_after, Copier::Pool);
+                let r = download_loop(
+                    rt,
+                    &mut d,
+                    &rx,
+                    abort,
+                    |d| down_next(d, down.0, e, piece),
+                    |d, t: usize| {
                         // The tile's pieces leave once its chain of cuBLAS calls is done.
                         check(sys::cuStreamWaitEvent(d.stream, done_ev[t].0, 0), "cuStreamWaitEvent")?;
-                        down_tile(&mut d, down.0, t, e, piece)?;
-                    }
-                    while down_next(&mut d, down.0, e, piece)? {}
-                    Ok(())
-                })();
-                if r.is_err() {
-                    abort.store(true, Ordering::Relaxed);
-                }
+                        down_tile(d, down.0, t, e, piece)
+                    },
+                );
                 (r, d.done, d.bytes)
             })
         });
 
         // ---- Uploads and cuBLAS calls in schedule order, on the calling thread ----
-        let mut up = Uploader { chunks: up_chunks, next: 0, stream: h2d, bytes: 0, copier: Copier::Pool };
+        let mut up = Uploader::new(up_chunks, h2d, Copier::Pool);
         let r = (|| -> Result<()> {
             // Uploads enqueued since the compute stream last waited for them.
             let mut pending = false;

@@ -433,6 +433,24 @@ const MODE_PART: i32 = 0;
 const MODE_STORE: i32 = 1;
 const MODE_ATOMIC: i32 = 2;
 
+/// The kernels' `mode`: atomic adds into C, C written by the one chunk, or partials reduced
+/// across the chunks.
+fn launch_mode(atomic: bool, chunks: i64) -> i32 {
+    if atomic {
+        MODE_ATOMIC
+    } else if chunks == 1 {
+        MODE_STORE
+    } else {
+        MODE_PART
+    }
+}
+
+/// The kernels' `vec`: bit 0 A, bit 1 B takes the 16-byte loads (base and leading dimension
+/// aligned).
+fn vec_bits<T: Scalar>(a: DMat, b: DMat) -> i32 {
+    a.aligned16::<T>() as i32 | (b.aligned16::<T>() as i32) << 1
+}
+
 /// Layout suffix: op(A) N -> 'n' (k-strided), T/C -> 't'; op(B) N -> 'n' (k-contiguous), T/C -> 't'.
 fn layout(transa: Trans, transb: Trans) -> &'static str {
     match (transa == Trans::No, transb == Trans::No) {
@@ -443,18 +461,33 @@ fn layout(transa: Trans, transb: Trans) -> &'static str {
     }
 }
 
-/// 16-byte copies apply: the base and every column start are 16-byte aligned.
-fn aligned<T>(a: DMat) -> bool {
-    a.ptr.is_multiple_of(16) && (a.ld as u64 * std::mem::size_of::<T>() as u64).is_multiple_of(16)
+/// How the fragment kernels read the operands: a single contiguous row of op(A) (op(A) = N,
+/// m = 1, lda = 1) as k-contiguous, and so a single column of op(B) (op(B) = T/C, n = 1,
+/// ldb = 1): 16-byte loads where the strided layout would give each lane one element. The
+/// row stride is then never used (0).
+fn k_contiguous(
+    mut transa: Trans,
+    mut transb: Trans,
+    m: i64,
+    n: i64,
+    mut a: DMat,
+    mut b: DMat,
+) -> (Trans, Trans, DMat, DMat) {
+    if transa == Trans::No && m == 1 && a.ld == 1 {
+        (transa, a.ld) = (Trans::Trans, 0);
+    }
+    if transb != Trans::No && n == 1 && b.ld == 1 {
+        (transb, b.ld) = (Trans::No, 0);
+    }
+    (transa, transb, a, b)
 }
 
-/// Whether the split-k kernels read both operands with 16-byte loads (both aligned, after the
-/// fragment kernels' reading of a single contiguous row or column as k-contiguous); else they
-/// read element by element, which the planner prices with the measured unaligned factors.
+/// Whether the split-k kernels read both operands with 16-byte loads (both aligned, as the
+/// fragment kernels read them: [`k_contiguous`]); else they read element by element, which the
+/// planner prices with the measured unaligned factors.
 pub fn vector_loads<T>(transa: Trans, transb: Trans, m: i64, n: i64, a: DMat, b: DMat) -> bool {
-    let a_ld = if transa == Trans::No && m == 1 && a.ld == 1 { 0 } else { a.ld };
-    let b_ld = if transb != Trans::No && n == 1 && b.ld == 1 { 0 } else { b.ld };
-    aligned::<T>(DMat { ptr: a.ptr, ld: a_ld }) && aligned::<T>(DMat { ptr: b.ptr, ld: b_ld })
+    let (_, _, a, b) = k_contiguous(transa, transb, m, n, a, b);
+    a.aligned16::<T>() && b.aligned16::<T>()
 }
 
 fn class3(m: i64, n: i64, k: i64) -> u64 {
@@ -602,14 +635,8 @@ pub fn gemm<T: Scalar>(
     if smem > 48 * 1024 {
         allow_smem(p, &f)?;
     }
-    let mode = if atomic {
-        MODE_ATOMIC
-    } else if chunks == 1 {
-        MODE_STORE
-    } else {
-        MODE_PART
-    };
-    let vec = aligned::<T>(a) as i32 | (aligned::<T>(b) as i32) << 1;
+    let mode = launch_mode(atomic, chunks);
+    let vec = vec_bits::<T>(a, b);
     let (al, alp) = alpha.parts();
     let (be, bep) = beta.parts();
     let cja = (transa == Trans::ConjTrans) as i32;
@@ -650,14 +677,14 @@ pub fn gemm<T: Scalar>(
 fn gemm_frag<T: Scalar>(
     ex: &Exec,
     cfg: Config,
-    mut transa: Trans,
-    mut transb: Trans,
+    transa: Trans,
+    transb: Trans,
     m: i64,
     n: i64,
     k: i64,
     alpha: In<T>,
-    mut a: DMat,
-    mut b: DMat,
+    a: DMat,
+    b: DMat,
     beta: In<T>,
     c: DMat,
     reduction: Reduction,
@@ -667,15 +694,7 @@ fn gemm_frag<T: Scalar>(
     let p = &ex.rt.props;
     let es = elem::<T>() as i64;
     let (cja, cjb) = ((transa == Trans::ConjTrans) as i32, (transb == Trans::ConjTrans) as i32);
-    // A single contiguous row of op(A) (op(A) = N, m = 1, lda = 1) is read as k-contiguous,
-    // and so is a single column of op(B) (op(B) = T/C, n = 1, ldb = 1): 16-byte loads where
-    // the strided layout would give each lane one element. The row stride is then never used.
-    if transa == Trans::No && m == 1 && a.ld == 1 {
-        (transa, a.ld) = (Trans::Trans, 0);
-    }
-    if transb != Trans::No && n == 1 && b.ld == 1 {
-        (transb, b.ld) = (Trans::No, 0);
-    }
+    let (transa, transb, a, b) = k_contiguous(transa, transb, m, n, a, b);
     let f = ex.function_sfx::<T>(Family::Gemm, cfg.kernel(), layout(transa, transb))?;
     let (tm, tn) = cfg.tiles(m, n);
     let tiles = tm * tn;
@@ -691,14 +710,8 @@ fn gemm_frag<T: Scalar>(
     if chunks > 65535 || tiles > i32::MAX as i64 {
         return Err(GpuError::Unsupported("split-k gemm: grid too large"));
     }
-    let mode = if atomic {
-        MODE_ATOMIC
-    } else if chunks == 1 {
-        MODE_STORE
-    } else {
-        MODE_PART
-    };
-    let vec = aligned::<T>(a) as i32 | (aligned::<T>(b) as i32) << 1;
+    let mode = launch_mode(atomic, chunks);
+    let vec = vec_bits::<T>(a, b);
     let scratch = ex.rt.scratch(ex.stream);
     let mut sc = scratch.lock();
     let (mut part, mut ctr) = (0, 0);

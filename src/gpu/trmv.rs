@@ -168,7 +168,7 @@ pub fn trmv<T: Scalar>(ex: &Exec, uplo: Uplo, trans: Trans, diag: Diag, n: i64, 
     let v = per16::<T>();
     let upper = uplo == Uplo::Upper;
     let notrans = trans == Trans::No;
-    let vec = a.ptr.is_multiple_of(16) && (a.ld * es) % 16 == 0;
+    let vec = a.aligned16::<T>();
     let flags = if upper { F_UPPER } else { 0 }
         | if diag == Diag::Unit { F_UNIT } else { 0 }
         | if trans == Trans::ConjTrans && T::IS_COMPLEX { F_CONJ } else { 0 }

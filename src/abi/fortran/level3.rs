@@ -8,7 +8,7 @@
 //! GEMM whose operands are all device memory (a CUDA program passing `cudaMalloc` pointers to
 //! `dgemm_` or `cblas_sgemm`) runs on the GPU ([`device_gemm`]): split-k where the planner's
 //! model says so, else the real cuBLAS GEMM. GEMM on host memory goes to the GPU when the
-//! offload planner predicts it faster (`offload_gemm`); so do SYMM/HEMM, SYRK/HERK, SYR2K/HER2K
+//! offload planner predicts it faster (`gpu::offload::host_gemm`); so do SYMM/HEMM, SYRK/HERK, SYR2K/HER2K
 //! here and TRMM/TRSM in `level3_tri.rs` ([`offload_level3`], `gpu::offload::l3`). CBLAS reaches
 //! all of these through the same `*_run` functions.
 
@@ -97,9 +97,10 @@ pub unsafe fn gemm_run<T: Scalar>(
     let reads_ab = !alpha.is_zero() && k != 0;
     let ops = [c as *const c_void, a as *const c_void, b as *const c_void];
     let ops = if reads_ab { &ops[..] } else { &ops[..1] };
+    let desc = || format!("ta={ta:?} tb={tb:?} m={m} n={n} k={k} lda={lda} ldb={ldb} ldc={ldc}");
     let run = std::cell::Cell::new(None);
     let shape = || {
-        let s = format!("ta={ta:?} tb={tb:?} m={m} n={n} k={k} lda={lda} ldb={ldb} ldc={ldc}");
+        let s = desc();
         match run.take() {
             Some(r) => format!("{s} {r}"),
             None => s,
@@ -115,43 +116,14 @@ pub unsafe fn gemm_run<T: Scalar>(
     }
     let (m, n, k) = (m as usize, n as usize, k as usize);
     let (lda, ldb, ldc) = (lda as usize, ldb as usize, ldc as usize);
-    if offload_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+    // The offload planner: CPU, GPU or both (true: done there, with its trace line).
+    if gpu::offload::host_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
         return;
     }
     let (av, ca) = op_view(a, ta, m, k, lda);
     let (bv, cb) = op_view(b, tb, k, n, ldb);
     let cv = MatMut::col_major(c, m, n, ldc);
-    plan::run::<T, _>(
-        "gemm",
-        || format!("ta={ta:?} tb={tb:?} m={m} n={n} k={k} lda={lda} ldb={ldb} ldc={ldc}"),
-        || eng::gemm(alpha, av, ca, bv, cb, beta, cv),
-    );
-}
-
-/// GEMM on host memory past the offload planner (`plan::offload`): the CPU engine, the GPU
-/// (`gpu::offload`) or both (co-execution), with the CPU finishing what a failed GPU left and
-/// the trace line; true when done there. False: the CPU engine runs the whole call here (the
-/// planner's fast path for small or CPU-forced calls).
-///
-/// # Safety
-/// As [`gemm_run`], with sizes validated and non-zero.
-#[allow(clippy::too_many_arguments)]
-unsafe fn offload_gemm<T: Scalar>(
-    ta: Trans,
-    tb: Trans,
-    m: usize,
-    n: usize,
-    k: usize,
-    alpha: T,
-    a: *const T,
-    lda: usize,
-    b: *const T,
-    ldb: usize,
-    beta: T,
-    c: *mut T,
-    ldc: usize,
-) -> bool {
-    gpu::offload::host_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+    plan::run::<T, _>("gemm", desc, || eng::gemm(alpha, av, ca, bv, cb, beta, cv));
 }
 
 /// A host SYMM/HEMM, SYRK/HERK, SYR2K/HER2K (and, from `level3_tri`, TRMM/TRSM) call that the
