@@ -47,6 +47,8 @@ usage: gpubench [options]
   --max-n N            largest Level 2 n (default 16384)
   --max-len N          largest Level 1 length (default 2^28)
   --n LIST             exact Level 2 sizes instead of the sweep (e.g. 8192,16384)
+  --pad K              Level 2 leading dimension n + K instead of n (default 0): shows whether
+                       a size's speed is the column stride's (same n, other strides)
   --len LIST           exact Level 1 lengths instead of the sweep (2^k allowed: 2^26,2^28)
   --results WHERE      where reductions' scalar results go in the timed calls: device (default;
                        times the kernels) or host (adds the wait a host-pointer-mode caller pays)
@@ -164,6 +166,10 @@ fn parse_opts() -> Result<Opts, String> {
             "--no-entry" => o.entry = EntryChoice::Off,
             "--from-csv" => o.from_csv = Some(PathBuf::from(value()?)),
             "--n" => o.sizes_n = sizes(&value()?)?,
+            "--pad" => {
+                let k: usize = value()?.parse().map_err(|e| format!("--pad: {e}"))?;
+                LDA_PAD.store(k, std::sync::atomic::Ordering::Relaxed);
+            }
             "--len" => o.sizes_len = sizes(&value()?)?,
             "--results" => match value()?.as_str() {
                 "host" => HOST_RESULTS.store(true, std::sync::atomic::Ordering::Relaxed),
@@ -741,7 +747,7 @@ fn sc<T: Scalar>(re: f64, im: f64) -> T {
     T::from_parts(<T::Real as Scalar>::from_f64(re), <T::Real as Scalar>::from_f64(im))
 }
 
-/// One precision's device buffers. Level 2 uses `a` (n x n, ld = n), `x`, `y`; Level 1 uses
+/// One precision's device buffers. Level 2 uses `a` (n x n, ld = n + `--pad`), `x`, `y`; Level 1 uses
 /// `a` and `b` as its two vectors. TRMV overwrites x, so each call of a batch gets its own
 /// copy in `slots` (restored from `xsrc` before every batch, outside the timed region):
 /// x := A*x repeated would overflow within a few dozen calls.
@@ -756,12 +762,18 @@ struct Pool {
     res: DeviceBuffer,
 }
 
+/// `--pad`: Level 2 matrices have leading dimension n + LDA_PAD.
+static LDA_PAD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+fn lda_pad() -> usize {
+    LDA_PAD.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 fn alloc_pool<T: Scalar>(ops: &[Op], l2: &[usize], l1: &[usize], nslots: usize) -> Result<Pool, String> {
     let esz = std::mem::size_of::<T>();
     let nmax = if ops.iter().any(|o| o.level2()) { l2.last().copied().unwrap_or(0) } else { 0 };
     let lmax = if ops.iter().any(|o| !o.level2()) { l1.last().copied().unwrap_or(0) } else { 0 };
     let tr = if ops.iter().any(|o| matches!(o, Op::Trmv(..))) { nslots * nmax } else { 0 };
-    let counts = [(nmax * nmax).max(lmax), lmax, nmax, nmax, tr, tr];
+    let counts = [((nmax + lda_pad()) * nmax).max(lmax), lmax, nmax, nmax, tr, tr];
     let need: usize = counts.iter().map(|c| c * esz).sum();
     let (mut free, mut total) = (0usize, 0usize);
     unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) };
@@ -875,7 +887,7 @@ fn hyblas_call<'a, T: Scalar>(ex: Exec<'a>, op: Op, n: usize, p: Ptrs) -> Call<'
     let ni = n as i64;
     let esz = std::mem::size_of::<T>() as u64;
     let v = |ptr: u64| DVec { ptr, inc: 1 };
-    let mat = DMat { ptr: p.a, ld: ni };
+    let mat = DMat { ptr: p.a, ld: ni + lda_pad() as i64 };
     match op {
         Op::Gemv(t) => Box::new(move |_| {
             let (al, be) = gemv_ab::<T>();
@@ -941,6 +953,7 @@ fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Ca
     let name = op.cublas_name(T::PREFIX);
     let (h, hd, res) = (api.handle, api.handle_dev, p.res as Mp);
     let ni = n as c_int;
+    let lda = (n + lda_pad()) as c_int;
     let esz = std::mem::size_of::<T>() as u64;
     let (a, x, y) = (p.a as Vp, p.x as Vp, p.y as Mp);
     let sp = |v: &A16<T>| &v.0 as *const T as Vp;
@@ -953,14 +966,14 @@ fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Ca
                 Box::new(move |_| {
                     let (al, be) = gemv_ab::<T>();
                     let (al, be) = (A16(al), A16(be));
-                    status(f(h, trans_code(t), ni, ni, sp(&al), a, ni, x, 1, sp(&be), y, 1), &name)
+                    status(f(h, trans_code(t), ni, ni, sp(&al), a, lda, x, 1, sp(&be), y, 1), &name)
                 })
             }
             Op::Ger => {
                 let f: GerFn = api.get(&name)?;
                 Box::new(move |_| {
                     let al = A16(signed::<T>(flip()));
-                    status(f(h, ni, ni, sp(&al), x, 1, y as Vp, 1, a as Mp, ni), &name)
+                    status(f(h, ni, ni, sp(&al), x, 1, y as Vp, 1, a as Mp, lda), &name)
                 })
             }
             Op::Trmv(u, t, d) => {
@@ -968,7 +981,7 @@ fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Ca
                 let (uc, dc) = ((u == Uplo::Upper) as c_int, (d == Diag::Unit) as c_int);
                 Box::new(move |i| {
                     let xi = (p.slots + i as u64 * ni as u64 * esz) as Mp;
-                    status(f(h, uc, trans_code(t), dc, ni, a, ni, xi, 1), &name)
+                    status(f(h, uc, trans_code(t), dc, ni, a, lda, xi, 1), &name)
                 })
             }
             Op::Axpy => {
@@ -1129,9 +1142,14 @@ fn measure(
         }
     }
     let rounds = plan.iter().map(|p| p.0).max().unwrap_or(0);
+    let nsides = sides.len();
     for s in 0..rounds {
-        for (i, side) in sides.iter_mut().enumerate() {
-            let Some(f) = side.as_mut() else { continue };
+        // Round s starts at side s % nsides: a fixed order would give every side the same
+        // neighbour before it in every round (clock state, L2 contents, the host's head start),
+        // a bias of a few percent on 3-5 us calls.
+        for k in 0..nsides {
+            let i = (s + k) % nsides;
+            let Some(f) = sides[i].as_mut() else { continue };
             let (ns, b, pre) = plan[i];
             if s >= ns {
                 continue;
@@ -1149,7 +1167,7 @@ fn measure(
                 Ok(t) => samples[i].push(t / b as f64),
                 Err(e) => {
                     out[i].err = Some(e);
-                    *side = None;
+                    sides[i] = None;
                 }
             }
         }

@@ -27,6 +27,26 @@ __device__ __forceinline__ void pdl_wait() {
 }
 typedef unsigned long long u64;
 
+// A 16-byte load of data the kernel reads once and never writes (a matrix streamed by a
+// memory-bound kernel): the read-only path, not allocated in L1, so L1 keeps the vector that
+// every warp reads again. V is a 16-byte, 16-byte-aligned struct.
+template <typename V> __device__ __forceinline__ V ld_stream16(const void* p) {
+#ifdef HYBLAS_EMU
+    V r;
+    __builtin_memcpy(&r, p, 16);
+    return r;
+#else
+    union {
+        unsigned u[4];
+        V v;
+    } r;
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(r.u[0]), "=r"(r.u[1]), "=r"(r.u[2]), "=r"(r.u[3])
+        : "l"(p));
+    return r.v;
+#endif
+}
+
 struct __align__(8) cfloat { float x, y; };
 struct __align__(16) cdouble { double x, y; };
 

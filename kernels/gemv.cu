@@ -34,7 +34,19 @@
 #ifndef GEMV_T_UNROLL
 #define GEMV_T_UNROLL 4  // 16-byte units of A (and x) in flight per lane; the host's T_UNROLL
 #endif
-#define GEMV_N_UNROLL 8  // columns in flight per thread in GEMV-N
+// GEMV-N: columns in flight per thread, whether A takes the read-only, L1-bypassing path
+// (ld_stream16), and whether addresses advance by lda per column (walk) or are offsets of the
+// sub-panel start. Complex double differs: on an H200 (scripts/gpu-ab.sh, 10 sizes 2048..10240
+// against the build before) 4 columns, bypassing loads and walking addresses took ZGEMV-N 2048
+// from 28.2 to 23.0 us and 8448 from 287 to 258 us; the same for s and d lost as much as it won.
+template <typename T> struct gemv_n_cfg {
+    static constexpr int unroll = 8;
+    static constexpr bool nc = false, walk = false;
+};
+template <> struct gemv_n_cfg<cdouble> {
+    static constexpr int unroll = 4;
+    static constexpr bool nc = true, walk = true;
+};
 #define GER_COLS 4       // columns per thread in GER
 
 template <typename T> struct __align__(16) gvec { T v[16 / sizeof(T)]; };
@@ -180,11 +192,13 @@ __device__ __forceinline__ void gemv_fin_t_body(i64 n, i64 S, T alpha, const T* 
 // ---- GEMV-N ----
 
 // RV rows r .. r+RV-1 of one column (p points at row r): one 16-byte load when VA and the
-// rows are all inside the matrix, else element loads of the rows < m (zero beyond).
-template <typename T, int RV, bool VA> __device__ __forceinline__ tvec<T, RV> load_rows(const T* p, i64 r, i64 m) {
+// rows are all inside the matrix, else element loads of the rows < m (zero beyond). NC: the
+// matrix is only read by this kernel (GEMV, not GER), so the load may take ld_stream16.
+template <typename T, int RV, bool VA, bool NC = false>
+__device__ __forceinline__ tvec<T, RV> load_rows(const T* p, i64 r, i64 m) {
     tvec<T, RV> v;
     if (VA && r + RV <= m) {
-        const gvec<T> g = *reinterpret_cast<const gvec<T>*>(p);
+        const gvec<T> g = NC ? ld_stream16<gvec<T>>(p) : *reinterpret_cast<const gvec<T>*>(p);
 #pragma unroll
         for (int e = 0; e < RV; e++) v.v[e] = g.v[e];
     } else {
@@ -252,23 +266,37 @@ __device__ __forceinline__ void gemv_n_body(i64 m, i64 n, T alpha, const T* alph
                 T acc[RV];
 #pragma unroll
                 for (int e = 0; e < RV; e++) acc[e] = zero<T>();
+                constexpr int U = gemv_n_cfg<T>::unroll;
+                constexpr bool NC = gemv_n_cfg<T>::nc, WALK = gemv_n_cfg<T>::walk;
                 i64 j = cb;
-                for (; j + GEMV_N_UNROLL <= ce; j += GEMV_N_UNROLL) {
-                    tvec<T, RV> av[GEMV_N_UNROLL];
-                    T xv[GEMV_N_UNROLL];
+                // Walking: vidx(j+1) - vidx(j) = incx for either sign.
+                const T* ap = ar + cb * lda;
+                const T* xp = x + vidx(cb, n, incx);
+                for (; j + U <= ce; j += U) {
+                    tvec<T, RV> av[U];
+                    T xv[U];
 #pragma unroll
-                    for (int c = 0; c < GEMV_N_UNROLL; c++) {
-                        av[c] = load_rows<T, RV, VA>(ar + (j + c) * lda, r, m);
-                        xv[c] = x[vidx(j + c, n, incx)];
+                    for (int c = 0; c < U; c++) {
+                        if (WALK) {
+                            av[c] = load_rows<T, RV, VA, NC>(ap, r, m);
+                            xv[c] = *xp;
+                            ap += lda;
+                            xp += incx;
+                        } else {
+                            av[c] = load_rows<T, RV, VA, NC>(ar + (j + c) * lda, r, m);
+                            xv[c] = x[vidx(j + c, n, incx)];
+                        }
                     }
 #pragma unroll
-                    for (int c = 0; c < GEMV_N_UNROLL; c++)
+                    for (int c = 0; c < U; c++)
 #pragma unroll
                         for (int e = 0; e < RV; e++) acc[e] = fma_t(av[c].v[e], xv[c], acc[e]);
                 }
                 for (; j < ce; j++) {
-                    const tvec<T, RV> av = load_rows<T, RV, VA>(ar + j * lda, r, m);
-                    const T xv = x[vidx(j, n, incx)];
+                    const tvec<T, RV> av = load_rows<T, RV, VA, NC>(WALK ? ap : ar + j * lda, r, m);
+                    const T xv = WALK ? *xp : x[vidx(j, n, incx)];
+                    ap += lda;
+                    xp += incx;
 #pragma unroll
                     for (int e = 0; e < RV; e++) acc[e] = fma_t(av.v[e], xv, acc[e]);
                 }

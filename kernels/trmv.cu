@@ -53,24 +53,8 @@ template <typename T> struct __align__(16) vec16 { T v[16 / sizeof(T)]; };
 __device__ __forceinline__ i64 min64(i64 a, i64 b) { return a < b ? a : b; }
 __device__ __forceinline__ i64 max64(i64 a, i64 b) { return a > b ? a : b; }
 
-// A 16-byte load of A. A is read once: take the read-only path and do not allocate in L1, so
-// L1 keeps x.
-template <typename T> __device__ __forceinline__ vec16<T> ld_a16(const T* p) {
-#ifdef HYBLAS_EMU
-    vec16<T> r;
-    __builtin_memcpy(&r, p, 16);
-    return r;
-#else
-    union {
-        unsigned u[4];
-        vec16<T> v;
-    } r;
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(r.u[0]), "=r"(r.u[1]), "=r"(r.u[2]), "=r"(r.u[3])
-        : "l"(p));
-    return r.v;
-#endif
-}
+// A 16-byte load of A (read once: see ld_stream16).
+template <typename T> __device__ __forceinline__ vec16<T> ld_a16(const T* p) { return ld_stream16<vec16<T>>(p); }
 
 template <typename T, bool CONJ> __device__ __forceinline__ T op_t(T a) { return CONJ ? conj_t(a) : a; }
 

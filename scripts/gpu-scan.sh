@@ -14,6 +14,8 @@
 #   stagger   HYBLAS_GEMV_T_STAGGER 0 1                      gemv_t (all) n 4096 8192 8448 12288 16384
 #   pdl       HYBLAS_PDL            0 1                      gemv, trmv, dot, nrm2 (s, d, z) n 2048
 #                                                            5120 8192 8448 10240, 2^20 2^23 2^26
+#   pad       gpubench --pad        0 4 8 16 32 64 128        gemv_n, gemv_t (s, d, z) at PAD_N
+#             (lda = n + pad: whether a dip is the column stride's)
 #   shapes    HYBLAS_SHAPE: every candidate block shape of gemv_n, trmv_n and trmv_t (value i
 #             forces the i-th of each list at once; the kernels are independent)
 #                                                            gemv_n (s, d, z), trmv lnn/utn (s, z)
@@ -65,6 +67,7 @@ for s in "${scans[@]}"; do
         gemv_t) for v in 32 64 128; do point HYBLAS_GEMV_T_WARPS $v --only gemv_t --prec d,c,z --n 8192,8448,16384; done ;;
         gemv_n) for v in 256 512 1024 2048; do point HYBLAS_GEMV_N_ITEMS $v --only gemv_n --prec s,d,z --n 8192,8448,16384; done ;;
         stagger) for v in 0 1; do point HYBLAS_GEMV_T_STAGGER $v --only gemv_t --n 4096,8192,8448,12288,16384; done ;;
+        pad) for v in 0 4 8 16 32 64 128; do point PAD $v --only gemv_n,gemv_t --prec s,d,z --n "${PAD_N:-2048,2560,3328,4352,5120,5376,6656,8448}" --pad $v; done ;;
         pdl) for v in 0 1; do point HYBLAS_PDL $v --only gemv,trmv,dot,nrm2 --prec s,d,z --n 2048,5120,8192,8448,10240 --len 2^20,2^23,2^26; done ;;
         shapes)
             # KernelSpec lists of src/gpu/gemv.rs (GEMV_N) and src/gpu/trmv.rs (TRMV_N, TRMV_T),

@@ -762,6 +762,17 @@ fn bad_gemv<T: Scalar, I: TI>(s: &Session, p: P<GemvF<T, I>>) {
                     p.name
                 );
                 assert_eq!(st, sr, "{what}: status (hyblas {st}, cuBLAS {sr})");
+                if iy == 0 && m > 0 && n > 0 {
+                    // cuBLAS 13 may run incy = 0 (documented as invalid; even with a null handle,
+                    // whatever status it returns): every output lands on y[0] in an order that
+                    // changes from run to run (two runs of the real cuBLAS differ in the last
+                    // bits), so only the other elements are compared.
+                    let (ours, real) = (down::<T>(&y1), down::<T>(&y2));
+                    for i in 1..y.len() {
+                        assert_eq!(bits(ours[i]), bits(real[i]), "{what}: element {i} (hyblas vs cuBLAS)");
+                    }
+                    continue;
+                }
                 untouched_or_same(st, &down::<T>(&y1), &down::<T>(&y2), &y, &what);
             }
         }
@@ -1011,7 +1022,8 @@ unsafe extern "C" fn hold_stream(_: *mut std::ffi::c_void) {
 #[test]
 fn cublas_calls_run_on_the_handles_stream() {
     use std::sync::atomic::Ordering;
-    let Some(s) = session("cublas_calls_run_on_the_handles_stream") else { return };
+    // Alone: another test's context-wide synchronization would wait for the held stream.
+    let Some((_alone, s)) = session_alone("cublas_calls_run_on_the_handles_stream") else { return };
     let mut rng = Rng::new(91);
     let (n, m) = (1i64 << 20, 1500i64);
     let x = rng.vec::<f32>(n as usize);

@@ -310,9 +310,9 @@ impl Runtime {
     pub fn current() -> Result<&'static Runtime> {
         // Fast path (every cuBLAS-layer call): the thread's current context is device 0's
         // primary context, already bound.
-        if let (false, Some(Ok(rt))) = (FORKED_CHILD.load(Ordering::Relaxed), RUNTIMES[0].get()) {
-            let mut cur = std::ptr::null_mut();
-            if unsafe { sys::cuCtxGetCurrent(&mut cur) } == sys::CUresult::CUDA_SUCCESS && cur == rt.ctx.0 {
+        let mut cur = std::ptr::null_mut();
+        if unsafe { sys::cuCtxGetCurrent(&mut cur) } == sys::CUresult::CUDA_SUCCESS {
+            if let Some(rt) = Self::bound_to(cur) {
                 return Ok(rt);
             }
         }
@@ -320,6 +320,16 @@ impl Runtime {
         let rt = Self::get(ordinal)?;
         rt.bind()?;
         Ok(rt)
+    }
+
+    /// Device 0's runtime when `ctx` (the thread's current context, as the caller read it) is
+    /// its primary context and this is not a forked child: the one-comparison fast path of
+    /// [`Runtime::current`], for callers that have read the current context already.
+    pub fn bound_to(ctx: sys::CUcontext) -> Option<&'static Runtime> {
+        match (FORKED_CHILD.load(Ordering::Relaxed), RUNTIMES[0].get()) {
+            (false, Some(Ok(rt))) if !ctx.is_null() && ctx == rt.ctx.0 => Some(rt),
+            _ => None,
+        }
     }
 
     /// Whether a GPU is usable, without creating anything if it was never asked for.

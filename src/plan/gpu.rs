@@ -225,7 +225,18 @@ struct Threshold {
 /// Keyed by the address of the symbol's static name (no string hashing on the hot path; a
 /// name with two addresses is only cached twice) and the GEMV operation.
 type ThresholdKey = (usize, u8);
+
+/// Every threshold read so far (each computed once: the keys of a specific routine leak a
+/// string each, a bounded set).
 static THRESHOLDS: Lazy<RwLock<HashMap<ThresholdKey, Threshold>>> = Lazy::new(|| RwLock::new(HashMap::new()));
+
+thread_local! {
+    /// In front of [`THRESHOLDS`], per thread: a lookup is a word hash with no lock or shared
+    /// cache line (every cuBLAS-layer call makes one, and calls of 3 us are timed by the host's
+    /// cost).
+    static LOCAL_THRESHOLDS: std::cell::RefCell<HashMap<ThresholdKey, Threshold, std::hash::BuildHasherDefault<WordHasher>>> =
+        std::cell::RefCell::new(HashMap::default());
+}
 
 /// The short BLAS name of a cuBLAS symbol: `cublasSgemv_v2_64` -> `sgemv`, `cublasIsamax_v2` ->
 /// `isamax`, `cublasZdscal_v2` -> `zdscal`.
@@ -239,7 +250,18 @@ pub fn short_name(symbol: &str) -> String {
 /// The threshold of `symbol` in `family` (`base`: the routine across precisions, Level 1 only;
 /// `op`: GEMV's operation), most specific key first, read once per (symbol, op).
 fn threshold(family: Family, symbol: &'static str, base: &str, op: u8) -> Threshold {
-    if let Some(t) = THRESHOLDS.read().get(&(symbol.as_ptr() as usize, op)) {
+    let key = (symbol.as_ptr() as usize, op);
+    if let Some(t) = LOCAL_THRESHOLDS.try_with(|c| c.borrow().get(&key).copied()).ok().flatten() {
+        return t;
+    }
+    let t = shared_threshold(key, family, symbol, base, op);
+    let _ = LOCAL_THRESHOLDS.try_with(|c| c.borrow_mut().insert(key, t));
+    t
+}
+
+/// [`threshold`]'s shared level: read once per (symbol, op) in the process.
+fn shared_threshold(key: ThresholdKey, family: Family, symbol: &'static str, base: &str, op: u8) -> Threshold {
+    if let Some(t) = THRESHOLDS.read().get(&key) {
         return *t;
     }
     let short = short_name(symbol).to_ascii_uppercase();
@@ -271,8 +293,7 @@ fn threshold(family: Family, symbol: &'static str, base: &str, op: u8) -> Thresh
                 flips,
             }
         });
-    THRESHOLDS.write().insert((symbol.as_ptr() as usize, op), t);
-    t
+    *THRESHOLDS.write().entry(key).or_insert(t)
 }
 
 fn by_size(family: Family, symbol: &'static str, base: &str, op: u8, size: u64) -> Decision {

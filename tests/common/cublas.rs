@@ -51,15 +51,28 @@ extern "C" {
     fn cublasSetAtomicsMode(handle: Handle, mode: c_int) -> Status;
 }
 
+/// The tests of one binary run in parallel threads, and `up` and `fence` synchronize the whole
+/// context: while a test holds its stream shut (gpu_cublas's held-stream test) they would wait
+/// for it, and so would that test's watchdog. Every session holds this lock shared; that test
+/// takes it alone ([`session_alone`]).
+static ALONE: parking_lot::RwLock<()> = parking_lot::const_rwlock(());
+
 /// A real cuBLAS handle (created through hyblas's forward) with a non-blocking user stream.
 pub struct Session {
     pub rt: &'static Runtime,
     pub h: Handle,
     pub stream: sys::CUstream,
+    _shared: Option<parking_lot::RwLockReadGuard<'static, ()>>,
 }
 
 impl Session {
     pub fn new(rt: &'static Runtime) -> Session {
+        let shared = ALONE.read();
+        let mut s = Session::unguarded(rt);
+        s._shared = Some(shared);
+        s
+    }
+    fn unguarded(rt: &'static Runtime) -> Session {
         let mut h: Handle = std::ptr::null_mut();
         assert_eq!(unsafe { cublasCreate_v2(&mut h) }, OK, "cublasCreate_v2");
         let mut stream = std::ptr::null_mut();
@@ -69,7 +82,7 @@ impl Session {
         let mut got: Stream = std::ptr::null_mut();
         assert_eq!(unsafe { cublasGetStream_v2(h, &mut got) }, OK);
         assert_eq!(got, stream as Stream, "the handle keeps the user stream");
-        Session { rt, h, stream }
+        Session { rt, h, stream, _shared: None }
     }
     pub fn pointer_mode(&self, device: bool) {
         let want = if device { cb::CUBLAS_POINTER_MODE_DEVICE } else { cb::CUBLAS_POINTER_MODE_HOST };
@@ -114,6 +127,14 @@ pub fn gpu_with_cublas(test: &str) -> Option<&'static Runtime> {
 /// The GPU and a real cuBLAS, or None after a SKIPPED line.
 pub fn session(test: &str) -> Option<Session> {
     gpu_with_cublas(test).map(Session::new)
+}
+
+/// [`session`] for a test that must run with no other session alive in the process (the guard
+/// lasts as long as the test keeps it).
+pub fn session_alone(test: &str) -> Option<(parking_lot::RwLockWriteGuard<'static, ()>, Session)> {
+    let rt = gpu_with_cublas(test)?;
+    let alone = ALONE.write();
+    Some((alone, Session::unguarded(rt)))
 }
 
 /// A device copy of `v`, complete before any later work on any stream (a pageable upload can
