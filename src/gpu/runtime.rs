@@ -308,12 +308,15 @@ impl Runtime {
     /// The runtime of the device whose context is current on this thread (a cuBLAS caller's),
     /// else of device 0. Makes that device's primary context current.
     pub fn current() -> Result<&'static Runtime> {
-        // Fast path (every cuBLAS-layer call): the thread's current context is device 0's
-        // primary context, already bound.
-        let mut cur = std::ptr::null_mut();
-        if unsafe { sys::cuCtxGetCurrent(&mut cur) } == sys::CUresult::CUDA_SUCCESS {
-            if let Some(rt) = Self::bound_to(cur) {
-                return Ok(rt);
+        // Fast path: the thread's current context is device 0's primary context, already
+        // bound. The driver is asked only once a runtime exists (without a driver, cudarc
+        // panics on the first driver call).
+        if let (false, Some(Ok(_))) = (FORKED_CHILD.load(Ordering::Relaxed), RUNTIMES[0].get()) {
+            let mut cur = std::ptr::null_mut();
+            if unsafe { sys::cuCtxGetCurrent(&mut cur) } == sys::CUresult::CUDA_SUCCESS {
+                if let Some(rt) = Self::bound_to(cur) {
+                    return Ok(rt);
+                }
             }
         }
         let ordinal = current_ordinal().unwrap_or(0);
