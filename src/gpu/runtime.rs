@@ -311,12 +311,10 @@ impl Runtime {
         // Fast path: the thread's current context is device 0's primary context, already
         // bound. The driver is asked only once a runtime exists (without a driver, cudarc
         // panics on the first driver call).
-        if let (false, Some(Ok(_))) = (FORKED_CHILD.load(Ordering::Relaxed), RUNTIMES[0].get()) {
+        if let Some(rt) = Self::first() {
             let mut cur = std::ptr::null_mut();
-            if unsafe { sys::cuCtxGetCurrent(&mut cur) } == sys::CUresult::CUDA_SUCCESS {
-                if let Some(rt) = Self::bound_to(cur) {
-                    return Ok(rt);
-                }
+            if unsafe { sys::cuCtxGetCurrent(&mut cur) } == sys::CUresult::CUDA_SUCCESS && cur == rt.ctx.0 {
+                return Ok(rt);
             }
         }
         let ordinal = current_ordinal().unwrap_or(0);
@@ -329,8 +327,13 @@ impl Runtime {
     /// its primary context and this is not a forked child: the one-comparison fast path of
     /// [`Runtime::current`], for callers that have read the current context already.
     pub fn bound_to(ctx: sys::CUcontext) -> Option<&'static Runtime> {
+        Self::first().filter(|rt| !ctx.is_null() && ctx == rt.ctx.0)
+    }
+
+    /// Device 0's runtime if it was created and this is not a forked child.
+    fn first() -> Option<&'static Runtime> {
         match (FORKED_CHILD.load(Ordering::Relaxed), RUNTIMES[0].get()) {
-            (false, Some(Ok(rt))) if !ctx.is_null() && ctx == rt.ctx.0 => Some(rt),
+            (false, Some(Ok(rt))) => Some(rt),
             _ => None,
         }
     }
