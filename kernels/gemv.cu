@@ -369,7 +369,12 @@ __device__ __forceinline__ void gemv_fin_n_body(i64 m, i64 KS, T alpha, const T*
         return;
     }
     T acc = part[i];
-    // Latency-bound: 8 partials loaded at a time, then added in panel order.
+    // Latency-bound: 8 partials loaded at a time, then added in panel order. Measured on an
+    // H200 (session 7) and dropped: sharing an output's partials among 2-16 threads (chunks
+    // added in order) changed nothing, so this pass's cost is not its loads; adding them in
+    // gemv_n itself (the last panel of a row block to arrive, counted with tickets) raised
+    // gemv_n_v's registers (s 88 -> 116-124, d 120 -> 166) and made it slower everywhere
+    // (DGEMV-N 8704: 151 -> 297 us, 184 with the tickets unused).
     for (i64 k = 1; k < KS; k += 8) {
         T v[8];
 #pragma unroll

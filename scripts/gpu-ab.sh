@@ -6,6 +6,7 @@
 #   bash scripts/gpu-ab.sh "GPUBENCH ARGS" [NAME=ENV ...]
 #
 # e.g. bash scripts/gpu-ab.sh "--only trmv --prec s,d --n 8192" pdl0=HYBLAS_PDL=0
+# Without gpu-stage/old/gpubench only the variants run (ROUNDS=2 runs each twice, interleaved).
 # Prints per point: old, new (twice each), every variant, in us; writes $OUT/ab.csv.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,17 +23,24 @@ run() { # label binary env...
     mkdir -p "$W/$label"
     env "$@" "$bin" --quick --no-entry $ARGS --out "$W/$label" >"$W/$label.log" 2>&1 || tail -3 "$W/$label.log"
 }
-run old1 gpu-stage/old/gpubench
-run new1 gpu-stage/gpubench
-run old2 gpu-stage/old/gpubench
-run new2 gpu-stage/gpubench
-labels="old1 new1 old2 new2"
-for v in "$@"; do
-    name="${v%%=*}"; envs="${v#*=}"
-    # NAME=K1=V1;K2=V2
-    IFS=';' read -ra kv <<<"$envs"
-    run "$name" gpu-stage/gpubench "${kv[@]}"
-    labels="$labels $name"
+labels=""
+if [ -x gpu-stage/old/gpubench ]; then
+    run old1 gpu-stage/old/gpubench
+    run new1 gpu-stage/gpubench
+    run old2 gpu-stage/old/gpubench
+    run new2 gpu-stage/gpubench
+    labels="old1 new1 old2 new2"
+fi
+# Variants: ROUNDS times each (default 1), interleaved so drift shows.
+for round in $(seq 1 "${ROUNDS:-1}"); do
+    for v in "$@"; do
+        name="${v%%=*}"; envs="${v#*=}"
+        [ "${ROUNDS:-1}" -gt 1 ] && name="$name.$round"
+        # NAME=K1=V1;K2=V2
+        IFS=';' read -ra kv <<<"$envs"
+        run "$name" gpu-stage/gpubench "${kv[@]}"
+        labels="$labels $name"
+    done
 done
 python3 - "$W" "$DEST/ab.csv" $labels <<'PY'
 import csv, sys, glob, os

@@ -113,7 +113,11 @@ fn fit(p: &DeviceProps, spec: &KernelSpec, f: &Function, es: u32, (tx, ty): (u32
 }
 
 /// Persistent grid: with `cap` workers resident, each takes ceil(tasks / cap) tasks, and the
-/// fewest workers that then cover all tasks are launched.
+/// fewest workers that then cover all tasks are launched. Measured against the alternatives on
+/// an H200 (session 7, `scripts/gpu-ab.sh`): a full wave of min(tasks, cap) workers, every SM
+/// equally loaded, was slower almost everywhere and up to 1.6x (SGEMV-N 6400: 47.6 -> 75.4 us,
+/// ZGEMV-N 8192: 258 -> 337 us); sizing for 75% of cap won at SGEMV-N 8448 (77.4 -> 73.2) and
+/// lost up to 12% elsewhere. Fewer concurrent column streams suit the memory system better.
 fn persistent(tasks: u64, cap: u64) -> u64 {
     let per = tasks.div_ceil(cap.max(1));
     tasks.div_ceil(per.max(1))
