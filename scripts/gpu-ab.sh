@@ -14,8 +14,8 @@ cd "$ROOT"
 DEST="${OUT:-$ROOT/build/gpu-ab}"
 mkdir -p "$DEST"
 export HYBLAS_CACHE_DIR="${HYBLAS_CACHE_DIR:-$ROOT/build/hyblas-cache}"
-for d in /usr/local/cuda/lib64; do [ -d "$d" ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d"; done
-chmod +x gpu-stage/gpubench gpu-stage/old/gpubench 2>/dev/null
+. "$ROOT/scripts/gpu-env.sh"
+stage_exec gpu-stage
 ARGS="$1"; shift
 W="$(mktemp -d)"
 run() { # label binary env...

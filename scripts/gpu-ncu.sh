@@ -15,13 +15,11 @@ cd "$ROOT"
 STAGE="$ROOT/gpu-stage"
 DEST="${OUT:-$ROOT/build/gpu-ncu}"
 mkdir -p "$DEST"
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d"
-done
+. "$ROOT/scripts/gpu-env.sh"
 export HYBLAS_CACHE_DIR="${HYBLAS_CACHE_DIR:-$ROOT/build/hyblas-cache}"
 BENCH="${GPUBENCH:-$STAGE/gpubench}"
 chmod +x "$BENCH" 2>/dev/null || true
-NCU="$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)"
+NCU="$(find_ncu)"
 [ -n "$NCU" ] || { echo "gpu-ncu: no ncu"; exit 1; }
 for pt in "$@"; do
     IFS=: read -r routine prec size variant pad <<<"$pt"

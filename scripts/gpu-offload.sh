@@ -46,12 +46,8 @@ LOGS="${LOGS:-$ROOT/build/gpu-run}"
 mkdir -p "$LOGS" "$RESULTS"
 if [ "$quick" -eq 1 ]; then BUDGET="${GPU_OFFLOAD_BUDGET:-175}"; else BUDGET="${GPU_OFFLOAD_BUDGET:-560}"; fi
 CAP="${GPU_RUN_TIMEOUT:-540}"
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-    if [ -d "$d" ] && [[ ":${LD_LIBRARY_PATH:-}:" != *":$d:"* ]]; then
-        export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d"
-    fi
-done
-chmod +x "$STAGE"/hyblas "$STAGE"/offloadbench "$STAGE"/tests/* 2>/dev/null || true
+. "$ROOT/scripts/gpu-env.sh"
+stage_exec "$STAGE"
 
 # Seconds left of the budget (at least 10).
 left() {

@@ -51,14 +51,8 @@ fi
 mkdir -p "$LOGS" "$RESULTS"
 TIMEOUT="${GPU_RUN_TIMEOUT:-540}"
 
-# CUDA's libraries (NVRTC for the kernels, cuBLAS for the peer) where the loader may not look.
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-    if [ -d "$d" ] && [[ ":${LD_LIBRARY_PATH:-}:" != *":$d:"* ]]; then
-        export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d"
-    fi
-done
-# The carried stage may lose its execute bits.
-chmod +x "$STAGE"/hyblas "$STAGE"/gpubench "$STAGE"/offloadbench "$STAGE"/tests/* 2>/dev/null || true
+. "$ROOT/scripts/gpu-env.sh"
+stage_exec "$STAGE"
 
 names=()
 results=()

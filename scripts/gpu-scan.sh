@@ -31,10 +31,8 @@ DEST="${OUT:-$ROOT/build/gpu-scan}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$DEST"
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d"
-done
-chmod +x "$STAGE/gpubench" 2>/dev/null || true
+. "$ROOT/scripts/gpu-env.sh"
+stage_exec "$STAGE"
 CSV="$DEST/scan.csv"
 : >"$CSV"
 

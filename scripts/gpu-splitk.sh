@@ -26,10 +26,10 @@ S="$ROOT/gpu-stage"
 RES="$ROOT/build/gpu-splitk"
 LOGS="$RES/logs"
 mkdir -p "$RES" "$LOGS"
-export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+. "$ROOT/scripts/gpu-env.sh"
 # One cache for every step: compiled kernels and the tuned recipes.
 export HYBLAS_CACHE_DIR="${HYBLAS_CACHE_DIR:-$ROOT/build/hyblas-cache}"
-chmod +x "$S"/hyblas "$S"/gpubench "$S"/tests/* 2>/dev/null || true
+stage_exec "$S"
 fail=0
 step() {
     local name="$1"
