@@ -575,16 +575,21 @@ template <typename T> __device__ __forceinline__ void sk_scale_body(i64 m, i64 n
 //   order, U of them loaded before the first is multiplied);
 // - the block's warps are added by a fixed tree through shared memory (w += w + h for h = W/2,
 //   ..., 1);
-// - G > 1 (SK_PART): block partials go to the workspace and are added in groups of SKM_FAN
-//   (partials q*FAN .. q*FAN + FAN - 1 of a level, in increasing order): the last block of a
-//   group to arrive (counted with an atomic ticket, which decides only *who* adds, never the
-//   order) adds the group and carries on to the next level; the last one overall writes C. No
-//   second kernel: the reduction overlaps the blocks still streaming. Tickets live in a
-//   zeroed per-stream buffer and the last block of each group sets its ticket back to zero;
+// - the tensor-core kernels fold their fragments into the tile's outputs (skm_out) here, so
+//   what crosses blocks is one word per output (per part of a complex one);
+// - G > 1 (SK_PART): block partials go to the workspace and are added in groups of `fan`
+//   (partials q*fan .. q*fan + fan - 1 of a level; the host's choice, a function of the output
+//   tile and G only; order inside a group: sk_cross): the last block of a group to arrive
+//   (counted with an atomic ticket, which decides only *who* adds, never the order) adds the
+//   group and carries on to the next level; the last one overall writes C. No second kernel:
+//   the reduction overlaps the blocks still streaming. Tickets live in a zeroed per-stream
+//   buffer and the last block of each group sets its ticket back to zero;
 // - SK_ATOMIC: each block adds alpha*(its sum) into C (scaled by beta before) with atomics.
 #ifndef SK_HOST_EMU
 #define SKM_WARPS 8   // warps per block: part of the summation order
-#define SKM_FAN 16    // partials added per group in the cross-block reduction: part of the order
+
+// The largest power of two <= x (x >= 1).
+__host__ __device__ constexpr int sk_pow2_floor(int x) { return x <= 1 ? 1 : 2 * sk_pow2_floor(x / 2); }
 
 template <typename T> struct skm_t;
 template <> struct skm_t<double> { static constexpr int E = 2, ACC = 2; };
@@ -738,67 +743,114 @@ __device__ __forceinline__ T skm_out(const double* buf, int o, int& row, int& co
     }
 }
 
-// Slots (per tile) of the cross-block reduction's partials and tickets for G chunks: levels
-// l = 0, 1, ... with n_0 = G, n_{l+1} = ceil(n_l / FAN), while n_l > 1 (host: skm_sizes).
-__device__ __forceinline__ void skm_sizes(i64 G, i64& slots, i64& tickets) {
+// Slots (per tile) of the cross-block reduction's partials and tickets for G chunks in groups
+// of fan = 2^lfan: levels l = 0, 1, ... with n_0 = G, n_{l+1} = ceil(n_l / fan), while n_l > 1
+// (host: mma_sizes). Shifts, not divisions: a 64-bit division by a runtime value is a software
+// routine of ~100 cycles, and ten of them in a row cost ~1 us on every block's tail (measured).
+__device__ __forceinline__ void skm_sizes(int G, int lfan, int& slots, int& tickets) {
     slots = 0;
     tickets = 0;
-    for (i64 nl = G; nl > 1; nl = (nl + SKM_FAN - 1) / SKM_FAN) {
+    for (int nl = G; nl > 1; nl = (nl + (1 << lfan) - 1) >> lfan) {
         slots += nl;
-        tickets += (nl + SKM_FAN - 1) / SKM_FAN;
+        tickets += (nl + (1 << lfan) - 1) >> lfan;
     }
 }
 
+// Loads in flight per thread while a group's partials are added.
+#define SKM_BATCH 16
+
 // The cross-block reduction of both fragment families (SK_PART): this block's sum, NW words in
-// red (shared), goes to its slot of the tile's partials; the last block of each group of
-// SKM_FAN to arrive adds the group's partials in increasing order and carries on one level up.
-// Returns true in the one block that ends with the tile's total in red (every thread of it);
-// the others return false and leave. Block (32, SKM_WARPS) = NTH threads.
+// red (shared), goes to its slot of the tile's partials; the last block of each group of `fan`
+// to arrive (counted with an atomic ticket, which decides only *who* adds, never the order)
+// adds the group's partials and carries on one level up. Returns true in the one block that
+// ends with the tile's total in red (every thread of it); the others return false and leave.
+// Block (32, SKM_WARPS) = NTH threads.
+//
+// The host picks fan = 2^lfan (splitk.rs, FAN_WORDS): all G partials in one group (one level)
+// when they fit its word budget, else groups of 16. Every level costs a fence, a ticket and a
+// dependent read on the critical path, so small outputs finish in one level. Order of a group's
+// sum (fixed by NW, NTH and the group size only):
+// - NW >= NTH: thread tid adds words tid, tid + NTH, ... over the group in increasing order;
+// - NW < NTH: LPW = NTH/NW (a power of two) lanes per word; lane l adds partials l, l + LPW,
+//   l + 2*LPW, ... in increasing order, then the lanes are added by the fixed tree
+//   (l += l + h for h = LPW/2, ..., 1).
 template <typename W, int NW, int NTH>
-__device__ __forceinline__ bool sk_cross(W* red, W* part, unsigned* ctr, i64 chunks, i64 tile, i64 blk, int tid) {
+__device__ __forceinline__ bool sk_cross(W* red, W* part, unsigned* ctr, int chunks, int lfan, i64 tile, int blk,
+                                         int tid) {
+    static_assert((NTH & (NTH - 1)) == 0, "NTH a power of two");
+    constexpr int LPW = NW >= NTH ? 1 : sk_pow2_floor(NTH / NW), EPT = (NW + NTH - 1) / NTH;
     __shared__ int last;
-    i64 slots, tickets;
-    skm_sizes(chunks, slots, tickets);
+    __shared__ W comb[LPW > 1 ? NTH : 1];
+    const int fan = 1 << lfan;
+    int slots, tickets;
+    skm_sizes(chunks, lfan, slots, tickets);
     W* pt = part + tile * slots * NW;
     unsigned* ct = ctr + tile * tickets;
-    i64 slot = blk;
-    for (i64 nl = chunks; nl > 1; nl = (nl + SKM_FAN - 1) / SKM_FAN) {
+    int slot = blk;
+    for (int nl = chunks; nl > 1; nl = (nl + fan - 1) >> lfan) {
         // This block's partial of level l into its slot; then its ticket.
-        for (int e = tid; e < NW; e += NTH) pt[slot * NW + e] = red[e];
+        for (int e = tid; e < NW; e += NTH) pt[(i64)slot * NW + e] = red[e];
         __threadfence();
         __syncthreads();
-        const i64 grp = slot / SKM_FAN, first = grp * SKM_FAN;
-        const int cnt = (int)((nl - first < SKM_FAN) ? nl - first : SKM_FAN);
+        const int grp = slot >> lfan, first = grp << lfan;
+        const int cnt = (nl - first < fan) ? nl - first : fan;
         if (tid == 0) {
             const unsigned got = atomicAdd(ct + grp, 1u);
             last = got == (unsigned)(cnt - 1);
             if (last) ct[grp] = 0u;  // every member arrived: ready for the next call
         }
-        __syncthreads();
+    __syncthreads();
         if (!last) return false;
         __threadfence();
-        // The group's partials, in increasing order; every load of the thread issued before
-        // the first add (the group read is latency-bound otherwise).
-        constexpr int EPT = (NW + NTH - 1) / NTH;
-        W v[EPT][SKM_FAN];
+        const W* g = pt + (i64)first * NW;
+        if constexpr (LPW == 1) {
+            // SKM_BATCH partials of every word of the thread loaded before the first add.
+            W s[EPT];
+            for (int q0 = 0; q0 < cnt; q0 += SKM_BATCH) {
+                W v[EPT][SKM_BATCH];
 #pragma unroll
-        for (int i = 0; i < EPT; i++) {
-            const int e = tid + i * NTH;
+                for (int i = 0; i < EPT; i++) {
+                    const int e = tid + i * NTH;
 #pragma unroll
-            for (int q = 0; q < SKM_FAN; q++) v[i][q] = (q < cnt && e < NW) ? __ldcg(pt + (first + q) * NW + e) : W(0);
-        }
+                    for (int q = 0; q < SKM_BATCH; q++)
+                        v[i][q] = (q0 + q < cnt && e < NW) ? __ldcg(g + (i64)(q0 + q) * NW + e) : W(0);
+                }
 #pragma unroll
-        for (int i = 0; i < EPT; i++) {
-            const int e = tid + i * NTH;
-            W s = v[i][0];
+                for (int i = 0; i < EPT; i++)
 #pragma unroll
-            for (int q = 1; q < SKM_FAN; q++)
-                if (q < cnt) s += v[i][q];
-            if (e < NW) red[e] = s;
+                    for (int q = 0; q < SKM_BATCH; q++)
+                        if (q0 + q < cnt) s[i] = (q0 + q == 0) ? v[i][q] : s[i] + v[i][q];
+            }
+#pragma unroll
+            for (int i = 0; i < EPT; i++)
+                if (tid + i * NTH < NW) red[tid + i * NTH] = s[i];
+        } else {
+            const int e = tid % NW, l = tid / NW;
+            const bool mine = l < LPW;
+            W s = W(0);
+            for (int q0 = l; mine && q0 < cnt; q0 += LPW * SKM_BATCH) {
+                W v[SKM_BATCH];
+#pragma unroll
+                for (int b = 0; b < SKM_BATCH; b++) {
+                    const int q = q0 + b * LPW;
+                    v[b] = q < cnt ? __ldcg(g + (i64)q * NW + e) : W(0);
+                }
+#pragma unroll
+                for (int b = 0; b < SKM_BATCH; b++)
+                    if (q0 + b * LPW < cnt) s = (q0 + b * LPW == l) ? v[b] : s + v[b];
+            }
+            if (mine) comb[tid] = s;
+            __syncthreads();
+#pragma unroll
+            for (int h = LPW / 2; h >= 1; h >>= 1) {
+                if (l < h) comb[tid] = comb[tid] + comb[tid + h * NW];
+                __syncthreads();
+            }
+            if (tid < NW) red[tid] = comb[tid];
         }
         __syncthreads();
-        pt += nl * NW;
-        ct += (nl + SKM_FAN - 1) / SKM_FAN;
+        pt += (i64)nl * NW;
+        ct += (nl + fan - 1) >> lfan;
         slot = grp;
     }
     return true;
@@ -835,7 +887,7 @@ __device__ __forceinline__ void skm_stream(double (&acc)[MT][NT][skm_t<T>::ACC],
 // order, so they run together and share their rows of A and B through L2. ctr: the per-stream
 // zeroed tickets.
 template <typename T, bool AKC, bool BKC, int MT, int NT, int F, int U>
-__device__ __forceinline__ void skm_body(SK_PARAMS(T), unsigned* ctr) {
+__device__ __forceinline__ void skm_body(SK_PARAMS(T), unsigned* ctr, int lfan) {
     constexpr int ACC = skm_t<T>::ACC, R = MT * NT * ACC, NTH = 32 * SKM_WARPS;
     constexpr int EDGE = F > 1 ? 8 / F : 8 * MT, NO = F > 1 ? EDGE * EDGE : 64 * MT * NT;
     __shared__ double red[(SKM_WARPS / 2) * R * 32];
@@ -897,13 +949,25 @@ __device__ __forceinline__ void skm_body(SK_PARAMS(T), unsigned* ctr) {
         }
         return;
     }
-    if (mode == SK_PART && !sk_cross<double, R * 32, NTH>(red, reinterpret_cast<double*>(part), ctr, chunks, tile, blk, tid))
+    // The tile's outputs, compact, after the block's sum: (SKM_WARPS/2)*R*32 >= 2*R*32 words,
+    // and an output takes at most 32*R/NO (F = 1: exactly that) words.
+    static_assert(NO * sizeof(T) <= R * 32 * sizeof(double) && SKM_WARPS >= 4, "outs fit in red");
+    constexpr int NOW = NO * (int)(sizeof(T) / sizeof(double));
+    T* outs = reinterpret_cast<T*>(red + R * 32);
+    for (int o = tid; o < NO; o += NTH) {
+        int row, col;
+        outs[o] = skm_out<T, AKC, BKC, MT, NT, F>(red, o, row, col);
+    }
+    __syncthreads();
+    if (mode == SK_PART &&
+        !sk_cross<double, NOW, NTH>(red + R * 32, reinterpret_cast<double*>(part), ctr, (int)chunks, lfan, tile, (int)blk,
+                                    tid))
         return;
     // SK_STORE, or the last block of SK_PART: C := alpha*sum + beta*C.
     for (int o = tid; o < NO; o += NTH) {
         int row, col;
-        const T v = skm_out<T, AKC, BKC, MT, NT, F>(red, o, row, col);
-        if (i0 + row < m && j0 + col < n) sk_update(c + (i0 + row) + (j0 + col) * ldc, al, be, v);
+        (void)skm_out<T, AKC, BKC, MT, NT, F>(red, o, row, col);  // only where o goes
+        if (i0 + row < m && j0 + col < n) sk_update(c + (i0 + row) + (j0 + col) * ldc, al, be, outs[o]);
     }
 }
 #endif
@@ -1009,7 +1073,7 @@ __device__ __forceinline__ void skf_fma(T (&acc)[RM][RN], const T (&x)[RM][16 / 
 
 // Block (32, SKM_WARPS); grid (tiles, G) as in skm_body. ctr: the per-stream zeroed tickets.
 template <typename T, bool AKC, bool BKC, int TM, int TN, int RM, int RN, int U>
-__device__ __forceinline__ void skf_body(SK_PARAMS(T), unsigned* ctr) {
+__device__ __forceinline__ void skf_body(SK_PARAMS(T), unsigned* ctr, int lfan) {
     constexpr int V = 16 / (int)sizeof(T), GM = TM / RM, SG = GM * (TN / RN), KL = 32 / SG, KW = KL * V;
     constexpr int NTH = 32 * SKM_WARPS, NO = TM * TN, NW = NO * (int)(sizeof(T) / sizeof(float));
     static_assert(SG * KL == 32 && TM % RM == 0 && TN % RN == 0, "skf geometry");
@@ -1103,8 +1167,8 @@ __device__ __forceinline__ void skf_body(SK_PARAMS(T), unsigned* ctr) {
         return;
     }
     if (mode == SK_PART &&
-        !sk_cross<float, NW, NTH>(reinterpret_cast<float*>(red), reinterpret_cast<float*>(part), ctr, chunks, tile, blk,
-                                  tid))
+        !sk_cross<float, NW, NTH>(reinterpret_cast<float*>(red), reinterpret_cast<float*>(part), ctr, (int)chunks, lfan,
+                                  tile, (int)blk, tid))
         return;
     for (int o = tid; o < NO; o += NTH) {
         const i64 i = i0 + o % TM, j = j0 + o / TM;
@@ -1166,8 +1230,8 @@ SK_ENTRIES(z, cdouble)
 // accumulators and loads need more than 128 registers; the host caps its chunks to match).
 #define SKM_ENTRY(P, T, EDGE, MT, F, U, MINB, SFX, AKC, BKC)                                                    \
     extern "C" __global__ void __launch_bounds__(32 * SKM_WARPS, MINB) P##gemm_skm##EDGE##_##SFX(SK_PARAMS(T), \
-                                                                                                 unsigned* ctr) { \
-        skm_body<T, AKC, BKC, MT, MT, F, U>(SK_ARGS, ctr);                                                   \
+                                                                                                 unsigned* ctr, int lfan) { \
+        skm_body<T, AKC, BKC, MT, MT, F, U>(SK_ARGS, ctr, lfan);                                                   \
     }
 #define SKM1(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 1, 1, 8, 8, 2, SFX, AKC, BKC)
 #define SKM4(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 4, 1, 2, 8, 2, SFX, AKC, BKC)
@@ -1193,8 +1257,8 @@ SK_LAYOUTS(z, cdouble, SKM16Z)
 // U steps in flight).
 #define SKF_ENTRY(P, T, EDGE, RM, RN, U, SFX, AKC, BKC)                                                      \
     extern "C" __global__ void __launch_bounds__(32 * SKM_WARPS, 2) P##gemm_skf##EDGE##_##SFX(SK_PARAMS(T), \
-                                                                                           unsigned* ctr) { \
-        skf_body<T, AKC, BKC, EDGE, EDGE, RM, RN, U>(SK_ARGS, ctr);                                     \
+                                                                                           unsigned* ctr, int lfan) { \
+        skf_body<T, AKC, BKC, EDGE, EDGE, RM, RN, U>(SK_ARGS, ctr, lfan);                                     \
     }
 // Every configuration fits 2 blocks of 8 warps per SM (at most 128 registers): the kernels are
 // bound by loads in flight, not by FMAs.
