@@ -799,7 +799,7 @@ __device__ __forceinline__ bool sk_cross(W* red, W* part, unsigned* ctr, int chu
             last = got == (unsigned)(cnt - 1);
             if (last) ct[grp] = 0u;  // every member arrived: ready for the next call
         }
-    __syncthreads();
+        __syncthreads();
         if (!last) return false;
         __threadfence();
         const W* g = pt + (i64)first * NW;
