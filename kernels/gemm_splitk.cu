@@ -722,12 +722,24 @@ template <typename T> __device__ __forceinline__ T skm_frag(const double* buf, i
         return cdouble{buf[(sq * 4 + c) * 32 + lane], buf[(sq * 4 + 2 + c) * 32 + lane]};
     }
 }
+
+// Where output o of skm_out goes: its row and column in the tile (no value read).
+template <typename T, bool AKC, bool BKC, int MT, int NT, int F>
+__device__ __forceinline__ void skm_pos(int o, int& row, int& col) {
+    if constexpr (F > 1) {
+        row = o % (8 / F);
+        col = o / (8 / F);
+    } else {
+        const int lane = o & 31, r2 = o >> 5, c = r2 & 1, sq = r2 >> 1;
+        row = skm_idx<T, AKC, MT>(sq / NT, lane >> 2);
+        col = skm_idx<T, BKC, NT>(sq % NT, 2 * (lane & 3) + c);
+    }
+}
 template <typename T, bool AKC, bool BKC, int MT, int NT, int F>
 __device__ __forceinline__ T skm_out(const double* buf, int o, int& row, int& col) {
+    skm_pos<T, AKC, BKC, MT, NT, F>(o, row, col);
     if constexpr (F > 1) {
         constexpr int P = 8 / F;
-        row = o % P;
-        col = o / P;
         T v = zero<T>();
 #pragma unroll
         for (int sg = 0; sg < F; sg++) {
@@ -736,10 +748,8 @@ __device__ __forceinline__ T skm_out(const double* buf, int o, int& row, int& co
         }
         return v;
     } else {
-        const int lane = o & 31, r2 = o >> 5, c = r2 & 1, sq = r2 >> 1, s = sq / NT, q = sq % NT;
-        row = skm_idx<T, AKC, MT>(s, lane >> 2);
-        col = skm_idx<T, BKC, NT>(q, 2 * (lane & 3) + c);
-        return skm_frag<T>(buf, sq, c, lane);
+        const int lane = o & 31, r2 = o >> 5;
+        return skm_frag<T>(buf, r2 >> 1, r2 & 1, lane);
     }
 }
 
@@ -903,7 +913,7 @@ __device__ __forceinline__ void skm_body(SK_PARAMS(T), unsigned* ctr, int lfan) 
         if (blk == 0 && mode != SK_ATOMIC) {
             for (int o = tid; o < NO; o += NTH) {
                 int row, col;
-                (void)skm_out<T, AKC, BKC, MT, NT, F>(red, o, row, col);
+                skm_pos<T, AKC, BKC, MT, NT, F>(o, row, col);
                 if (i0 + row < m && j0 + col < n) sk_scale(c + (i0 + row) + (j0 + col) * ldc, be);
             }
         }
@@ -966,7 +976,7 @@ __device__ __forceinline__ void skm_body(SK_PARAMS(T), unsigned* ctr, int lfan) 
     // SK_STORE, or the last block of SK_PART: C := alpha*sum + beta*C.
     for (int o = tid; o < NO; o += NTH) {
         int row, col;
-        (void)skm_out<T, AKC, BKC, MT, NT, F>(red, o, row, col);  // only where o goes
+        skm_pos<T, AKC, BKC, MT, NT, F>(o, row, col);
         if (i0 + row < m && j0 + col < n) sk_update(c + (i0 + row) + (j0 + col) * ldc, al, be, outs[o]);
     }
 }
