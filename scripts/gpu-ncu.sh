@@ -8,7 +8,9 @@
 #                                         e.g. gemv_n:z:2048  trmv:s:8192:lnn  gemv_n:d:5120::8
 # Output: $OUT/ncu-<point>.txt (else build/gpu-ncu/). Clocks are left alone
 # (--clock-control none), as in the benchmarks. GPUBENCH=path profiles another gpubench build
-# (e.g. gpu-stage/old/gpubench, as scripts/gpu-ab.sh uses).
+# (e.g. gpu-stage/old/gpubench, as scripts/gpu-ab.sh uses). NCU_FILTER=REGEX picks the kernels
+# by name (default gemv|trmv|ger; cuBLAS names some of its GEMV kernels otherwise, so "." for
+# all of them).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -29,7 +31,7 @@ for pt in "$@"; do
     # Compile and cache the kernels outside the profiler.
     "$BENCH" "${args[@]}" >/dev/null 2>&1
     out="$DEST/ncu-${pt//:/-}.txt"
-    "$NCU" --clock-control none -k "regex:gemv|trmv|ger" --launch-count 40 \
+    "$NCU" --clock-control none -k "regex:${NCU_FILTER:-gemv|trmv|ger}" --launch-count "${NCU_LAUNCHES:-40}" \
         --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
         --section SchedulerStats --section WarpStateStats \
         "$BENCH" "${args[@]}" >"$out" 2>&1
@@ -51,7 +53,7 @@ for line in open(path, errors="replace"):
         cur.setdefault(m.group(1).strip(), m.group(3))
 keys = ["Duration", "DRAM Throughput", "Memory Throughput", "L1/TEX Hit Rate", "L2 Hit Rate", "Registers Per Thread",
         "Theoretical Occupancy", "Achieved Occupancy", "Achieved Active Warps Per SM", "Issued Warp Per Scheduler",
-        "No Eligible", "Warp Cycles Per Issued Instruction", "Dynamic Shared Memory Per Block"]
+        "No Eligible", "Warp Cycles Per Issued Instruction", "Dynamic Shared Memory Per Block", "Static Shared Memory Per Block", "Waves Per SM", "Block Limit Registers", "Mem Busy", "Max Bandwidth"]
 print(f"== {pt}")
 for name, runs in kern.items():
     d = sorted(float(r.get("Duration", "nan").replace(",", "")) for r in runs)

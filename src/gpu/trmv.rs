@@ -23,7 +23,13 @@ pub static N_ITEMS_PER_SM: Lazy<u64> =
     Lazy::new(|| crate::config::threshold("HYBLAS_TRMV_N_ITEMS", 2048).max(1) as u64);
 /// Strand width bounds in columns (a multiple of 8, the kernel's unrolled step).
 pub const SW_MIN: i64 = 16;
-pub const SW_MAX: i64 = 256;
+/// The widest strand. Past it the tile count grows with n^2 instead of staying near the target,
+/// and a count just over one wave leaves a partial second wave of large tiles running nearly
+/// alone: with 256, ZTRMV-LNN (the only case that reached the cap below n = 16384) fell from
+/// 4351 GB/s at n = 11776 to 3601 at 13312 on an H200; with 512 it holds 4195-4377 from 12288
+/// to 16384 (session 9). `HYBLAS_TRMV_SW_MAX` overrides it (it fixes the summation order).
+pub static SW_MAX: Lazy<i64> =
+    Lazy::new(|| round_up(crate::config::threshold("HYBLAS_TRMV_SW_MAX", 512) as i64, 8).max(SW_MIN));
 /// Trans: warps (one column times one segment) aimed at per SM: about two waves.
 /// `HYBLAS_TRMV_T_WARPS` overrides it (it fixes the summation order).
 pub static T_WARPS_PER_SM: Lazy<u64> = Lazy::new(|| crate::config::threshold("HYBLAS_TRMV_T_WARPS", 128).max(1) as u64);
@@ -72,8 +78,8 @@ fn round_up(x: i64, m: i64) -> i64 {
 /// panels np); a panel is STRANDS*sw columns.
 pub fn n_plan(n: i64, v: i64, sms: u32) -> (i64, i64) {
     let target = sms.max(1) as u128 * *N_ITEMS_PER_SM as u128;
-    let sw = (n as u128 * n as u128 / (2 * v as u128 * target)).min(SW_MAX as u128) as i64;
-    let sw = round_up(sw.max(1), 8).clamp(SW_MIN, SW_MAX);
+    let sw = (n as u128 * n as u128 / (2 * v as u128 * target)).min(*SW_MAX as u128) as i64;
+    let sw = round_up(sw.max(1), 8).clamp(SW_MIN, *SW_MAX);
     (sw, cdiv(n, STRANDS * sw))
 }
 
@@ -376,8 +382,13 @@ mod tests {
         // n = 8192 on 132 SMs: s strands of 32 columns (32 panels), segments of 2048 rows.
         assert_eq!(n_plan(8192, 4, 132), (32, 32));
         assert_eq!(t_plan(8192, 4, 132).0 % 128, 0);
-        let (sw, _) = n_plan(24000, 4, 132);
-        assert_eq!(sw, SW_MAX);
+        let (sw, _) = n_plan(48000, 4, 132);
+        assert_eq!(sw, *SW_MAX);
+        // Complex double keeps its tile count near the target up to n = 16384 (the sweep's end):
+        // the strand widens with n instead of hitting the cap.
+        let (a, _) = n_plan(12288, 1, 132);
+        let (b, _) = n_plan(16384, 1, 132);
+        assert!(a < b && b < *SW_MAX, "{a} {b}");
         assert_eq!(n_plan(1, 1, 132), (SW_MIN, 1));
     }
 }
