@@ -20,7 +20,8 @@
 //   Ty threads (a power of two <= 16) share a panel: thread ty takes the 16/Ty consecutive
 //   sub-panels that form one subtree, builds it in registers, and the Ty subtrees are joined
 //   in shared memory by the upper levels of the same tree. One panel writes y directly; more
-//   write a partial each and gemv_fin_n adds them in panel order.
+//   write a partial each and gemv_fin_n adds them in panel order. Where whole rows fill the GPU
+//   in one wave, gemv_n_rows does GEMV-N in one pass instead (its own order, below).
 // - GER: elementwise (A(i,j) += x_i * alpha*y_j), deterministic by construction.
 //
 // GEMV kernels are persistent: the host launches at most one wave (from the occupancy of the
@@ -355,6 +356,107 @@ bool carry = true;
     }
 }
 
+// ---- GEMV-N in one pass (whole rows per block) ----
+//
+// Block of GEMV_ROWS_THREADS = 512 threads owning R = 8*V consecutive rows (V = 16/sizeof(T)) and
+// every column: 8 lanes cover the R rows of a column with 16-byte loads (128 bytes), and the 64
+// column lanes take columns cl, cl+64, cl+128, ... So no partial sum leaves the block and no
+// second pass runs: cuBLAS's own GEMV-N kernels have this shape (120-352 blocks of 128-512
+// threads), and on an H200 it took DGEMV-N 5888 from 142.6 to 126.5 us and SGEMV-N 8448 from
+// 77.2 to 69.0 us against the panel kernel above (session 9, lab/gemv_fullrow.cu).
+// Summation order of row i: lane cl adds a_ij*x_j over its columns in increasing j (fused
+// multiply-adds from zero), then the 64 lane sums are added by the pairwise tree
+// (c += c+32, c += c+16, ..., c += c+1): fixed by n alone, the same for the 16-byte and the
+// element loads. The host picks this kernel from (m, n, SM count) only.
+#define GEMV_ROWS_THREADS 512
+#define GEMV_ROWS_LPC 8   // lanes per column
+#define GEMV_ROWS_CL 64   // column lanes
+template <typename T> struct gemv_rows_cfg {
+    static constexpr int unroll = 4;  // columns in flight per lane (lab: best for s, d, c)
+};
+template <> struct gemv_rows_cfg<cdouble> {
+    static constexpr int unroll = 8;
+};
+
+template <typename T, bool VA>
+__device__ __forceinline__ void gemv_n_rows_body(i64 m, i64 n, T alpha, const T* alpha_p, T beta, const T* beta_p,
+                                                 const T* __restrict__ a, i64 lda, const T* __restrict__ x, i64 incx,
+                                                 T* y, i64 incy) {
+    constexpr int V = 16 / sizeof(T);
+    constexpr int R = GEMV_ROWS_LPC * V;
+    constexpr int U = gemv_rows_cfg<T>::unroll;
+    constexpr i64 CL = GEMV_ROWS_CL;
+    __shared__ T red[GEMV_ROWS_CL][R + 1];
+    const int tid = threadIdx.x;
+    const int cl = tid / GEMV_ROWS_LPC;
+    const int rr = (tid % GEMV_ROWS_LPC) * V;
+    const i64 r0 = (i64)blockIdx.x * R;
+    const i64 i0 = r0 + rr;
+    const T al = scalar_arg(alpha, alpha_p);
+    if (is_zero(al)) {
+        // A and x are not read (uniform over the block: no barrier is skipped by a part of it).
+        if (tid < R && r0 + tid < m) gemv_store(al, scalar_arg(beta, beta_p), zero<T>(), false, y + vidx(r0 + tid, m, incy));
+        return;
+    }
+    T acc[V];
+#pragma unroll
+    for (int e = 0; e < V; e++) acc[e] = zero<T>();
+    if (i0 < m && cl < n) {
+        if (VA && i0 + V <= m && incx == 1) {
+            // The common case, kept lean (32 registers: four 512-thread blocks per SM): x
+            // indexed from one base with constant offsets.
+            const T* ap = a + i0 + cl * lda;
+            const T* xc = x + cl;
+            const i64 astep = CL * lda;
+            i64 j = cl;
+            for (; j + CL * (U - 1) < n; j += CL * U) {
+                gvec<T> av[U];
+                T xv[U];
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    av[u] = ld_stream16<gvec<T>>(ap + u * astep);
+                    xv[u] = xc[u * CL];
+                }
+                ap += U * astep;
+                xc += U * CL;
+#pragma unroll
+                for (int u = 0; u < U; u++)
+#pragma unroll
+                    for (int e = 0; e < V; e++) acc[e] = fma_t(av[u].v[e], xv[u], acc[e]);
+            }
+            for (; j < n; j += CL, ap += astep, xc += CL) {
+                const gvec<T> av = ld_stream16<gvec<T>>(ap);
+                const T xj = *xc;
+#pragma unroll
+                for (int e = 0; e < V; e++) acc[e] = fma_t(av.v[e], xj, acc[e]);
+            }
+        } else {
+            // Misaligned A, the matrix's last rows or a strided x: element loads, the same
+            // sums. Walking x: vidx(j + CL) - vidx(j) = CL * incx for either sign of incx.
+            const T* ap = a + i0 + cl * lda;
+            const T* xp = x + vidx(cl, n, incx);
+#pragma unroll 1
+            for (i64 j = cl; j < n; j += CL, ap += CL * lda, xp += CL * incx) {
+                const T xj = *xp;
+#pragma unroll
+                for (int e = 0; e < V; e++)
+                    if (i0 + e < m) acc[e] = fma_t(ap[e], xj, acc[e]);
+            }
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < V; e++) red[cl][rr + e] = acc[e];
+    __syncthreads();
+    for (int s = GEMV_ROWS_CL / 2; s > 0; s >>= 1) {
+        for (int t = tid; t < s * R; t += GEMV_ROWS_THREADS) {
+            const int c = t / R, r = t - c * R;
+            red[c][r] = red[c][r] + red[c + s][r];
+        }
+        __syncthreads();
+    }
+    if (tid < R && r0 + tid < m) gemv_store(al, scalar_arg(beta, beta_p), red[0][tid], true, y + vidx(r0 + tid, m, incy));
+}
+
 // y_i := beta*y_i + alpha * (sum of the KS partials of row i, in panel order): one thread per
 // output, block (32, Ty). With alpha == 0 only scales y (also the alpha == 0 path of gemv).
 template <typename T>
@@ -455,6 +557,18 @@ __device__ __forceinline__ void ger_body(i64 m, i64 n, T alpha, const T* alpha_p
                                          const T* a, i64 lda, const T* x, i64 incx, T* y, i64 incy, i64 KS,       \
                                          i64 Lq, i64 rbs, T* part) {                                              \
         gemv_n_body<T, 1, false>(m, n, alpha, alpha_p, beta, beta_p, a, lda, x, incx, y, incy, KS, Lq, rbs, part); \
+    }                                                                                                             \
+    /* 4 blocks per SM (32 registers): twice the loads in flight of 2 blocks, which made a */                  \
+    /* 48-56-register build 15-20% slower on an H200 */                                                          \
+    extern "C" __global__ void __launch_bounds__(GEMV_ROWS_THREADS, 4)                                            \
+        P##gemv_n_rows_v(i64 m, i64 n, T alpha, const T* alpha_p, T beta, const T* beta_p, const T* a, i64 lda,   \
+                         const T* x, i64 incx, T* y, i64 incy) {                                                 \
+        gemv_n_rows_body<T, true>(m, n, alpha, alpha_p, beta, beta_p, a, lda, x, incx, y, incy);                  \
+    }                                                                                                             \
+    extern "C" __global__ void __launch_bounds__(GEMV_ROWS_THREADS)                                               \
+        P##gemv_n_rows(i64 m, i64 n, T alpha, const T* alpha_p, T beta, const T* beta_p, const T* a, i64 lda,     \
+                       const T* x, i64 incx, T* y, i64 incy) {                                                   \
+        gemv_n_rows_body<T, false>(m, n, alpha, alpha_p, beta, beta_p, a, lda, x, incx, y, incy);                 \
     }                                                                                                             \
     extern "C" __global__ void P##gemv_fin_n(i64 m, i64 KS, T alpha, const T* alpha_p, T beta, const T* beta_p,   \
                                              const T* part, T* y, i64 incy) {                                     \

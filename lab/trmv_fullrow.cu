@@ -28,23 +28,11 @@
 #include <algorithm>
 #include <cmath>
 
-#define CK(x)                                                                        \
-    do {                                                                             \
-        cudaError_t e = (x);                                                         \
-        if (e != cudaSuccess) {                                                      \
-            printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
-
-typedef long long i64;
+#include "lab.cuh"
 
 __device__ __forceinline__ float4 ldg_stream(const float* p) {
-    float4 r;
-    asm("ld.global.nc.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];"
-        : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w)
-        : "l"(p));
-    return r;
+    const uint4 r = ld_nc(p);
+    return make_float4(__uint_as_float(r.x), __uint_as_float(r.y), __uint_as_float(r.z), __uint_as_float(r.w));
 }
 
 __device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {

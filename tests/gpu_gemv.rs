@@ -309,8 +309,10 @@ fn gemv_matches_cpu_over_shapes() {
 
 fn gemv_scalars<T: Cpu>(rt: &'static Runtime, seed: u64) {
     let mut rng = Rng::new(seed);
-    // One shape that writes y in one pass (one segment / one panel) and one with partials.
-    for &(m, n) in &[(37, 53), (700, 1500)] {
+    // One shape that writes y in one pass (one segment / one panel), one with partials, and
+    // one whose GEMV-N runs in the whole-rows kernel (m >= 132 blocks of 8 16-byte units on
+    // an H100/H200).
+    for &(m, n) in &[(37, 53), (700, 1500), (4300, 70)] {
         for trans in TRANS {
             for alpha in 0..3u8 {
                 for beta in 0..3u8 {

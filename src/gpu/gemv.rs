@@ -1,7 +1,8 @@
 //! GEMV (N, T, C) and GER (u, c) on the GPU: host sides of `kernels/gemv.cu`.
 //!
 //! The summation order of GEMV is fixed by (m, n, SM count) alone: GEMV-T cuts each column into
-//! `S` row segments (`t_segments`), GEMV-N cuts the columns into `KS` panels of 16 sub-panels
+//! `S` row segments (`t_segments`); GEMV-N runs in one pass over whole rows where its blocks
+//! fill one wave (`n_one_pass`), else cuts the columns into `KS` panels of 16 sub-panels
 //! (`n_panels`); the kernel comments give the trees. The block shape, the grid size and the
 //! alignment of the data (16-byte or element-wise kernels) only change who computes what, so
 //! results are bitwise identical across them. With more than one segment or panel the
@@ -202,6 +203,18 @@ fn fin<T: Scalar>(
     f.launch_dependent(l, ex.stream, &mut args, ex.rt.props.cc)
 }
 
+/// The arguments every GEMV kernel starts with: (m, n, alpha, alpha_p, beta, beta_p, a, lda, x,
+/// incx, y, incy).
+#[allow(clippy::too_many_arguments)]
+fn gemv_args<T: Scalar>(m: i64, n: i64, alpha: In<T>, a: DMat, x: DVec, beta: In<T>, y: DVec) -> Args {
+    let (al, alp) = alpha.parts();
+    let (be, bep) = beta.parts();
+    let mut args = Args::new();
+    args.arg(m).arg(n).arg(al).arg(alp).arg(be).arg(bep).arg(a.ptr).arg(a.ld).arg(x.ptr).arg(x.inc);
+    args.arg(y.ptr).arg(y.inc);
+    args
+}
+
 /// GEMV-T/C: one warp per (column, segment) task.
 #[allow(clippy::too_many_arguments)]
 fn gemv_t<T: Scalar>(
@@ -233,15 +246,12 @@ fn gemv_t<T: Scalar>(
     let (tx, ty) = fit(p, &GEMV_T, &f, elem::<T>(), shape);
     let w = warps((tx, ty));
     let blocks = w.div_ceil(ty as u64);
-    let (al, alp) = alpha.parts();
-    let (be, bep) = beta.parts();
     // Hold the scratch for the whole enqueue: the combining kernel reads what the first wrote.
     let scratch = ex.rt.scratch(ex.stream);
     let mut sc = scratch.lock();
     let part = if s > 1 { sc.workspace(tasks as usize * std::mem::size_of::<T>())? } else { 0 };
-    let mut args = Args::new();
-    args.arg(m).arg(n).arg(al).arg(alp).arg(be).arg(bep).arg(a.ptr).arg(a.ld).arg(x.ptr).arg(x.inc);
-    args.arg(y.ptr).arg(y.inc).arg(conj as i32).arg(s).arg(l).arg(w as i64).arg(part).arg(*T_STAGGER as i32);
+    let mut args = gemv_args(m, n, alpha, a, x, beta, y);
+    args.arg(conj as i32).arg(s).arg(l).arg(w as i64).arg(part).arg(*T_STAGGER as i32);
     f.launch(Launch { grid: (blocks as u32, 1, 1), block: (tx, ty, 1), smem: 0 }, ex.stream, &mut args)?;
     if s > 1 {
         fin(ex, "gemv_fin_t", n, s, alpha, beta, part, y)?;
@@ -249,9 +259,74 @@ fn gemv_t<T: Scalar>(
     Ok(())
 }
 
-/// GEMV-N: blocks of rows x column panels.
+/// Threads of `gemv_n_rows` (`GEMV_ROWS_THREADS` in the kernel: a fixed shape, since its 64
+/// column lanes are part of the summation order).
+const ROWS_THREADS: u32 = 512;
+/// Lanes per column of `gemv_n_rows` (`GEMV_ROWS_LPC`): a block owns this many 16-byte units of
+/// rows.
+const ROWS_LPC: i64 = 8;
+/// GEMV-N runs in one pass (`gemv_n_rows`: whole rows per block, no partials) when its blocks
+/// of 8*V rows give every SM at least this many and fit in one wave (4 blocks of 512 threads
+/// per SM on sm_90: the kernel's launch bounds hold it to 32 registers). Below, the panel
+/// kernel's column split keeps the GPU busy; past one wave, a nearly empty second wave of
+/// whole-row blocks costs more than the panels' combining pass (H200, session 9: DGEMV-N 8704,
+/// 544 blocks, 162.8 against 148.8 us; 8448, 528 blocks, 1.01x faster than the panels).
+/// `HYBLAS_GEMV_N_ROWS_PER_SM` overrides the lower bound (a large value: never one pass). It
+/// picks the summation order, from (m, the device's SM count and threads per SM) only.
+static ROWS_PER_SM: once_cell::sync::Lazy<u64> =
+    once_cell::sync::Lazy::new(|| crate::config::threshold("HYBLAS_GEMV_N_ROWS_PER_SM", 1) as u64);
+
+/// Whether GEMV-N of m rows runs in one pass on this device (see [`ROWS_PER_SM`]).
+pub fn n_one_pass<T>(m: i64, p: &DeviceProps) -> bool {
+    let blocks = cdiv(m.max(1), ROWS_LPC * per_unit::<T>()) as u64;
+    let wave = p.sm_count as u64 * (p.max_threads_per_sm / ROWS_THREADS).max(1) as u64;
+    blocks >= *ROWS_PER_SM * p.sm_count as u64 && blocks <= wave
+}
+
+/// GEMV-N: one pass over whole rows when there are rows enough, else blocks of rows x column
+/// panels and a combining pass.
 #[allow(clippy::too_many_arguments)]
 fn gemv_n<T: Scalar>(ex: &Exec, m: i64, n: i64, alpha: In<T>, a: DMat, x: DVec, beta: In<T>, y: DVec) -> Result<()> {
+    if n_one_pass::<T>(m, &ex.rt.props) {
+        gemv_n_rows::<T>(ex, m, n, alpha, a, x, beta, y)
+    } else {
+        gemv_n_panels::<T>(ex, m, n, alpha, a, x, beta, y)
+    }
+}
+
+/// GEMV-N in one pass: block b owns rows [b*8*V, (b+1)*8*V) and every column.
+#[allow(clippy::too_many_arguments)]
+fn gemv_n_rows<T: Scalar>(
+    ex: &Exec,
+    m: i64,
+    n: i64,
+    alpha: In<T>,
+    a: DMat,
+    x: DVec,
+    beta: In<T>,
+    y: DVec,
+) -> Result<()> {
+    let f = ex.function::<T>(Family::Gemv, if a.aligned16::<T>() { "gemv_n_rows_v" } else { "gemv_n_rows" })?;
+    let blocks = cdiv(m, ROWS_LPC * per_unit::<T>());
+    if blocks > i32::MAX as i64 {
+        return Err(GpuError::Unsupported("gemv: too many rows"));
+    }
+    let mut args = gemv_args(m, n, alpha, a, x, beta, y);
+    f.launch(Launch { grid: (blocks as u32, 1, 1), block: (ROWS_THREADS, 1, 1), smem: 0 }, ex.stream, &mut args)
+}
+
+/// GEMV-N: blocks of rows x column panels.
+#[allow(clippy::too_many_arguments)]
+fn gemv_n_panels<T: Scalar>(
+    ex: &Exec,
+    m: i64,
+    n: i64,
+    alpha: In<T>,
+    a: DMat,
+    x: DVec,
+    beta: In<T>,
+    y: DVec,
+) -> Result<()> {
     let p = &ex.rt.props;
     let (ks, lq) = n_panels::<T>(m, n, p.sm_count);
     let va = a.aligned16::<T>();
@@ -262,14 +337,11 @@ fn gemv_n<T: Scalar>(ex: &Exec, m: i64, n: i64, alpha: In<T>, a: DMat, x: DVec, 
     let blocks = |shape: (u32, u32)| persistent(rbs(shape.0) * ks as u64, resident(p, &f, &GEMV_N, elem::<T>(), shape));
     let shape = tune::choose(ex.rt, &f, &GEMV_N, T::PREFIX, elem::<T>(), class2(m, n), |tx, ty| blocks((tx, ty)));
     let (tx, ty) = fit(p, &GEMV_N, &f, elem::<T>(), shape);
-    let (al, alp) = alpha.parts();
-    let (be, bep) = beta.parts();
     let scratch = ex.rt.scratch(ex.stream);
     let mut sc = scratch.lock();
     let part = if ks > 1 { sc.workspace(ks as usize * m as usize * std::mem::size_of::<T>())? } else { 0 };
-    let mut args = Args::new();
-    args.arg(m).arg(n).arg(al).arg(alp).arg(be).arg(bep).arg(a.ptr).arg(a.ld).arg(x.ptr).arg(x.inc);
-    args.arg(y.ptr).arg(y.inc).arg(ks).arg(lq).arg(rbs(tx) as i64).arg(part);
+    let mut args = gemv_args(m, n, alpha, a, x, beta, y);
+    args.arg(ks).arg(lq).arg(rbs(tx) as i64).arg(part);
     let l =
         Launch { grid: (blocks((tx, ty)) as u32, 1, 1), block: (tx, ty, 1), smem: gemv_n_smem(tx, ty, elem::<T>()) };
     f.launch(l, ex.stream, &mut args)?;
@@ -352,7 +424,9 @@ fn cases<T: Scalar>(rt: &'static Runtime, out: &mut Vec<TuneCase>) -> Result<()>
                 let (xv, yv) = (DVec { ptr: x.ptr, inc: 1 }, DVec { ptr: y.ptr, inc: 1 });
                 let one = In::Host(T::one());
                 timer.median(2, 10, &mut || match which {
-                    "gemv_n" => gemv::<T>(&ex, Trans::No, N, N, one, am, xv, In::Host(T::zero()), yv),
+                    // The panel kernel itself (at this size GEMV-N would run in one pass,
+                    // whose shape is fixed).
+                    "gemv_n" => gemv_n_panels::<T>(&ex, N, N, one, am, xv, In::Host(T::zero()), yv),
                     "gemv_t" => gemv::<T>(&ex, Trans::Trans, N, N, one, am, xv, In::Host(T::zero()), yv),
                     _ => ger::<T>(&ex, N, N, one, xv, yv, am, false),
                 })
@@ -384,6 +458,21 @@ mod tests {
             assert!((1..=N_MAX_PANELS).contains(&ks) && lq % 4 == 0 && lq >= 4, "{m}x{n}: {ks} x {lq}");
             assert!((ks - 1) * 16 * lq < n && ks * 16 * lq >= n, "{m}x{n}: {ks} x {lq}");
         }
+    }
+
+    #[test]
+    fn one_pass_from_a_block_of_rows_per_sm_to_one_wave() {
+        // H200: 132 SMs, 4 blocks of 512 threads each; blocks of 8 16-byte units of rows.
+        let p = DeviceProps::h200();
+        // s: 132..528 blocks of 32 rows.
+        assert!(!n_one_pass::<f32>(4192, &p) && n_one_pass::<f32>(4193, &p));
+        assert!(n_one_pass::<f32>(16384, &p) && n_one_pass::<f32>(16896, &p) && !n_one_pass::<f32>(16897, &p));
+        // d: 16 rows a block; DGEMV-N 8704 (544 blocks) takes the panels.
+        assert!(!n_one_pass::<f64>(2096, &p) && n_one_pass::<f64>(2097, &p));
+        assert!(n_one_pass::<f64>(8448, &p) && !n_one_pass::<f64>(8704, &p));
+        // z: 8 rows a block.
+        assert!(!n_one_pass::<crate::types::C64>(1048, &p) && n_one_pass::<crate::types::C64>(4224, &p));
+        assert!(!n_one_pass::<crate::types::C64>(4225, &p));
     }
 
     #[test]
