@@ -362,15 +362,19 @@ bool carry = true;
 // every column: 8 lanes cover the R rows of a column with 16-byte loads (128 bytes), and the 64
 // column lanes take columns cl, cl+64, cl+128, ... So no partial sum leaves the block and no
 // second pass runs: cuBLAS's own GEMV-N kernels have this shape (120-352 blocks of 128-512
-// threads), and on an H200 it took DGEMV-N 5888 from 142.6 to 126.5 us and SGEMV-N 8448 from
-// 77.2 to 69.0 us against the panel kernel above (session 9, lab/gemv_fullrow.cu).
+// threads), and on an H200 it took DGEMV-N 5120 from 64.7 to 51.6 us, ZGEMV-N 5888 from 144.1
+// to 127.3 us and SGEMV-N 8448 from 77.2 to 69.6 us against the panel kernel above (session 9,
+// lab/gemv_fullrow.cu; the final level12 sweeps).
 // Summation order of row i: lane cl adds a_ij*x_j over its columns in increasing j (fused
 // multiply-adds from zero), then the 64 lane sums are added by the pairwise tree
 // (c += c+32, c += c+16, ..., c += c+1): fixed by n alone, the same for the 16-byte and the
-// element loads. The host picks this kernel from (m, n, SM count) only.
+// element loads. The host picks this kernel (and the lanes per column) from (m, the device's
+// SM count and threads per SM) only.
+// Complex double also has a 16-lane variant (gemv_n_rows16: 16 rows a block, 32 column lanes,
+// the same tree over 32), which halves the blocks so that m up to twice as large still fits
+// one wave; on an H200 (lab) it ran ZGEMV-N as fast as the 8-lane kernel (4096: 64.6 against
+// 64.9 us; 5888: 126.5 against 126.9, cuBLAS 126.5), where s and d lost 10-25% with it.
 #define GEMV_ROWS_THREADS 512
-#define GEMV_ROWS_LPC 8   // lanes per column
-#define GEMV_ROWS_CL 64   // column lanes
 template <typename T> struct gemv_rows_cfg {
     static constexpr int unroll = 4;  // columns in flight per lane (lab: best for s, d, c)
 };
@@ -378,18 +382,20 @@ template <> struct gemv_rows_cfg<cdouble> {
     static constexpr int unroll = 8;
 };
 
-template <typename T, bool VA>
+// LPC: lanes per column (8, or 16 for gemv_n_rows16); GEMV_ROWS_THREADS / LPC column lanes.
+template <typename T, bool VA, int LPC>
 __device__ __forceinline__ void gemv_n_rows_body(i64 m, i64 n, T alpha, const T* alpha_p, T beta, const T* beta_p,
                                                  const T* __restrict__ a, i64 lda, const T* __restrict__ x, i64 incx,
                                                  T* y, i64 incy) {
     constexpr int V = 16 / sizeof(T);
-    constexpr int R = GEMV_ROWS_LPC * V;
+    constexpr int R = LPC * V;
     constexpr int U = gemv_rows_cfg<T>::unroll;
-    constexpr i64 CL = GEMV_ROWS_CL;
-    __shared__ T red[GEMV_ROWS_CL][R + 1];
+    constexpr int NCL = GEMV_ROWS_THREADS / LPC;
+    constexpr i64 CL = NCL;
+    __shared__ T red[NCL][R + 1];
     const int tid = threadIdx.x;
-    const int cl = tid / GEMV_ROWS_LPC;
-    const int rr = (tid % GEMV_ROWS_LPC) * V;
+    const int cl = tid / LPC;
+    const int rr = (tid % LPC) * V;
     const i64 r0 = (i64)blockIdx.x * R;
     const i64 i0 = r0 + rr;
     const T al = scalar_arg(alpha, alpha_p);
@@ -447,7 +453,7 @@ __device__ __forceinline__ void gemv_n_rows_body(i64 m, i64 n, T alpha, const T*
 #pragma unroll
     for (int e = 0; e < V; e++) red[cl][rr + e] = acc[e];
     __syncthreads();
-    for (int s = GEMV_ROWS_CL / 2; s > 0; s >>= 1) {
+    for (int s = NCL / 2; s > 0; s >>= 1) {
         for (int t = tid; t < s * R; t += GEMV_ROWS_THREADS) {
             const int c = t / R, r = t - c * R;
             red[c][r] = red[c][r] + red[c + s][r];
@@ -538,6 +544,21 @@ __device__ __forceinline__ void ger_body(i64 m, i64 n, T alpha, const T* alpha_p
                                part, stagger);                                                                   \
     }
 
+// The one-pass GEMV-N kernels with LPC lanes per column: P##NAME_v (16-byte loads; 4 blocks per
+// SM, 32 registers: twice the loads in flight of 2 blocks, which made a 48-56-register build
+// 15-20% slower on an H200) and P##NAME (element loads).
+#define GEMV_ROWS_ENTRIES(P, T, NAME, LPC)                                                                       \
+    extern "C" __global__ void __launch_bounds__(GEMV_ROWS_THREADS, 4)                                            \
+        P##gemv_n_##NAME##_v(i64 m, i64 n, T alpha, const T* alpha_p, T beta, const T* beta_p, const T* a,       \
+                             i64 lda, const T* x, i64 incx, T* y, i64 incy) {                                    \
+        gemv_n_rows_body<T, true, LPC>(m, n, alpha, alpha_p, beta, beta_p, a, lda, x, incx, y, incy);             \
+    }                                                                                                             \
+    extern "C" __global__ void __launch_bounds__(GEMV_ROWS_THREADS)                                               \
+        P##gemv_n_##NAME(i64 m, i64 n, T alpha, const T* alpha_p, T beta, const T* beta_p, const T* a, i64 lda,  \
+                         const T* x, i64 incx, T* y, i64 incy) {                                                 \
+        gemv_n_rows_body<T, false, LPC>(m, n, alpha, alpha_p, beta, beta_p, a, lda, x, incx, y, incy);            \
+    }
+
 #define GEMV_ENTRIES(P, T)                                                                                        \
     GEMV_T_ENTRY(P, T, vv, true, true)                                                                            \
     GEMV_T_ENTRY(P, T, vs, true, false)                                                                           \
@@ -558,18 +579,7 @@ __device__ __forceinline__ void ger_body(i64 m, i64 n, T alpha, const T* alpha_p
                                          i64 Lq, i64 rbs, T* part) {                                              \
         gemv_n_body<T, 1, false>(m, n, alpha, alpha_p, beta, beta_p, a, lda, x, incx, y, incy, KS, Lq, rbs, part); \
     }                                                                                                             \
-    /* 4 blocks per SM (32 registers): twice the loads in flight of 2 blocks, which made a */                  \
-    /* 48-56-register build 15-20% slower on an H200 */                                                          \
-    extern "C" __global__ void __launch_bounds__(GEMV_ROWS_THREADS, 4)                                            \
-        P##gemv_n_rows_v(i64 m, i64 n, T alpha, const T* alpha_p, T beta, const T* beta_p, const T* a, i64 lda,   \
-                         const T* x, i64 incx, T* y, i64 incy) {                                                 \
-        gemv_n_rows_body<T, true>(m, n, alpha, alpha_p, beta, beta_p, a, lda, x, incx, y, incy);                  \
-    }                                                                                                             \
-    extern "C" __global__ void __launch_bounds__(GEMV_ROWS_THREADS)                                               \
-        P##gemv_n_rows(i64 m, i64 n, T alpha, const T* alpha_p, T beta, const T* beta_p, const T* a, i64 lda,     \
-                       const T* x, i64 incx, T* y, i64 incy) {                                                   \
-        gemv_n_rows_body<T, false>(m, n, alpha, alpha_p, beta, beta_p, a, lda, x, incx, y, incy);                 \
-    }                                                                                                             \
+    GEMV_ROWS_ENTRIES(P, T, rows, 8)                                                                             \
     extern "C" __global__ void P##gemv_fin_n(i64 m, i64 KS, T alpha, const T* alpha_p, T beta, const T* beta_p,   \
                                              const T* part, T* y, i64 incy) {                                     \
         gemv_fin_n_body<T>(m, KS, alpha, alpha_p, beta, beta_p, part, y, incy);                                   \
@@ -587,3 +597,4 @@ GEMV_ENTRIES(s, float)
 GEMV_ENTRIES(d, double)
 GEMV_ENTRIES(c, cfloat)
 GEMV_ENTRIES(z, cdouble)
+GEMV_ROWS_ENTRIES(z, cdouble, rows16, 16)

@@ -661,4 +661,6 @@ fn deterministic_across_shapes() {
     // One pass with no partials (one segment / one panel) as well.
     gemv_bits::<f32>(rt, Trans::Trans, 300, 9000, 80);
     gemv_bits::<f32>(rt, Trans::No, 9000, 40, 81);
+    // Complex double's 16-lane one-pass kernel (m past its 8-lane wave on an H100/H200).
+    gemv_bits::<C64>(rt, Trans::No, 5000, 300, 82);
 }

@@ -262,42 +262,51 @@ fn gemv_t<T: Scalar>(
 /// Threads of `gemv_n_rows` (`GEMV_ROWS_THREADS` in the kernel: a fixed shape, since its 64
 /// column lanes are part of the summation order).
 const ROWS_THREADS: u32 = 512;
-/// Lanes per column of `gemv_n_rows` (`GEMV_ROWS_LPC`): a block owns this many 16-byte units of
-/// rows.
+/// Lanes per column of `gemv_n_rows` (the kernel's `LPC`): a block owns this many 16-byte units
+/// of rows, and the 512 threads make 512 / LPC column lanes.
 const ROWS_LPC: i64 = 8;
+/// Complex double also has `gemv_n_rows16` (16 lanes per column: half the blocks, so twice the
+/// rows still fit one wave). On an H200 it ran ZGEMV-N as fast as the 8-lane kernel, where s
+/// and d lost 10-25% with 16 lanes (session 9, `lab/gemv_fullrow.cu`).
+const ROWS_LPC_WIDE: i64 = 16;
 /// GEMV-N runs in one pass (`gemv_n_rows`: whole rows per block, no partials) when its blocks
-/// of 8*V rows give every SM at least this many and fit in one wave (4 blocks of 512 threads
-/// per SM on sm_90: the kernel's launch bounds hold it to 32 registers). Below, the panel
-/// kernel's column split keeps the GPU busy; past one wave, a nearly empty second wave of
-/// whole-row blocks costs more than the panels' combining pass (H200, session 9: DGEMV-N 8704,
-/// 544 blocks, 162.8 against 148.8 us; 8448, 528 blocks, 1.01x faster than the panels).
+/// give every SM at least this many and fit in one wave (4 blocks of 512 threads per SM on
+/// sm_90: the kernel's launch bounds hold it to 32 registers). Below, the panel kernel's
+/// column split keeps the GPU busy; past one wave, a nearly empty second wave of whole-row
+/// blocks costs more than the panels' combining pass (H200, session 9: DGEMV-N 8704, 544
+/// blocks, 162.8 against 148.8 us; 8448, 528 blocks, 1.01x faster than the panels).
 /// `HYBLAS_GEMV_N_ROWS_PER_SM` overrides the lower bound (a large value: never one pass). It
 /// picks the summation order, from (m, the device's SM count and threads per SM) only.
 static ROWS_PER_SM: once_cell::sync::Lazy<u64> =
     once_cell::sync::Lazy::new(|| crate::config::threshold("HYBLAS_GEMV_N_ROWS_PER_SM", 1) as u64);
 
-/// Whether GEMV-N of m rows runs in one pass on this device (see [`ROWS_PER_SM`]).
-pub fn n_one_pass<T>(m: i64, p: &DeviceProps) -> bool {
-    let blocks = cdiv(m.max(1), ROWS_LPC * per_unit::<T>()) as u64;
+/// The lanes per column GEMV-N of m rows runs with in one pass on this device (8, or 16 for
+/// complex double past the 8-lane wave), or None for the panel kernel (see [`ROWS_PER_SM`]).
+pub fn n_one_pass<T: Scalar>(m: i64, p: &DeviceProps) -> Option<i64> {
     let wave = p.sm_count as u64 * (p.max_threads_per_sm / ROWS_THREADS).max(1) as u64;
-    blocks >= *ROWS_PER_SM * p.sm_count as u64 && blocks <= wave
+    let lanes: &[i64] = if T::PREFIX == 'z' { &[ROWS_LPC, ROWS_LPC_WIDE] } else { &[ROWS_LPC] };
+    lanes.iter().copied().find(|&lpc| {
+        let blocks = cdiv(m.max(1), lpc * per_unit::<T>()) as u64;
+        blocks >= *ROWS_PER_SM * p.sm_count as u64 && blocks <= wave
+    })
 }
 
 /// GEMV-N: one pass over whole rows when there are rows enough, else blocks of rows x column
 /// panels and a combining pass.
 #[allow(clippy::too_many_arguments)]
 fn gemv_n<T: Scalar>(ex: &Exec, m: i64, n: i64, alpha: In<T>, a: DMat, x: DVec, beta: In<T>, y: DVec) -> Result<()> {
-    if n_one_pass::<T>(m, &ex.rt.props) {
-        gemv_n_rows::<T>(ex, m, n, alpha, a, x, beta, y)
-    } else {
-        gemv_n_panels::<T>(ex, m, n, alpha, a, x, beta, y)
+    match n_one_pass::<T>(m, &ex.rt.props) {
+        Some(lpc) => gemv_n_rows::<T>(ex, lpc, m, n, alpha, a, x, beta, y),
+        None => gemv_n_panels::<T>(ex, m, n, alpha, a, x, beta, y),
     }
 }
 
-/// GEMV-N in one pass: block b owns rows [b*8*V, (b+1)*8*V) and every column.
+/// GEMV-N in one pass with `lpc` lanes per column: block b owns rows [b*lpc*V, (b+1)*lpc*V)
+/// and every column.
 #[allow(clippy::too_many_arguments)]
 fn gemv_n_rows<T: Scalar>(
     ex: &Exec,
+    lpc: i64,
     m: i64,
     n: i64,
     alpha: In<T>,
@@ -306,8 +315,14 @@ fn gemv_n_rows<T: Scalar>(
     beta: In<T>,
     y: DVec,
 ) -> Result<()> {
-    let f = ex.function::<T>(Family::Gemv, if a.aligned16::<T>() { "gemv_n_rows_v" } else { "gemv_n_rows" })?;
-    let blocks = cdiv(m, ROWS_LPC * per_unit::<T>());
+    let name = match (lpc == ROWS_LPC_WIDE, a.aligned16::<T>()) {
+        (false, true) => "gemv_n_rows_v",
+        (false, false) => "gemv_n_rows",
+        (true, true) => "gemv_n_rows16_v",
+        (true, false) => "gemv_n_rows16",
+    };
+    let f = ex.function::<T>(Family::Gemv, name)?;
+    let blocks = cdiv(m, lpc * per_unit::<T>());
     if blocks > i32::MAX as i64 {
         return Err(GpuError::Unsupported("gemv: too many rows"));
     }
@@ -462,17 +477,26 @@ mod tests {
 
     #[test]
     fn one_pass_from_a_block_of_rows_per_sm_to_one_wave() {
+        use crate::types::C64;
         // H200: 132 SMs, 4 blocks of 512 threads each; blocks of 8 16-byte units of rows.
         let p = DeviceProps::h200();
         // s: 132..528 blocks of 32 rows.
-        assert!(!n_one_pass::<f32>(4192, &p) && n_one_pass::<f32>(4193, &p));
-        assert!(n_one_pass::<f32>(16384, &p) && n_one_pass::<f32>(16896, &p) && !n_one_pass::<f32>(16897, &p));
+        assert_eq!(n_one_pass::<f32>(4192, &p), None);
+        assert_eq!(n_one_pass::<f32>(4193, &p), Some(8));
+        assert_eq!(n_one_pass::<f32>(16896, &p), Some(8));
+        assert_eq!(n_one_pass::<f32>(16897, &p), None);
         // d: 16 rows a block; DGEMV-N 8704 (544 blocks) takes the panels.
-        assert!(!n_one_pass::<f64>(2096, &p) && n_one_pass::<f64>(2097, &p));
-        assert!(n_one_pass::<f64>(8448, &p) && !n_one_pass::<f64>(8704, &p));
-        // z: 8 rows a block.
-        assert!(!n_one_pass::<crate::types::C64>(1048, &p) && n_one_pass::<crate::types::C64>(4224, &p));
-        assert!(!n_one_pass::<crate::types::C64>(4225, &p));
+        assert_eq!(n_one_pass::<f64>(2096, &p), None);
+        assert_eq!(n_one_pass::<f64>(2097, &p), Some(8));
+        assert_eq!(n_one_pass::<f64>(8448, &p), Some(8));
+        assert_eq!(n_one_pass::<f64>(8704, &p), None);
+        // z: 8 rows a block up to one wave, then 16 rows a block up to its wave.
+        assert_eq!(n_one_pass::<C64>(1048, &p), None);
+        assert_eq!(n_one_pass::<C64>(1049, &p), Some(8));
+        assert_eq!(n_one_pass::<C64>(4224, &p), Some(8));
+        assert_eq!(n_one_pass::<C64>(4225, &p), Some(16));
+        assert_eq!(n_one_pass::<C64>(8448, &p), Some(16));
+        assert_eq!(n_one_pass::<C64>(8449, &p), None);
     }
 
     #[test]
