@@ -390,9 +390,8 @@ __device__ __forceinline__ void gemv_n_rows_body(i64 m, i64 n, T alpha, const T*
     constexpr int V = 16 / sizeof(T);
     constexpr int R = LPC * V;
     constexpr int U = gemv_rows_cfg<T>::unroll;
-    constexpr int NCL = GEMV_ROWS_THREADS / LPC;
-    constexpr i64 CL = NCL;
-    __shared__ T red[NCL][R + 1];
+    constexpr i64 CL = GEMV_ROWS_THREADS / LPC;  // column lanes
+    __shared__ T red[CL][R + 1];
     const int tid = threadIdx.x;
     const int cl = tid / LPC;
     const int rr = (tid % LPC) * V;
@@ -453,7 +452,7 @@ __device__ __forceinline__ void gemv_n_rows_body(i64 m, i64 n, T alpha, const T*
 #pragma unroll
     for (int e = 0; e < V; e++) red[cl][rr + e] = acc[e];
     __syncthreads();
-    for (int s = NCL / 2; s > 0; s >>= 1) {
+    for (int s = CL / 2; s > 0; s >>= 1) {
         for (int t = tid; t < s * R; t += GEMV_ROWS_THREADS) {
             const int c = t / R, r = t - c * R;
             red[c][r] = red[c][r] + red[c + s][r];

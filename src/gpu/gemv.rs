@@ -259,8 +259,8 @@ fn gemv_t<T: Scalar>(
     Ok(())
 }
 
-/// Threads of `gemv_n_rows` (`GEMV_ROWS_THREADS` in the kernel: a fixed shape, since its 64
-/// column lanes are part of the summation order).
+/// Threads of `gemv_n_rows` (`GEMV_ROWS_THREADS` in the kernel: a fixed shape, since its column
+/// lanes are part of the summation order).
 const ROWS_THREADS: u32 = 512;
 /// Lanes per column of `gemv_n_rows` (the kernel's `LPC`): a block owns this many 16-byte units
 /// of rows, and the 512 threads make 512 / LPC column lanes.
@@ -322,10 +322,8 @@ fn gemv_n_rows<T: Scalar>(
         (true, false) => "gemv_n_rows16",
     };
     let f = ex.function::<T>(Family::Gemv, name)?;
+    // At most one wave (`n_one_pass`), so the grid fits its u32.
     let blocks = cdiv(m, lpc * per_unit::<T>());
-    if blocks > i32::MAX as i64 {
-        return Err(GpuError::Unsupported("gemv: too many rows"));
-    }
     let mut args = gemv_args(m, n, alpha, a, x, beta, y);
     f.launch(Launch { grid: (blocks as u32, 1, 1), block: (ROWS_THREADS, 1, 1), smem: 0 }, ex.stream, &mut args)
 }
