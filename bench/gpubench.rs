@@ -50,6 +50,12 @@ usage: gpubench [options]
   --pad K              Level 2 leading dimension n + K instead of n (default 0): shows whether
                        a size's speed is the column stride's (same n, other strides)
   --len LIST           exact Level 1 lengths instead of the sweep (2^k allowed: 2^26,2^28)
+  --warm               every call re-reads the same operands (one region), so sizes under the
+                       L2's capacity run from the L2 and the curves step down at 16-64 MB
+  --cold               (default) every timed call reads operands that no call touched within
+                       the last 4x the L2's bytes (a rotating region of the operand pool, on
+                       every side alike): DRAM speed at every size, the figure the copy
+                       bandwidth is
   --results WHERE      where reductions' scalar results go in the timed calls: device (default;
                        times the kernels) or host (adds the wait a host-pointer-mode caller pays)
   --overhead           only measure the host cost of one call (us of enqueue per call, tiny
@@ -177,6 +183,8 @@ fn parse_opts() -> Result<Opts, String> {
                 v => return Err(format!("--results takes host or device, not `{v}`")),
             },
             "--overhead" => o.overhead = true,
+            "--cold" => COLD.store(true, std::sync::atomic::Ordering::Relaxed),
+            "--warm" => COLD.store(false, std::sync::atomic::Ordering::Relaxed),
             "--gemm-points" => o.gemm_points = gemm_smallout::parse_points(&value()?)?,
             "--gemm-twin" => o.gemm_twin = true,
             _ => return Err(format!("unknown argument `{arg}` (see --help)")),
@@ -847,13 +855,63 @@ struct Ptrs {
     slots: u64,
     /// Device memory for a reduction's result (device results, see [`device_results`]).
     res: u64,
+    /// The regions the rotating operands (Level 1: x and y; Level 2: A) take turns in.
+    rot: Rot,
 }
 
-fn ptrs(op: Op, p: &Pool) -> Ptrs {
+/// `--cold` (the default): the rotating operands of each call lie in the next of `regions`
+/// regions of the pool, `stride` bytes apart, enough of them that a region comes back only
+/// after 4x the L2's bytes of other regions (where the pool holds that many). `--warm`: one
+/// region. Warm, a vector of 16-64 MB is partly still in the L2 from the call before, and
+/// every Level 1 curve (cuBLAS's too) dips where that stops: on an H200, DDOT 2^21 ran at
+/// 4045 GB/s and 2^22 at 3324 warm, 2707 and 3369 cold (session 10).
+static COLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+/// The device's L2 bytes (set in main).
+static L2_BYTES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(50 << 20);
+/// True while `measure` makes a side's value probe: reductions then read region 0, so every
+/// side's probe sees the same data and the results can be compared.
+static PROBING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+#[derive(Clone, Copy)]
+struct Rot {
+    stride: u64,
+    regions: u64,
+}
+
+impl Rot {
+    /// Regions of `bytes` (rounded up to 4 KiB) in a pool of `pool` bytes.
+    fn new(bytes: u64, pool: u64) -> Rot {
+        let stride = bytes.max(1).div_ceil(4096) * 4096;
+        let want = if COLD.load(std::sync::atomic::Ordering::Relaxed) {
+            (4 * L2_BYTES.load(std::sync::atomic::Ordering::Relaxed)).div_ceil(stride)
+        } else {
+            1
+        };
+        Rot { stride, regions: want.min(pool / stride).max(1) }
+    }
+
+    /// The next call's (byte offset of its region, how many turns the region had before).
+    /// One counter for every call of the run: region r is taken by calls r, r + regions, ...,
+    /// so an update's alternating factor (`signed`, `scal_alpha` of the turn) alternates on
+    /// every element it touches and keeps the data within 2x (warm: one region, every call).
+    /// `probe`: a reduction, whose value probe reads region 0.
+    fn next(self, probe: bool) -> (u64, u64) {
+        let g = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if probe && PROBING.load(std::sync::atomic::Ordering::Relaxed) {
+            return (0, g);
+        }
+        ((g % self.regions) * self.stride, g / self.regions)
+    }
+}
+
+fn ptrs(op: Op, p: &Pool, n: usize, esz: usize) -> Ptrs {
     if op.level2() {
-        Ptrs { a: p.a.ptr, x: p.x.ptr, y: p.y.ptr, slots: p.slots.ptr, res: p.res.ptr }
+        let bytes = ((n + lda_pad()) * n * esz) as u64;
+        let rot = Rot::new(bytes, p.a.bytes as u64);
+        Ptrs { a: p.a.ptr, x: p.x.ptr, y: p.y.ptr, slots: p.slots.ptr, res: p.res.ptr, rot }
     } else {
-        Ptrs { a: 0, x: p.a.ptr, y: p.b.ptr, slots: 0, res: p.res.ptr }
+        let rot = Rot::new((n * esz) as u64, p.a.bytes.min(p.b.bytes) as u64);
+        Ptrs { a: 0, x: p.a.ptr, y: p.b.ptr, slots: 0, res: p.res.ptr, rot }
     }
 }
 
@@ -862,12 +920,10 @@ fn ptrs(op: Op, p: &Pool) -> Ptrs {
 fn gemv_ab<T: Scalar>() -> (T, T) {
     (sc(0.75, 0.25), sc(0.5, 0.125))
 }
-/// One counter for every update call of the run: an element is touched by a contiguous run
-/// of calls (sizes only grow within a sweep), so alternating factors keep it within 2x.
-static FLIP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-fn flip() -> u64 {
-    FLIP.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
+/// One counter for every call of the run ([`Rot::next`]). Warm, an element is touched by a
+/// contiguous run of calls (sizes only grow within a sweep), so alternating factors keep it
+/// within 2x; cold, by every `regions`-th call, whose turns alternate the same way.
+static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 fn signed<T: Scalar>(k: u64) -> T {
     if k.is_multiple_of(2) {
         sc(0.5, 0.25)
@@ -887,22 +943,40 @@ fn hyblas_call<'a, T: Scalar>(ex: Exec<'a>, op: Op, n: usize, p: Ptrs) -> Call<'
     let ni = n as i64;
     let esz = std::mem::size_of::<T>() as u64;
     let v = |ptr: u64| DVec { ptr, inc: 1 };
-    let mat = DMat { ptr: p.a, ld: ni + lda_pad() as i64 };
+    let ld = ni + lda_pad() as i64;
+    // Each call's region: Level 2 moves A, Level 1 x and y (o: byte offset; k: its turn).
+    let next = move || p.rot.next(op.reduction());
+    let mat = move |o: u64| DMat { ptr: p.a + o, ld };
     match op {
         Op::Gemv(t) => Box::new(move |_| {
             let (al, be) = gemv_ab::<T>();
-            hy(g2::gemv::<T>(&ex, t, ni, ni, In::Host(al), mat, v(p.x), In::Host(be), v(p.y)))
+            let (o, _) = next();
+            hy(g2::gemv::<T>(&ex, t, ni, ni, In::Host(al), mat(o), v(p.x), In::Host(be), v(p.y)))
         }),
-        Op::Ger => {
-            Box::new(move |_| hy(g2::ger::<T>(&ex, ni, ni, In::Host(signed::<T>(flip())), v(p.x), v(p.y), mat, false)))
-        }
-        Op::Trmv(u, t, d) => {
-            Box::new(move |i| hy(t2::trmv::<T>(&ex, u, t, d, ni, mat, v(p.slots + i as u64 * ni as u64 * esz))))
-        }
-        Op::Axpy => Box::new(move |_| hy(level1::axpy::<T>(&ex, ni, In::Host(signed::<T>(flip())), v(p.x), v(p.y)))),
-        Op::Scal => Box::new(move |_| hy(level1::scal::<T, T>(&ex, ni, In::Host(scal_alpha::<T>(flip())), v(p.x)))),
-        Op::Copy => Box::new(move |_| hy(level1::copy::<T>(&ex, ni, v(p.x), v(p.y)))),
-        Op::Swap => Box::new(move |_| hy(level1::swap::<T>(&ex, ni, v(p.x), v(p.y)))),
+        Op::Ger => Box::new(move |_| {
+            let (o, k) = next();
+            hy(g2::ger::<T>(&ex, ni, ni, In::Host(signed::<T>(k)), v(p.x), v(p.y), mat(o), false))
+        }),
+        Op::Trmv(u, t, d) => Box::new(move |i| {
+            let (o, _) = next();
+            hy(t2::trmv::<T>(&ex, u, t, d, ni, mat(o), v(p.slots + i as u64 * ni as u64 * esz)))
+        }),
+        Op::Axpy => Box::new(move |_| {
+            let (o, k) = next();
+            hy(level1::axpy::<T>(&ex, ni, In::Host(signed::<T>(k)), v(p.x + o), v(p.y + o)))
+        }),
+        Op::Scal => Box::new(move |_| {
+            let (o, k) = next();
+            hy(level1::scal::<T, T>(&ex, ni, In::Host(scal_alpha::<T>(k)), v(p.x + o)))
+        }),
+        Op::Copy => Box::new(move |_| {
+            let (o, _) = next();
+            hy(level1::copy::<T>(&ex, ni, v(p.x + o), v(p.y + o)))
+        }),
+        Op::Swap => Box::new(move |_| {
+            let (o, _) = next();
+            hy(level1::swap::<T>(&ex, ni, v(p.x + o), v(p.y + o)))
+        }),
         // Reductions: the first call (the value probe) returns its result to the host; the
         // timed ones write it to device memory unless --results host.
         Op::Dot { conj } => {
@@ -910,7 +984,8 @@ fn hyblas_call<'a, T: Scalar>(ex: Exec<'a>, op: Op, n: usize, p: Ptrs) -> Call<'
             Box::new(move |_| {
                 let mut r = T::zero();
                 let out = if host.next() { Out::Host(&mut r as *mut T) } else { Out::Dev(p.res) };
-                level1::dot::<T>(&ex, ni, v(p.x), v(p.y), conj, out).map_err(|e| e.to_string())?;
+                let (o, _) = next();
+                level1::dot::<T>(&ex, ni, v(p.x + o), v(p.y + o), conj, out).map_err(|e| e.to_string())?;
                 Ok(two(r.re(), r.im()))
             })
         }
@@ -919,10 +994,11 @@ fn hyblas_call<'a, T: Scalar>(ex: Exec<'a>, op: Op, n: usize, p: Ptrs) -> Call<'
             Box::new(move |_| {
                 let mut r = <T::Real as Scalar>::zero();
                 let out = if host.next() { Out::Host(&mut r as *mut T::Real) } else { Out::Dev(p.res) };
+                let (o, _) = next();
                 if op == Op::Nrm2 {
-                    level1::nrm2::<T>(&ex, ni, v(p.x), out)
+                    level1::nrm2::<T>(&ex, ni, v(p.x + o), out)
                 } else {
-                    level1::asum::<T>(&ex, ni, v(p.x), out)
+                    level1::asum::<T>(&ex, ni, v(p.x + o), out)
                 }
                 .map_err(|e| e.to_string())?;
                 Ok(two(r, <T::Real as Scalar>::zero()))
@@ -933,7 +1009,8 @@ fn hyblas_call<'a, T: Scalar>(ex: Exec<'a>, op: Op, n: usize, p: Ptrs) -> Call<'
             Box::new(move |_| {
                 let mut r = 0i32;
                 let out = if host.next() { IndexOut::Host32(&mut r) } else { IndexOut::Dev32(p.res) };
-                level1::iamax::<T>(&ex, ni, v(p.x), out).map_err(|e| e.to_string())?;
+                let (o, _) = next();
+                level1::iamax::<T>(&ex, ni, v(p.x + o), out).map_err(|e| e.to_string())?;
                 Ok(Some([r as f64, 0.0]))
             })
         }
@@ -955,7 +1032,12 @@ fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Ca
     let ni = n as c_int;
     let lda = (n + lda_pad()) as c_int;
     let esz = std::mem::size_of::<T>() as u64;
-    let (a, x, y) = (p.a as Vp, p.x as Vp, p.y as Mp);
+    // Each call's region, as in hyblas_call: (A, x, y) moved by the offset, and the turn.
+    let next = move || {
+        let (o, k) = p.rot.next(op.reduction());
+        let (oa, ov) = if op.level2() { (o, 0) } else { (0, o) };
+        ((p.a + oa) as Vp, (p.x + ov) as Vp, (p.y + ov) as Mp, k)
+    };
     let sp = |v: &A16<T>| &v.0 as *const T as Vp;
     // SAFETY (all arms): the function types match the cuBLAS prototypes; the buffers hold
     // n (or n*n) elements of T; host pointer mode, scalars live on this stack frame.
@@ -966,13 +1048,15 @@ fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Ca
                 Box::new(move |_| {
                     let (al, be) = gemv_ab::<T>();
                     let (al, be) = (A16(al), A16(be));
+                    let (a, x, y, _) = next();
                     status(f(h, trans_code(t), ni, ni, sp(&al), a, lda, x, 1, sp(&be), y, 1), &name)
                 })
             }
             Op::Ger => {
                 let f: GerFn = api.get(&name)?;
                 Box::new(move |_| {
-                    let al = A16(signed::<T>(flip()));
+                    let (a, x, y, k) = next();
+                    let al = A16(signed::<T>(k));
                     status(f(h, ni, ni, sp(&al), x, 1, y as Vp, 1, a as Mp, lda), &name)
                 })
             }
@@ -980,6 +1064,7 @@ fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Ca
                 let f: TrmvFn = api.get(&name)?;
                 let (uc, dc) = ((u == Uplo::Upper) as c_int, (d == Diag::Unit) as c_int);
                 Box::new(move |i| {
+                    let (a, ..) = next();
                     let xi = (p.slots + i as u64 * ni as u64 * esz) as Mp;
                     status(f(h, uc, trans_code(t), dc, ni, a, lda, xi, 1), &name)
                 })
@@ -987,20 +1072,25 @@ fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Ca
             Op::Axpy => {
                 let f: AxpyFn = api.get(&name)?;
                 Box::new(move |_| {
-                    let al = A16(signed::<T>(flip()));
+                    let (_, x, y, k) = next();
+                    let al = A16(signed::<T>(k));
                     status(f(h, ni, sp(&al), x, 1, y, 1), &name)
                 })
             }
             Op::Scal => {
                 let f: ScalFn = api.get(&name)?;
                 Box::new(move |_| {
-                    let al = A16(scal_alpha::<T>(flip()));
+                    let (_, x, _, k) = next();
+                    let al = A16(scal_alpha::<T>(k));
                     status(f(h, ni, sp(&al), x as Mp, 1), &name)
                 })
             }
             Op::Copy | Op::Swap => {
                 let f: CopyFn = api.get(&name)?;
-                Box::new(move |_| status(f(h, ni, x, 1, y, 1), &name))
+                Box::new(move |_| {
+                    let (_, x, y, _) = next();
+                    status(f(h, ni, x, 1, y, 1), &name)
+                })
             }
             // Reductions: the value probe on the host-mode handle, the timed calls on the
             // device-mode handle (unless --results host), as hyblas_call does.
@@ -1010,6 +1100,7 @@ fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Ca
                 Box::new(move |_| {
                     let mut r = T::zero();
                     let (hh, out) = if host.next() || hd.is_null() { (h, &mut r as *mut T as Mp) } else { (hd, res) };
+                    let (_, x, y, _) = next();
                     status(f(hh, ni, x, 1, y as Vp, 1, out), &name)?;
                     Ok(two(r.re(), r.im()))
                 })
@@ -1021,6 +1112,7 @@ fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Ca
                     let mut r = <T::Real as Scalar>::zero();
                     let (hh, out) =
                         if host.next() || hd.is_null() { (h, &mut r as *mut T::Real as Mp) } else { (hd, res) };
+                    let (_, x, ..) = next();
                     status(f(hh, ni, x, 1, out), &name)?;
                     Ok(two(r, <T::Real as Scalar>::zero()))
                 })
@@ -1032,6 +1124,7 @@ fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Ca
                     let mut r: c_int = 0;
                     let (hh, out) =
                         if host.next() || hd.is_null() { (h, &mut r as *mut c_int as Mp) } else { (hd, res) };
+                    let (_, x, ..) = next();
                     status(f(hh, ni, x, 1, out), &name)?;
                     Ok(Some([r as f64, 0.0]))
                 })
@@ -1115,7 +1208,10 @@ fn measure(
         let Some(f) = side.as_mut() else { continue };
         let r = (|| -> Result<f64, String> {
             prep()?;
-            out[i].value = call(f, 0)?;
+            PROBING.store(true, std::sync::atomic::Ordering::Relaxed);
+            let probe = call(f, 0);
+            PROBING.store(false, std::sync::atomic::Ordering::Relaxed);
+            out[i].value = probe?;
             rt.sync(stream).map_err(|e| e.to_string())?;
             prep()?;
             call(f, 0)?;
@@ -1790,7 +1886,7 @@ fn overhead(cx: &Ctx) {
     println!("|---|---:|---:|---:|---:|---:|");
     for op in ops {
         let n = if op.level2() { n2 } else { n1 };
-        let p = ptrs(op, &pool);
+        let p = ptrs(op, &pool, n, 4);
         let sides: Vec<Option<Call>> = vec![
             cx.cublas.and_then(|a| api_call::<f32>(a, op, n, p)),
             cx.entry.and_then(|a| api_call::<f32>(a, op, n, p)),
@@ -1849,7 +1945,7 @@ fn run_precision<T: Scalar>(
         let mut errs: Vec<String> = Vec::new();
         let mut count = 0;
         for &n in sizes {
-            let p = ptrs(op, &pool);
+            let p = ptrs(op, &pool, n, esz);
             let mut sides: Vec<Option<Call>> = vec![
                 Some(hyblas_call::<T>(ex, op, n, p)),
                 cx.cublas.and_then(|a| api_call::<T>(a, op, n, p)),
@@ -1977,6 +2073,7 @@ fn main() -> ExitCode {
     };
 
     let props = &rt.props;
+    L2_BYTES.store((props.l2_bytes as u64).max(1 << 20), std::sync::atomic::Ordering::Relaxed);
     let slug = props.slug();
     let stem = format!("{slug}-level12");
     println!(
@@ -2001,6 +2098,13 @@ fn main() -> ExitCode {
         cfg.max_reps,
         if o.quick { " (--quick)" } else { "" }
     );
+    if COLD.load(std::sync::atomic::Ordering::Relaxed) {
+        println!(
+            "operands: cold (each timed call's operands untouched for 4x the L2's bytes; --warm re-reads one set)"
+        );
+    } else {
+        println!("operands: warm (--warm: every call re-reads one set; under ~L2 size it runs from the L2)");
+    }
     let cx = Ctx {
         rt,
         stream,

@@ -303,10 +303,24 @@ template <typename T> struct AsumOp {
     static __device__ __forceinline__ void write(acc_t a, void* out, int) { *(acc_t*)out = a; }
 };
 
+// Units in flight per lane of DNRM2 and DZNRM2 (NRM2_U): half the other reductions'. Blue's
+// three sums per accumulator are wide; with 8 units dnrm2_part_v took 75 registers (25 warps
+// per SM where DASUM keeps 32), which left a partial third wave of 8192 chunk warps, and on
+// an H200 DNRM2 took 15.1 us at 2^22 elements (DASUM 8.7); with 4 (59 registers) 11.1 us, and
+// DZNRM2 was 1-25% faster at every length from 2^20 to 2^25 (even at 2^26). Single precision (sums in double)
+// keeps 8: with 4, SNRM2 lost up to 19% past 2^22 and SCNRM2 as much at 1.5 x 2^k. Part of
+// the summation order (chunks start at a rotated trip).
+#ifndef NRM2_U
+#define NRM2_U 4
+#endif
+#ifndef NRM2_U_SINGLE
+#define NRM2_U_SINGLE 8
+#endif
+
 template <typename T> struct Nrm2Op {
     typedef typename nrm2_acc<T>::type acc_t;
     static constexpr bool TWO = false;
-    static constexpr int U = 8;
+    static constexpr int U = sizeof(typename real_of<T>::type) == 8 ? NRM2_U : NRM2_U_SINGLE;
     static constexpr bool ROTATE = true;
     static __device__ __forceinline__ acc_t init() { return acc_t{}; }
     static __device__ __forceinline__ void add(acc_t& a, T x, T, i64) { sq_add(a, x); }

@@ -7,6 +7,7 @@
 #
 # e.g. bash scripts/gpu-ab.sh "--only trmv --prec s,d --n 8192" pdl0=HYBLAS_PDL=0
 # Without gpu-stage/old/gpubench only the variants run (ROUNDS=2 runs each twice, interleaved).
+# NEW_ARGS: options only the new build takes (e.g. --warm, where the old one had no --cold).
 # Prints per point: old, new (twice each), every variant, in us; writes $OUT/ab.csv.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,7 +22,9 @@ W="$(mktemp -d)"
 run() { # label binary env...
     local label="$1" bin="$2"; shift 2
     mkdir -p "$W/$label"
-    env "$@" "$bin" --quick --no-entry $ARGS --out "$W/$label" >"$W/$label.log" 2>&1 || tail -3 "$W/$label.log"
+    local extra=""
+    [ "$bin" = gpu-stage/gpubench ] && extra="${NEW_ARGS:-}"
+    env "$@" "$bin" --quick --no-entry $ARGS $extra --out "$W/$label" >"$W/$label.log" 2>&1 || tail -3 "$W/$label.log"
 }
 labels=""
 if [ -x gpu-stage/old/gpubench ]; then

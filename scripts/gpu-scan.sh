@@ -12,6 +12,9 @@
 #   gemv_t    HYBLAS_GEMV_T_WARPS   32 64 128                gemv_t (d, c, z) n 8192 8448 16384
 #   gemv_n    HYBLAS_GEMV_N_ITEMS   256 512 1024 2048        gemv_n (s, d, z) n 8192 8448 16384
 #   stagger   HYBLAS_GEMV_T_STAGGER 0 1                      gemv_t (all) n 4096 8192 8448 12288 16384
+#   nrm2u     HYBLAS_KERNEL_DEFINES NRM2_U(_SINGLE) 4 / 8    nrm2 (all) at L1_MID, two rounds
+#   cold      gpubench --warm / cold 0 1                     dot nrm2 asum iamax (all) at L1_MID
+#             (whether a dip is the L2's capacity: cold reads DRAM at every size)
 #   pdl       HYBLAS_PDL            0 1                      gemv, trmv, dot, nrm2 (s, d, z) n 2048
 #                                                            5120 8192 8448 10240, 2^20 2^23 2^26
 #   pad       gpubench --pad        0 4 8 16 32 64 128        gemv_n, gemv_t (s, d, z) at PAD_N
@@ -55,6 +58,8 @@ point() {
     printf '%-22s %6s  %3ss  %s\n' "$knob" "$label" "$((SECONDS - t0))" "$*"
 }
 
+# Level 1 lengths across the L2's capacity (8-512 MB of double).
+L1_MID="${L1_MID:-1048576,1572864,2097152,3145728,4194304,6291456,8388608,12582912,16777216,25165824,33554432,67108864}"
 scans=("$@")
 [ ${#scans[@]} -eq 0 ] && scans=(trmv_n trmv_t l1 gemv_t gemv_n)
 for s in "${scans[@]}"; do
@@ -65,6 +70,14 @@ for s in "${scans[@]}"; do
         gemv_t) for v in 32 64 128; do point HYBLAS_GEMV_T_WARPS $v --only gemv_t --prec d,c,z --n 8192,8448,16384; done ;;
         gemv_n) for v in 256 512 1024 2048; do point HYBLAS_GEMV_N_ITEMS $v --only gemv_n --prec s,d,z --n 8192,8448,16384; done ;;
         stagger) for v in 0 1; do point HYBLAS_GEMV_T_STAGGER $v --only gemv_t --n 4096,8192,8448,12288,16384; done ;;
+        nrm2u)
+            for r in 1 2; do
+                LABEL=4 point HYBLAS_KERNEL_DEFINES "-DNRM2_U=4 -DNRM2_U_SINGLE=4" --only nrm2 --len "$L1_MID"
+                LABEL=8 point HYBLAS_KERNEL_DEFINES "-DNRM2_U=8 -DNRM2_U_SINGLE=8" --only nrm2 --len "$L1_MID"
+            done ;;
+        cold)
+            point COLD 0 --only dot,nrm2,asum,iamax --len "$L1_MID" --warm
+            point COLD 1 --only dot,nrm2,asum,iamax --len "$L1_MID" ;;
         pad) for v in 0 4 8 16 32 64 128; do point PAD $v --only gemv_n,gemv_t --prec s,d,z --n "${PAD_N:-2048,2560,3328,4352,5120,5376,6656,8448}" --pad $v; done ;;
         pdl) for v in 0 1; do point HYBLAS_PDL $v --only gemv,trmv,dot,nrm2 --prec s,d,z --n 2048,5120,8192,8448,10240 --len 2^20,2^23,2^26; done ;;
         shapes)
