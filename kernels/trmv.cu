@@ -27,11 +27,15 @@
 // `seg` rows; lane l reads rows l*V .. l*V+V-1 of each stripe of 32*V rows with 16-byte loads
 // and keeps V accumulators (added in order at the end), then the warp adds its lanes with the
 // fixed shuffle tree and writes W[r*n + j]. Segments r and nseg-1-r are paired likewise.
-// Unlike GEMV-T, columns walk their stripes from the top: a start staggered by column (session
-// 10, H200) took ZTRMV-UTN 8192 (a 128 KiB column stride) from 136.7 to 129.8 us and DTRMV-UTN
-// 16384 from 256.8 to 246.2, but every loop form tried moved the register allocation of the
-// group loop and cost as much elsewhere (CTRMV-UTN 13% at every n with a wrapping counter;
-// ZTRMV-UTN 4-9% with two loops), so it is not kept.
+// Where the column stride is a multiple of 128 KiB (the host's choice, double only), the
+// staggered kernel `trmv_ts` walks column j's whole groups of TRMV_UT stripes from group
+// j % groups, wrapping around: warps in flight (neighbouring columns) then read different rows
+// instead of addresses a multiple of the stride apart, which such strides map onto the same
+// memory channels (GEMV-T staggers too). On an H200 (session 10) it took DTRMV-UTN 16384 from
+// 256.4 to 245.8 us. Its loop (a wrapping group counter) costs registers and speed elsewhere
+// (CTRMV-UTN 13%, STRMV-UTN 2-4% at every n when it was the only kernel; two loops did worse),
+// hence a separate kernel used only at such strides; for complex double the gain did not
+// repeat across machines. The order depends on (n, j, the segment) only, so it is still fixed.
 //
 // Only the referenced triangle is read: diagonal tiles and stripes load element by element
 // under a mask, and a unit diagonal is never loaded (1 is used in its place).
@@ -232,7 +236,7 @@ __device__ __forceinline__ void trmv_t_stripe(const T* col, const T* x, i64 row,
     }
 }
 
-template <typename T, bool CONJ, bool VEC>
+template <typename T, bool CONJ, bool VEC, bool STAG>
 __device__ void trmv_t_body(i64 n, const T* a, i64 lda, const T* x, T* w, i64 seg, i64 nseg, i64 per_pair,
                             int flags) {
     constexpr int V = 16 / sizeof(T);
@@ -277,7 +281,14 @@ __device__ void trmv_t_body(i64 n, const T* a, i64 lda, const T* x, T* w, i64 se
 #pragma unroll 1
     for (i64 k = ka; k < kb; k++) trmv_t_edge<T, CONJ>(unit, col, x, lrow + k * S, lo, hi, j, acc);
     i64 k = kb;
-    for (; k + TRMV_UT <= kc; k += TRMV_UT) {
+    // Whole groups of TRMV_UT full stripes, from the top or (STAG) from group j % groups.
+    const int groups = STAG ? (int)((kc - kb) / TRMV_UT) : 0;
+    int g = groups > 1 ? (int)(j % groups) : 0;
+    for (int left = groups; STAG ? left > 0 : k + TRMV_UT <= kc; left--) {
+        if (STAG) {
+            k = kb + (i64)g * TRMV_UT;
+            if (++g == groups) g = 0;
+        }
         if (VEC) {
             vec16<T> av[TRMV_UT], xv[TRMV_UT];
 #pragma unroll
@@ -293,7 +304,9 @@ __device__ void trmv_t_body(i64 n, const T* a, i64 lda, const T* x, T* w, i64 se
 #pragma unroll
             for (int s = 0; s < TRMV_UT; s++) trmv_t_stripe<T, CONJ, false>(col, x, lrow + (k + s) * S, acc);
         }
+        if (!STAG) k += TRMV_UT;
     }
+    if (STAG) k = kb + (i64)groups * TRMV_UT;
 #pragma unroll 1
     for (; k < kc; k++) trmv_t_stripe<T, CONJ, VEC>(col, x, lrow + k * S, acc);
 #pragma unroll 1
@@ -357,23 +370,23 @@ __device__ __forceinline__ void trmv_n_entry(i64 n, const T* a, i64 lda, const T
         trmv_n_body<T, false>(n, a, lda, x, w, sw, np, per_pair, flags);
 }
 
-template <typename T, bool CONJ>
+template <typename T, bool CONJ, bool STAG>
 __device__ __forceinline__ void trmv_t_vec(i64 n, const T* a, i64 lda, const T* x, T* w, i64 seg, i64 nseg,
                                            i64 per_pair, int flags) {
     if (flags & TRMV_VEC)
-        trmv_t_body<T, CONJ, true>(n, a, lda, x, w, seg, nseg, per_pair, flags);
+        trmv_t_body<T, CONJ, true, STAG>(n, a, lda, x, w, seg, nseg, per_pair, flags);
     else
-        trmv_t_body<T, CONJ, false>(n, a, lda, x, w, seg, nseg, per_pair, flags);
+        trmv_t_body<T, CONJ, false, STAG>(n, a, lda, x, w, seg, nseg, per_pair, flags);
 }
 
 // Real types: conj is the identity, so one set of instantiations.
-template <typename T, bool CPLX>
+template <typename T, bool CPLX, bool STAG>
 __device__ __forceinline__ void trmv_t_entry(i64 n, const T* a, i64 lda, const T* x, T* w, i64 seg, i64 nseg,
                                              i64 per_pair, int flags) {
     if (CPLX && (flags & TRMV_CONJ))
-        trmv_t_vec<T, CPLX>(n, a, lda, x, w, seg, nseg, per_pair, flags);
+        trmv_t_vec<T, CPLX, STAG>(n, a, lda, x, w, seg, nseg, per_pair, flags);
     else
-        trmv_t_vec<T, false>(n, a, lda, x, w, seg, nseg, per_pair, flags);
+        trmv_t_vec<T, false, STAG>(n, a, lda, x, w, seg, nseg, per_pair, flags);
 }
 
 #define TRMV_ENTRIES(P, T, CPLX)                                                                              \
@@ -383,7 +396,11 @@ __device__ __forceinline__ void trmv_t_entry(i64 n, const T* a, i64 lda, const T
     }                                                                                                          \
     extern "C" __global__ void P##trmv_t(i64 n, const T* a, i64 lda, const T* x, T* w, i64 seg, i64 nseg,      \
                                          i64 per_pair, int flags) {                                            \
-        trmv_t_entry<T, CPLX>(n, a, lda, x, w, seg, nseg, per_pair, flags);                                    \
+        trmv_t_entry<T, CPLX, false>(n, a, lda, x, w, seg, nseg, per_pair, flags);                             \
+    }                                                                                                          \
+    extern "C" __global__ void P##trmv_ts(i64 n, const T* a, i64 lda, const T* x, T* w, i64 seg, i64 nseg,     \
+                                          i64 per_pair, int flags) {                                           \
+        trmv_t_entry<T, CPLX, true>(n, a, lda, x, w, seg, nseg, per_pair, flags);                              \
     }                                                                                                          \
     extern "C" __global__ void P##trmv_sum(i64 n, const T* w, i64 width, i64 nparts, int from_start, T* x,     \
                                            i64 incx) {                                                         \

@@ -33,6 +33,22 @@ pub static SW_MAX: Lazy<i64> =
 /// Trans: warps (one column times one segment) aimed at per SM: about two waves.
 /// `HYBLAS_TRMV_T_WARPS` overrides it (it fixes the summation order).
 pub static T_WARPS_PER_SM: Lazy<u64> = Lazy::new(|| crate::config::threshold("HYBLAS_TRMV_T_WARPS", 128).max(1) as u64);
+/// Trans, double: where the column stride (lda times 8 bytes) is a multiple of this many bytes,
+/// the staggered kernel `trmv_ts` runs, whose columns walk their stripes from a start staggered
+/// by the column index (see `kernels/trmv.cu`): on an H200 it took DTRMV-UTN 16384 (a 128 KiB
+/// stride) from 256.4 to 245.8 us (4.1-4.3% in three runs on three machines). Complex double
+/// at such strides gained 3.5% in one run and lost 2-3% in another (ZTRMV-UTN 8192 and
+/// 16384), so it keeps the plain kernel. `HYBLAS_TRMV_T_STAGGER` sets the multiple (0: never);
+/// it fixes the summation order, with lda.
+pub static T_STAGGER_BYTES: Lazy<i64> =
+    Lazy::new(|| crate::config::threshold("HYBLAS_TRMV_T_STAGGER", 128 << 10) as i64);
+
+/// Whether a trans TRMV of T with leading dimension `lda` runs the staggered kernel.
+pub fn t_staggered<T: Scalar>(lda: i64) -> bool {
+    let m = *T_STAGGER_BYTES;
+    T::PREFIX == 'd' && m > 0 && (lda * 8) % m == 0
+}
+
 /// The longest segment, in stripes of 32*V rows.
 pub const SEG_MAX_STRIPES: i64 = 64;
 
@@ -224,7 +240,7 @@ pub fn trmv<T: Scalar>(ex: &Exec, uplo: Uplo, trans: Trans, diag: Diag, n: i64, 
         let npairs = cdiv(nseg, 2);
         let per_pair = t_per_pair(upper, n, seg, nseg);
         let warps = npairs * per_pair;
-        let f = ex.function::<T>(Family::Trmv, "trmv_t")?;
+        let f = ex.function::<T>(Family::Trmv, if t_staggered::<T>(a.ld) { "trmv_ts" } else { "trmv_t" })?;
         let (mut tx, mut ty) = tune::choose(ex.rt, &f, &TRMV_T, T::PREFIX, elem::<T>(), class, |tx, ty| {
             (warps as u64).div_ceil((tx * ty / 32).max(1) as u64)
         });
