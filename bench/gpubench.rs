@@ -61,7 +61,9 @@ usage: gpubench [options]
   --overhead           only measure the host cost of one call (us of enqueue per call, tiny
                        n, GPU kept busy): real cuBLAS, the entry forced to either side, hyblas
   --gemm-points LIST   gemm_smallout: only these points, p:ab:m:n:k (e.g. s:nn:64:64:8192,d:tn:1:1:2^20)
-  --gemm-twin          gemm_smallout: also time the real cuBLAS through a second handle (cublas2_us)
+  --twin               also time the real cuBLAS through a second handle (cublas2_us): how far
+                       two handles of the same library differ, beside entry/cuBLAS
+                       (--gemm-twin: the same)
   --entry-lib PATH     hyblas library whose cublas*_v2 exports make the entry column
                        (default: the process's own, else libhyblas.so next to this program)
   --no-entry           leave the entry column empty
@@ -186,7 +188,7 @@ fn parse_opts() -> Result<Opts, String> {
             "--cold" => COLD.store(true, std::sync::atomic::Ordering::Relaxed),
             "--warm" => COLD.store(false, std::sync::atomic::Ordering::Relaxed),
             "--gemm-points" => o.gemm_points = gemm_smallout::parse_points(&value()?)?,
-            "--gemm-twin" => o.gemm_twin = true,
+            "--gemm-twin" | "--twin" => o.gemm_twin = true,
             _ => return Err(format!("unknown argument `{arg}` (see --help)")),
         }
     }
@@ -1291,6 +1293,8 @@ struct Row {
     hyblas_us: Option<f64>,
     cublas_us: Option<f64>,
     entry_us: Option<f64>,
+    /// `--twin`: the real cuBLAS through a second handle.
+    twin_us: Option<f64>,
     /// Largest relative difference of a reduction's result (hyblas, entry) from cuBLAS's.
     rel_diff: Option<f64>,
     reps: usize,
@@ -1306,7 +1310,7 @@ impl Row {
 }
 
 const CSV_HEADER: &str =
-    "routine,precision,n,hyblas_us,cublas_us,bytes,hyblas_gbs,cublas_gbs,entry_us,entry_gbs,cublas_over_hyblas,rel_diff,reps";
+    "routine,precision,n,hyblas_us,cublas_us,bytes,hyblas_gbs,cublas_gbs,entry_us,entry_gbs,cublas_over_hyblas,rel_diff,reps,cublas2_us";
 
 fn opt(v: Option<f64>, prec: usize) -> String {
     v.map_or(String::new(), |v| format!("{v:.prec$}"))
@@ -1318,7 +1322,7 @@ fn csv(rows: &[Row]) -> String {
     for r in rows {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{:.0},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{:.0},{},{},{},{},{},{},{},{}",
             r.routine,
             r.prec,
             r.n,
@@ -1331,7 +1335,8 @@ fn csv(rows: &[Row]) -> String {
             opt(r.gbs(r.entry_us), 1),
             opt(r.ratio(), 4),
             r.rel_diff.map_or(String::new(), |d| format!("{d:.2e}")),
-            r.reps
+            r.reps,
+            opt(r.twin_us, 3)
         );
     }
     s
@@ -1345,7 +1350,7 @@ fn read_csv(path: &Path) -> Result<Vec<Row>, String> {
     let need = |name: &str| col(name).ok_or_else(|| format!("{}: no column `{name}`", path.display()));
     let (ir, ip, inn, ih, ic) =
         (need("routine")?, need("precision")?, need("n")?, need("hyblas_us")?, need("cublas_us")?);
-    let (ib, ie, id, ireps) = (col("bytes"), col("entry_us"), col("rel_diff"), col("reps"));
+    let (ib, ie, id, ireps, itw) = (col("bytes"), col("entry_us"), col("rel_diff"), col("reps"), col("cublas2_us"));
     let mut rows = Vec::new();
     for (i, line) in lines.enumerate() {
         let f: Vec<&str> = line.split(',').map(str::trim).collect();
@@ -1370,6 +1375,7 @@ fn read_csv(path: &Path) -> Result<Vec<Row>, String> {
             hyblas_us: get(Some(ih)),
             cublas_us: get(Some(ic)),
             entry_us: get(ie),
+            twin_us: get(itw),
             rel_diff: get(id),
             reps: get(ireps).unwrap_or(0.0) as usize,
         });
@@ -1613,7 +1619,33 @@ fn overview(rows: &[Row]) -> String {
         s,
         "large n = n >= 8192 (Level 2), n >= 2^26 (Level 1); * = below 90% of {COPY_GBS:.0} GB/s (H200 copy)"
     );
+    s.push_str(&twin_line(rows));
     s
+}
+
+/// With `--twin`: how often the real cuBLAS through a second handle is over 3% slower than
+/// through the first, beside the same count for the entry: the spread two handles of one
+/// library show, the yardstick for the entry/cuBLAS ratio of calls the entry forwards.
+fn twin_line(rows: &[Row]) -> String {
+    let (mut n, mut twin_over, mut entry_over, mut worst) = (0, 0, 0, (0.0f64, String::new()));
+    for r in rows {
+        if let (Some(t), Some(c), Some(e)) = (r.twin_us, r.cublas_us, r.entry_us) {
+            n += 1;
+            twin_over += (t / c > 1.03) as usize;
+            entry_over += (e / c > 1.03) as usize;
+            if t / c > worst.0 {
+                worst = (t / c, format!("{}{} {}", r.prec, r.routine, r.n));
+            }
+        }
+    }
+    if n == 0 {
+        return String::new();
+    }
+    format!(
+        "cuBLAS through a second handle (--twin) over 1.03x the first at {twin_over} of {n} points (worst {:.3}, {}); \
+         the entry at {entry_over}\n",
+        worst.0, worst.1
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1839,6 +1871,8 @@ struct Ctx<'a> {
     timer: &'a Timer,
     cublas: Option<&'a Api>,
     entry: Option<&'a Api>,
+    /// `--twin`: the real cuBLAS through a second handle.
+    twin: Option<&'a Api>,
     cfg: Cfg,
     l2: Vec<usize>,
     l1: Vec<usize>,
@@ -1950,6 +1984,7 @@ fn run_precision<T: Scalar>(
                 Some(hyblas_call::<T>(ex, op, n, p)),
                 cx.cublas.and_then(|a| api_call::<T>(a, op, n, p)),
                 cx.entry.and_then(|a| api_call::<T>(a, op, n, p)),
+                cx.twin.and_then(|a| api_call::<T>(a, op, n, p)),
             ];
             let trmv = matches!(op, Op::Trmv(..));
             let (src, dst, bytes) = (pool.xsrc.ptr, pool.slots.ptr, slots_needed(&cx.cfg) * n * esz);
@@ -1962,7 +1997,7 @@ fn run_precision<T: Scalar>(
                 Ok(())
             };
             let m = measure(&mut sides, &mut prep, cx.timer, cx.rt, cx.stream, &cx.cfg);
-            for (label, mm) in ["hyblas", "cublas", "entry"].iter().zip(&m) {
+            for (label, mm) in ["hyblas", "cublas", "entry", "cublas2"].iter().zip(&m) {
                 if let Some(e) = &mm.err {
                     let e = format!("{label}: {e}");
                     if !errs.contains(&e) {
@@ -1984,6 +2019,7 @@ fn run_precision<T: Scalar>(
                 hyblas_us: m[0].us,
                 cublas_us: m[1].us,
                 entry_us: m[2].us,
+                twin_us: m[3].us,
                 rel_diff,
                 reps: m[0].reps.max(m[1].reps),
             });
@@ -2105,12 +2141,18 @@ fn main() -> ExitCode {
     } else {
         println!("operands: warm (--warm: every call re-reads one set; under ~L2 size it runs from the L2)");
     }
+    let twin = if o.gemm_twin {
+        real_cublas(stream).map_err(|e| eprintln!("gpubench: --twin: no second cuBLAS handle: {e}")).ok()
+    } else {
+        None
+    };
     let cx = Ctx {
         rt,
         stream,
         timer: &timer,
         cublas: cublas.as_ref(),
         entry: entry.as_ref(),
+        twin: twin.as_ref(),
         cfg,
         l2: l2_sizes(&o),
         l1: l1_sizes(&o),
