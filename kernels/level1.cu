@@ -510,13 +510,15 @@ __device__ __forceinline__ void reduce_fin(i64 chunks, const typename Op::acc_t*
 
 // Entry points P<NAME>_part, P<NAME>_part_v (same parameters; the increments are unused on
 // the contiguous path) and P<NAME>_fin.
-#define L1_REDUCE(P, NAME, T, OP)                                                                         \
+#define L1_REDUCE(P, NAME, T, OP) L1_REDUCE_B(P, NAME, T, OP, )
+// BOUNDS: launch bounds of the contiguous kernel (empty: none).
+#define L1_REDUCE_B(P, NAME, T, OP, BOUNDS)                                                               \
     extern "C" __global__ void P##NAME##_part(i64 n, i64 L, const T* x, i64 incx, const T* y, i64 incy,   \
                                               OP::acc_t* part, void* out, int out64) {                    \
         reduce_part<T, OP, false>(n, L, x, incx, y, incy, part, out, out64);                              \
     }                                                                                                     \
-    extern "C" __global__ void P##NAME##_part_v(i64 n, i64 L, const T* x, i64 incx, const T* y, i64 incy, \
-                                                OP::acc_t* part, void* out, int out64) {                  \
+    extern "C" __global__ void BOUNDS P##NAME##_part_v(i64 n, i64 L, const T* x, i64 incx, const T* y,    \
+                                                       i64 incy, OP::acc_t* part, void* out, int out64) { \
         reduce_part<T, OP, true>(n, L, x, incx, y, incy, part, out, out64);                               \
     }                                                                                                     \
     extern "C" __global__ void P##NAME##_fin(i64 chunks, const OP::acc_t* part, void* out, int out64) {   \
@@ -541,7 +543,15 @@ L1_REDUCE(c, asum, cfloat, AsumOp<cfloat>)
 L1_REDUCE(z, asum, cdouble, AsumOp<cdouble>)
 L1_REDUCE(s, nrm2, float, Nrm2Op<float>)
 L1_REDUCE(d, nrm2, double, Nrm2Op<double>)
-L1_REDUCE(c, nrm2, cfloat, Nrm2Op<cfloat>)
+// SCNRM2's contiguous kernel is held to 64 registers (4 blocks of 256 threads per SM; it took
+// 72, 28 warps per SM): 8192 one-trip chunk warps at 2^22 elements then fit in two waves
+// instead of a partial third. On an H200 (session 10, cold operands) SCNRM2 2^22 went from
+// 15.0 to 13.0 us and 2^23-2^26 1-8% faster, with no dip left in its curve (6.3% at 2^22 before);
+// 3 and 6 x 2^20 lost 5-6%. `-DCNRM2_BOUNDS=` (HYBLAS_KERNEL_DEFINES) removes it.
+#ifndef CNRM2_BOUNDS
+#define CNRM2_BOUNDS __launch_bounds__(256, 4)
+#endif
+L1_REDUCE_B(c, nrm2, cfloat, Nrm2Op<cfloat>, CNRM2_BOUNDS)
 L1_REDUCE(z, nrm2, cdouble, Nrm2Op<cdouble>)
 L1_REDUCE(s, amax, float, AmaxOp<float>)
 L1_REDUCE(d, amax, double, AmaxOp<double>)

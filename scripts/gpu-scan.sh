@@ -13,6 +13,7 @@
 #   gemv_n    HYBLAS_GEMV_N_ITEMS   256 512 1024 2048        gemv_n (s, d, z) n 8192 8448 16384
 #   stagger   HYBLAS_GEMV_T_STAGGER 0 1                      gemv_t (all) n 4096 8192 8448 12288 16384
 #   nrm2u     HYBLAS_KERNEL_DEFINES NRM2_U(_SINGLE) 4 / 8    nrm2 (all) at L1_MID, two rounds
+#   cbounds   CNRM2_BOUNDS          launch bounds (256,4) / none  nrm2 (c) at L1_MID, two rounds
 #   cold      gpubench --warm / cold 0 1                     dot nrm2 asum iamax (all) at L1_MID
 #             (whether a dip is the L2's capacity: cold reads DRAM at every size)
 #   pdl       HYBLAS_PDL            0 1                      gemv, trmv, dot, nrm2 (s, d, z) n 2048
@@ -74,6 +75,11 @@ for s in "${scans[@]}"; do
             for r in 1 2; do
                 LABEL=4 point HYBLAS_KERNEL_DEFINES "-DNRM2_U=4 -DNRM2_U_SINGLE=4" --only nrm2 --len "$L1_MID"
                 LABEL=8 point HYBLAS_KERNEL_DEFINES "-DNRM2_U=8 -DNRM2_U_SINGLE=8" --only nrm2 --len "$L1_MID"
+            done ;;
+        cbounds)
+            for r in 1 2; do
+                LABEL=bounds point HYBLAS_KERNEL_DEFINES "" --only nrm2 --prec c --len "$L1_MID"
+                LABEL=none point HYBLAS_KERNEL_DEFINES "-DCNRM2_BOUNDS=" --only nrm2 --prec c --len "$L1_MID"
             done ;;
         cold)
             point COLD 0 --only dot,nrm2,asum,iamax --len "$L1_MID" --warm
