@@ -306,10 +306,11 @@ template <typename T> struct AsumOp {
 // Units in flight per lane of DNRM2 and DZNRM2 (NRM2_U): half the other reductions'. Blue's
 // three sums per accumulator are wide; with 8 units dnrm2_part_v took 75 registers (25 warps
 // per SM where DASUM keeps 32), which left a partial third wave of 8192 chunk warps, and on
-// an H200 DNRM2 took 15.1 us at 2^22 elements (DASUM 8.7); with 4 (59 registers) 11.1 us, and
-// DZNRM2 was 1-25% faster at every length from 2^20 to 2^25 (even at 2^26). Single precision (sums in double)
-// keeps 8: with 4, SNRM2 lost up to 19% past 2^22 and SCNRM2 as much at 1.5 x 2^k. Part of
-// the summation order (chunks start at a rotated trip).
+// an H200 DNRM2 took 15.1 us at 2^22 elements (DASUM 8.7); with 4 (59 registers) 11.1 us.
+// DZNRM2 was 1-25% faster from 2^20 to 2^25 and equal at 2^26. Below 2^21 elements one run
+// had DNRM2 up to 1.5 us slower (8.9 against 7.4 us at 2^16), another not. Single precision
+// (sums in double) keeps 8: with 4, SNRM2 lost up to 19% past 2^22 and SCNRM2 as much at
+// 1.5 x 2^k. Part of the summation order (chunks start at a rotated trip).
 #ifndef NRM2_U
 #define NRM2_U 4
 #endif
@@ -546,8 +547,8 @@ L1_REDUCE(d, nrm2, double, Nrm2Op<double>)
 // SCNRM2's contiguous kernel is held to 64 registers (4 blocks of 256 threads per SM; it took
 // 72, 28 warps per SM): 8192 one-trip chunk warps at 2^22 elements then fit in two waves
 // instead of a partial third. On an H200 (session 10, cold operands) SCNRM2 2^22 went from
-// 15.0 to 13.0 us and 2^23-2^26 1-8% faster, with no dip left in its curve (6.3% at 2^22 before);
-// 3 and 6 x 2^20 lost 5-6%. `-DCNRM2_BOUNDS=` (HYBLAS_KERNEL_DEFINES) removes it.
+// 15.0 to 13.0 us and 2^23-2^26 1-8% faster, with no dip left in its curve (6.3% at 2^22
+// before); 3 and 6 x 2^20 lost 5-6%. `-DCNRM2_BOUNDS=` (HYBLAS_KERNEL_DEFINES) removes it.
 #ifndef CNRM2_BOUNDS
 #define CNRM2_BOUNDS __launch_bounds__(256, 4)
 #endif
