@@ -186,7 +186,7 @@ if [ "$mode" != tests ]; then
     if [ -x "$STAGE/gpubench" ]; then
         args=(--out "$RESULTS")
         [ "$quick" -eq 1 ] && args=(--quick "${args[@]}")
-        run gpubench "$STAGE/gpubench" --only level12 "${args[@]}"
+        run gpubench "$STAGE/gpubench" --only level12 --twin "${args[@]}"
         # The one-line-per-routine overview and the files written.
         sed -n '/^routine /,$p' "$LOGS/gpubench.log" | grep -v '^\[' || true
         grep -h '^no GPU' "$LOGS/gpubench.log" || true
