@@ -288,13 +288,15 @@ pub static SKM: KernelSpec = KernelSpec { name: "gemm_skm", tx: &[32], ty: &[FRA
 const FRAG_WARPS: i64 = 8;
 /// The fragment kernels' cross-block reduction (`sk_cross`) adds the block partials in one
 /// level when all of them together are at most `HYBLAS_SPLITK_FAN_WORDS` words (doubles for
-/// the tensor-core kernels, floats for the FFMA ones; default 16384: up to four rounds of 16
-/// loads in flight per thread of the adding block), else in groups of 2^[`LFAN_MIN`] per level.
+/// the tensor-core kernels, floats for the FFMA ones; default 16896 = 264 x 64: an 8x8 double
+/// output's partials from a whole wave of [`MMA_CHUNKS`] blocks, about four rounds of 16 loads
+/// in flight per thread of the adding block), else in groups of 2^[`LFAN_MIN`] per level.
 /// Every level costs a fence, a ticket and a dependent read on the critical path: on an H200,
 /// one level instead of two or three saves 0.9-1.7 us on outputs up to 4x4 (calls of 5-12 us),
-/// and 8192 or 4096 words were no better anywhere (session 8's A/B). Changing it changes the
-/// summation order.
-static FAN_WORDS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_FAN_WORDS", 16384).max(1) as i64);
+/// and 8192 or 4096 words were no better anywhere (session 8's A/B). With 16384 and 264 blocks,
+/// DGEMM 8x8 k = 100003 took two levels and 10.5 us, with 16896 one and 9.3 (session 10).
+/// Changing it changes the summation order.
+static FAN_WORDS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_FAN_WORDS", 16896).max(1) as i64);
 /// Partials per group (log2) when one level does not fit (`sk_cross`'s group order).
 const LFAN_MIN: i64 = 4;
 /// The reduction: Tx outputs per block, 32 partial sums each (Ty = 32 is part of the order).
@@ -384,10 +386,18 @@ pub fn det_chunks<T: Scalar>(cfg: Config, m: i64, n: i64, k: i64) -> (i64, i64) 
 }
 
 /// Most blocks (over all tiles) of a fragment kernel on the deterministic path
-/// (`HYBLAS_SPLITK_MMA_CHUNKS`, default 256: one wave of 2 blocks per SM on an H100/H200, and
-/// two levels of the cross-block reduction; half of it for the 32x32 tensor-core tile, which
-/// fits one block per SM). Changing it changes the summation order.
-static MMA_CHUNKS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_MMA_CHUNKS", 256).max(1) as i64);
+/// (`HYBLAS_SPLITK_MMA_CHUNKS`, default 264: one wave of 2 blocks per SM on the 132 SMs of an
+/// H100 SXM or H200; half of it for the 32x32 tensor-core tile, which fits one block per SM).
+/// A constant, not the device's SM count, so the bits are the same on every GPU of one
+/// architecture. It was 256, which left 8 SMs with one block (4 idle for the 32x32 tile): on
+/// an H200 (session 10, same run) 264 took ZGEMM 32x32 T,N k = 262144 from 113.0 to 96.0 us
+/// (atomic 94.1), CGEMM 32x32 T,N 2^21 from 941 to 817 (atomic 814) and DGEMM 32x32 T,N
+/// k = 10^6+3 from 194.8 to 179.8 (atomic 177.2); 384 and 512 were slower everywhere. Over the
+/// 446 points of m, n <= 32 and k >= 2^16 it was as fast in geometric mean (0.999) and had
+/// fewer points over 5% slower than the atomic path (62 against 69); calls of ~10 us with
+/// k = 100003 and 8x8 or 16x16 outputs lost 6-14% (more blocks for the same reduction).
+/// Changing it changes the summation order.
+static MMA_CHUNKS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_MMA_CHUNKS", 264).max(1) as i64);
 
 /// Least steps per block of a fragment kernel on the deterministic path
 /// (`HYBLAS_SPLITK_MIN_STEPS`, default 4). Changing it changes the summation order.
