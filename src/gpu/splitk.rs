@@ -395,8 +395,9 @@ pub fn det_chunks<T: Scalar>(cfg: Config, m: i64, n: i64, k: i64) -> (i64, i64) 
 /// k = 10^6+3 from 194.8 to 179.8 (atomic 177.2); 384 and 512 were slower everywhere. Over the
 /// 446 points of m, n <= 32 and k >= 2^16 it was as fast in geometric mean (0.999) and had
 /// fewer points over 5% slower than the atomic path (62 against 69); calls of ~10 us with
-/// k = 100003 and 8x8 or 16x16 outputs lost 6-14% (more blocks for the same reduction).
-/// Changing it changes the summation order.
+/// k = 100003 and 8x8 or 16x16 outputs lost 6-18% (for 8x8 double a second reduction level,
+/// taken back by [`FAN_WORDS`]'s 16896; the others stay 5-12% slower, still faster than the
+/// atomic path and cuBLAS). Changing it changes the summation order.
 static MMA_CHUNKS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_MMA_CHUNKS", 264).max(1) as i64);
 
 /// Least steps per block of a fragment kernel on the deterministic path
