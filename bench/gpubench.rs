@@ -906,6 +906,22 @@ impl Rot {
     }
 }
 
+impl Ptrs {
+    /// The next call's operands: the rotating ones (Level 2: A; Level 1: x and y) moved to its
+    /// region ([`Rot::next`]), and the region's turn (for the alternating factors).
+    fn turn(self, op: Op) -> (Ptrs, u64) {
+        let (o, k) = self.rot.next(op.reduction());
+        let mut q = self;
+        if op.level2() {
+            q.a += o;
+        } else {
+            q.x += o;
+            q.y += o;
+        }
+        (q, k)
+    }
+}
+
 fn ptrs(op: Op, p: &Pool, n: usize, esz: usize) -> Ptrs {
     if op.level2() {
         let bytes = ((n + lda_pad()) * n * esz) as u64;
@@ -946,38 +962,38 @@ fn hyblas_call<'a, T: Scalar>(ex: Exec<'a>, op: Op, n: usize, p: Ptrs) -> Call<'
     let esz = std::mem::size_of::<T>() as u64;
     let v = |ptr: u64| DVec { ptr, inc: 1 };
     let ld = ni + lda_pad() as i64;
-    // Each call's region: Level 2 moves A, Level 1 x and y (o: byte offset; k: its turn).
-    let next = move || p.rot.next(op.reduction());
-    let mat = move |o: u64| DMat { ptr: p.a + o, ld };
+    // Each call's operands (q: moved to its region, k: the region's turn; see Ptrs::turn).
+    let next = move || p.turn(op);
+    let mat = move |q: Ptrs| DMat { ptr: q.a, ld };
     match op {
         Op::Gemv(t) => Box::new(move |_| {
             let (al, be) = gemv_ab::<T>();
-            let (o, _) = next();
-            hy(g2::gemv::<T>(&ex, t, ni, ni, In::Host(al), mat(o), v(p.x), In::Host(be), v(p.y)))
+            let (q, _) = next();
+            hy(g2::gemv::<T>(&ex, t, ni, ni, In::Host(al), mat(q), v(q.x), In::Host(be), v(q.y)))
         }),
         Op::Ger => Box::new(move |_| {
-            let (o, k) = next();
-            hy(g2::ger::<T>(&ex, ni, ni, In::Host(signed::<T>(k)), v(p.x), v(p.y), mat(o), false))
+            let (q, k) = next();
+            hy(g2::ger::<T>(&ex, ni, ni, In::Host(signed::<T>(k)), v(q.x), v(q.y), mat(q), false))
         }),
         Op::Trmv(u, t, d) => Box::new(move |i| {
-            let (o, _) = next();
-            hy(t2::trmv::<T>(&ex, u, t, d, ni, mat(o), v(p.slots + i as u64 * ni as u64 * esz)))
+            let (q, _) = next();
+            hy(t2::trmv::<T>(&ex, u, t, d, ni, mat(q), v(p.slots + i as u64 * ni as u64 * esz)))
         }),
         Op::Axpy => Box::new(move |_| {
-            let (o, k) = next();
-            hy(level1::axpy::<T>(&ex, ni, In::Host(signed::<T>(k)), v(p.x + o), v(p.y + o)))
+            let (q, k) = next();
+            hy(level1::axpy::<T>(&ex, ni, In::Host(signed::<T>(k)), v(q.x), v(q.y)))
         }),
         Op::Scal => Box::new(move |_| {
-            let (o, k) = next();
-            hy(level1::scal::<T, T>(&ex, ni, In::Host(scal_alpha::<T>(k)), v(p.x + o)))
+            let (q, k) = next();
+            hy(level1::scal::<T, T>(&ex, ni, In::Host(scal_alpha::<T>(k)), v(q.x)))
         }),
         Op::Copy => Box::new(move |_| {
-            let (o, _) = next();
-            hy(level1::copy::<T>(&ex, ni, v(p.x + o), v(p.y + o)))
+            let (q, _) = next();
+            hy(level1::copy::<T>(&ex, ni, v(q.x), v(q.y)))
         }),
         Op::Swap => Box::new(move |_| {
-            let (o, _) = next();
-            hy(level1::swap::<T>(&ex, ni, v(p.x + o), v(p.y + o)))
+            let (q, _) = next();
+            hy(level1::swap::<T>(&ex, ni, v(q.x), v(q.y)))
         }),
         // Reductions: the first call (the value probe) returns its result to the host; the
         // timed ones write it to device memory unless --results host.
@@ -986,8 +1002,8 @@ fn hyblas_call<'a, T: Scalar>(ex: Exec<'a>, op: Op, n: usize, p: Ptrs) -> Call<'
             Box::new(move |_| {
                 let mut r = T::zero();
                 let out = if host.next() { Out::Host(&mut r as *mut T) } else { Out::Dev(p.res) };
-                let (o, _) = next();
-                level1::dot::<T>(&ex, ni, v(p.x + o), v(p.y + o), conj, out).map_err(|e| e.to_string())?;
+                let (q, _) = next();
+                level1::dot::<T>(&ex, ni, v(q.x), v(q.y), conj, out).map_err(|e| e.to_string())?;
                 Ok(two(r.re(), r.im()))
             })
         }
@@ -996,11 +1012,11 @@ fn hyblas_call<'a, T: Scalar>(ex: Exec<'a>, op: Op, n: usize, p: Ptrs) -> Call<'
             Box::new(move |_| {
                 let mut r = <T::Real as Scalar>::zero();
                 let out = if host.next() { Out::Host(&mut r as *mut T::Real) } else { Out::Dev(p.res) };
-                let (o, _) = next();
+                let (q, _) = next();
                 if op == Op::Nrm2 {
-                    level1::nrm2::<T>(&ex, ni, v(p.x + o), out)
+                    level1::nrm2::<T>(&ex, ni, v(q.x), out)
                 } else {
-                    level1::asum::<T>(&ex, ni, v(p.x + o), out)
+                    level1::asum::<T>(&ex, ni, v(q.x), out)
                 }
                 .map_err(|e| e.to_string())?;
                 Ok(two(r, <T::Real as Scalar>::zero()))
@@ -1011,8 +1027,8 @@ fn hyblas_call<'a, T: Scalar>(ex: Exec<'a>, op: Op, n: usize, p: Ptrs) -> Call<'
             Box::new(move |_| {
                 let mut r = 0i32;
                 let out = if host.next() { IndexOut::Host32(&mut r) } else { IndexOut::Dev32(p.res) };
-                let (o, _) = next();
-                level1::iamax::<T>(&ex, ni, v(p.x + o), out).map_err(|e| e.to_string())?;
+                let (q, _) = next();
+                level1::iamax::<T>(&ex, ni, v(q.x), out).map_err(|e| e.to_string())?;
                 Ok(Some([r as f64, 0.0]))
             })
         }
@@ -1034,11 +1050,10 @@ fn api_call<'a, T: Scalar>(api: &'a Api, op: Op, n: usize, p: Ptrs) -> Option<Ca
     let ni = n as c_int;
     let lda = (n + lda_pad()) as c_int;
     let esz = std::mem::size_of::<T>() as u64;
-    // Each call's region, as in hyblas_call: (A, x, y) moved by the offset, and the turn.
+    // Each call's operands and turn, as in hyblas_call.
     let next = move || {
-        let (o, k) = p.rot.next(op.reduction());
-        let (oa, ov) = if op.level2() { (o, 0) } else { (0, o) };
-        ((p.a + oa) as Vp, (p.x + ov) as Vp, (p.y + ov) as Mp, k)
+        let (q, k) = p.turn(op);
+        (q.a as Vp, q.x as Vp, q.y as Mp, k)
     };
     let sp = |v: &A16<T>| &v.0 as *const T as Vp;
     // SAFETY (all arms): the function types match the cuBLAS prototypes; the buffers hold
