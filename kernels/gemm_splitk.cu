@@ -577,19 +577,14 @@ template <typename T> __device__ __forceinline__ void sk_scale_body(i64 m, i64 n
 //   ..., 1);
 // - the tensor-core kernels fold their fragments into the tile's outputs (skm_out) here, so
 //   what crosses blocks is one word per output (per part of a complex one);
-// - G > 1 (SK_PART): block partials go to the workspace and are added in groups of `fan`
-//   (partials q*fan .. q*fan + fan - 1 of a level; the host's choice, a function of the output
-//   tile and G only; order inside a group: sk_cross): the last block of a group to arrive
-//   (counted with an atomic ticket, which decides only *who* adds, never the order) adds the
-//   group and carries on to the next level; the last one overall writes C. No second kernel:
-//   the reduction overlaps the blocks still streaming. Tickets live in a zeroed per-stream
-//   buffer and the last block of each group sets its ticket back to zero;
+// - G > 1 (SK_PART): block partials go to the workspace; the last blocks to arrive (counted
+//   with an atomic ticket, which decides only *who* adds, never the order) add them in one
+//   level, each a fixed share of the words, in an order fixed by the tile and G only
+//   (sk_cross), and write C. No second kernel. Tickets live in a zeroed per-stream buffer,
+//   two per tile, set back to zero by the last reducer;
 // - SK_ATOMIC: each block adds alpha*(its sum) into C (scaled by beta before) with atomics.
 #ifndef SK_HOST_EMU
 #define SKM_WARPS 8   // warps per block: part of the summation order
-
-// The largest power of two <= x (x >= 1).
-__host__ __device__ constexpr int sk_pow2_floor(int x) { return x <= 1 ? 1 : 2 * sk_pow2_floor(x / 2); }
 
 template <typename T> struct skm_t;
 template <> struct skm_t<double> { static constexpr int E = 2, ACC = 2; };
@@ -753,117 +748,182 @@ __device__ __forceinline__ T skm_out(const double* buf, int o, int& row, int& co
     }
 }
 
-// Slots (per tile) of the cross-block reduction's partials and tickets for G chunks in groups
-// of fan = 2^lfan: levels l = 0, 1, ... with n_0 = G, n_{l+1} = ceil(n_l / fan), while n_l > 1
-// (host: mma_sizes). Shifts, not divisions: a 64-bit division by a runtime value is a software
-// routine of ~100 cycles, and ten of them in a row cost ~1 us on every block's tail (measured).
-__device__ __forceinline__ void skm_sizes(int G, int lfan, int& slots, int& tickets) {
-    slots = 0;
-    tickets = 0;
-    for (int nl = G; nl > 1; nl = (nl + (1 << lfan) - 1) >> lfan) {
-        slots += nl;
-        tickets += (nl + (1 << lfan) - 1) >> lfan;
+// Loads in flight per lane while partials are added, and the most partials a lane of the
+// cross-block reduction adds (host: RED_LOADS).
+#define SKM_BATCH 16
+// Most lanes per word group in the cross-block reduction (host: RED_LANES).
+#define SK_RED_LANES 32
+
+__host__ __device__ constexpr int sk_log2(int x) { return x <= 1 ? 0 : 1 + sk_log2(x / 2); }
+
+// Words of a partial per load: the most that fit 16 bytes and divide NW.
+__host__ __device__ constexpr int sk_vw_of(int v, int nw) { return (v <= 1 || nw % v == 0) ? v : sk_vw_of(v / 2, nw); }
+template <typename W, int NW> __host__ __device__ constexpr int sk_vw() { return sk_vw_of(16 / (int)sizeof(W), NW); }
+
+// VW consecutive words of a partial from L2 (written by other blocks in this kernel: never L1).
+template <typename W, int VW> __device__ __forceinline__ void sk_ldcg(const W* p, W (&x)[VW]) {
+    if constexpr (sizeof(W) * VW == 16 && sizeof(W) == 8) {
+        const double2 t = __ldcg(reinterpret_cast<const double2*>(p));
+        x[0] = t.x;
+        x[1] = t.y;
+    } else if constexpr (sizeof(W) * VW == 16) {
+        const float4 t = __ldcg(reinterpret_cast<const float4*>(p));
+        x[0] = t.x;
+        x[1] = t.y;
+        x[2] = t.z;
+        x[3] = t.w;
+    } else if constexpr (sizeof(W) * VW == 8 && sizeof(W) == 4) {
+        const float2 t = __ldcg(reinterpret_cast<const float2*>(p));
+        x[0] = t.x;
+        x[1] = t.y;
+    } else {
+#pragma unroll
+        for (int v = 0; v < VW; v++) x[v] = __ldcg(p + v);
     }
 }
 
-// Loads in flight per thread while a group's partials are added.
-#define SKM_BATCH 16
+__device__ __forceinline__ unsigned sk_ld_acquire(const unsigned* p) {
+    unsigned v;
+#if __CUDA_ARCH__ >= 700
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+#else
+    v = *reinterpret_cast<const volatile unsigned*>(p);
+    __threadfence();
+#endif
+    return v;
+}
 
-// The cross-block reduction of both fragment families (SK_PART): this block's sum, NW words in
-// red (shared), goes to its slot of the tile's partials; the last block of each group of `fan`
-// to arrive (counted with an atomic ticket, which decides only *who* adds, never the order)
-// adds the group's partials and carries on one level up. Returns true in the one block that
-// ends with the tile's total in red (every thread of it); the others return false and leave.
-// Block (32, SKM_WARPS) = NTH threads.
+// The cross-block reduction of both fragment families (SK_PART), in one level. Every block
+// writes its sum (NW words in red, shared) to its slot of the tile's G partials and takes a
+// ticket (an atomic counter, which decides only *who* adds, never the order). The last `nred`
+// blocks to arrive are the reducers: each waits until all G partials are there and adds a fixed
+// share of the words over all G partials; the others leave. Returns the reducer's index r (its
+// words' totals are in red; `sk_owns` tells which) or -1.
 //
-// The host picks fan = 2^lfan (splitk.rs, FAN_WORDS): all G partials in one group (one level)
-// when they fit its word budget, else groups of 16. Every level costs a fence, a ticket and a
-// dependent read on the critical path, so small outputs finish in one level. Order of a group's
-// sum (fixed by NW, NTH and the group size only):
-// - NW >= NTH: thread tid adds words tid, tid + NTH, ... over the group in increasing order;
-// - NW < NTH: LPW = NTH/NW (a power of two) lanes per word; lane l adds partials l, l + LPW,
-//   l + 2*LPW, ... in increasing order, then the lanes are added by the fixed tree
-//   (l += l + h for h = LPW/2, ..., 1).
-template <typename W, int NW, int NTH>
-__device__ __forceinline__ bool sk_cross(W* red, W* part, unsigned* ctr, int chunks, int lfan, i64 tile, int blk,
-                                         int tid) {
-    static_assert((NTH & (NTH - 1)) == 0, "NTH a power of two");
-    constexpr int LPW = NW >= NTH ? 1 : sk_pow2_floor(NTH / NW), EPT = (NW + NTH - 1) / NTH;
-    __shared__ int last;
-    __shared__ W comb[LPW > 1 ? NTH : 1];
-    const int fan = 1 << lfan;
-    int slots, tickets;
-    skm_sizes(chunks, lfan, slots, tickets);
-    W* pt = part + tile * slots * NW;
-    unsigned* ct = ctr + tile * tickets;
-    int slot = blk;
-    for (int nl = chunks; nl > 1; nl = (nl + fan - 1) >> lfan) {
-        // This block's partial of level l into its slot; then its ticket.
-        for (int e = tid; e < NW; e += NTH) pt[(i64)slot * NW + e] = red[e];
-        __threadfence();
-        __syncthreads();
-        const int grp = slot >> lfan, first = grp << lfan;
-        const int cnt = (nl - first < fan) ? nl - first : fan;
-        if (tid == 0) {
-            const unsigned got = atomicAdd(ct + grp, 1u);
-            last = got == (unsigned)(cnt - 1);
-            if (last) ct[grp] = 0u;  // every member arrived: ready for the next call
+// `cross` = lq | nred << 8 | spin << 20 (host: cross_arg; a waiting reducer sleeps `spin` ns
+// between polls). Order of a word's sum (fixed by NW and G only;
+// nred, the block shape and the device do not change it): words go in groups of VW (sk_vw, one
+// 16-byte load), a group gets Q = 2^lq lanes (Q = the power of two >= G/SKM_BATCH, at most
+// SK_RED_LANES); lane l adds partials l, l + Q, l + 2Q, ... in increasing order, then the lanes
+// are added by the fixed tree l += l + h for h = Q/2, ..., 1. Pass p covers the gpp = NTH/Q
+// groups [p*gpp, (p+1)*gpp) and belongs to reducer p % nred.
+//
+// Why several reducers: one block adding G x NW words alone takes G*NW/(NTH*SKM_BATCH) dependent
+// rounds of L2 loads after the last block has arrived (5 for an 8x8 double output from 264
+// blocks, over 30 for 32x32 tiles); spread over the last blocks it is one. On an H200 (session 11,
+// same run, against the reduction in levels of 16 blocks): DGEMM 8x8 k = 100003 9.4 -> 8.4 us,
+// 32x32 k = 100003 24.3 -> 21.9, 16x16 k = 2^20 70.3 -> 68.0. The lanes of a group sit gw threads
+// apart so that a warp's loads are coalesced: a first version put a group's lanes side by side in
+// one warp (each lane a different partial, 32 lines per load) and was slower than one block adding
+// everything (DGEMM 8x8 k = 2^18 12.2 -> 14.4 us). A reducer that waits holds its SM slot, so the
+// host keeps nred at most half of the blocks the device holds at once: the blocks still to arrive
+// always have room. The last reducer past its wait sets both counters of the tile back to zero for
+// the next call on the stream.
+template <typename W, int NW, int NTH, int WPO, typename F>
+__device__ __forceinline__ void sk_cross(W* red, W* part, unsigned* ctr, int G, int cross, i64 tile, int blk,
+                                         int tid, F store) {
+    constexpr int VW = sk_vw<W, NW>(), NG = NW / VW, B = SKM_BATCH;
+    static_assert(VW % WPO == 0, "a load holds whole outputs");
+    static_assert((NTH & (NTH - 1)) == 0 && NTH >= SK_RED_LANES, "NTH a power of two, at least a warp");
+    const int lq = cross & 31, nred = (cross >> 8) & 4095, Q = 1 << lq, gpp = NTH >> lq;
+    __shared__ int role;
+    W* pt = part + tile * (i64)G * NW;
+    unsigned* ct = ctr + 2 * tile;
+    for (int e = tid; e < NW; e += NTH) pt[(i64)blk * NW + e] = red[e];
+    __threadfence();
+    __syncthreads();
+    unsigned done = 0;  // thread 0 of a reducer: reducers past their wait before it
+    if (tid == 0) {
+        const int r = (int)atomicAdd(ct, 1u) - (G - nred);
+        if (r >= 0 && nred == 1) {
+            ct[0] = 0u;  // the only reducer, and every block has arrived
+        } else if (r >= 0) {
+            // The last block (r = nred - 1) has seen all G tickets; the others wait for them.
+            while (r < nred - 1 && sk_ld_acquire(ct) < (unsigned)G) {
+#if __CUDA_ARCH__ >= 700
+                if (cross >> 20) __nanosleep(cross >> 20);
+#endif
+            }
+            done = atomicAdd(ct + 1, 1u);  // its result is needed only at the end
         }
-        __syncthreads();
-        if (!last) return false;
-        __threadfence();
-        const W* g = pt + (i64)first * NW;
-        if constexpr (LPW == 1) {
-            // SKM_BATCH partials of every word of the thread loaded before the first add.
-            W s[EPT];
-            for (int q0 = 0; q0 < cnt; q0 += SKM_BATCH) {
-                W v[EPT][SKM_BATCH];
-#pragma unroll
-                for (int i = 0; i < EPT; i++) {
-                    const int e = tid + i * NTH;
-#pragma unroll
-                    for (int q = 0; q < SKM_BATCH; q++)
-                        v[i][q] = (q0 + q < cnt && e < NW) ? __ldcg(g + (i64)(q0 + q) * NW + e) : W(0);
-                }
-#pragma unroll
-                for (int i = 0; i < EPT; i++)
-#pragma unroll
-                    for (int q = 0; q < SKM_BATCH; q++)
-                        if (q0 + q < cnt) s[i] = (q0 + q == 0) ? v[i][q] : s[i] + v[i][q];
-            }
-#pragma unroll
-            for (int i = 0; i < EPT; i++)
-                if (tid + i * NTH < NW) red[tid + i * NTH] = s[i];
-        } else {
-            const int e = tid % NW, l = tid / NW;
-            const bool mine = l < LPW;
-            W s = W(0);
-            for (int q0 = l; mine && q0 < cnt; q0 += LPW * SKM_BATCH) {
-                W v[SKM_BATCH];
-#pragma unroll
-                for (int b = 0; b < SKM_BATCH; b++) {
-                    const int q = q0 + b * LPW;
-                    v[b] = q < cnt ? __ldcg(g + (i64)q * NW + e) : W(0);
-                }
-#pragma unroll
-                for (int b = 0; b < SKM_BATCH; b++)
-                    if (q0 + b * LPW < cnt) s = (q0 + b * LPW == l) ? v[b] : s + v[b];
-            }
-            if (mine) comb[tid] = s;
-            __syncthreads();
-#pragma unroll
-            for (int h = LPW / 2; h >= 1; h >>= 1) {
-                if (l < h) comb[tid] = comb[tid] + comb[tid + h * NW];
-                __syncthreads();
-            }
-            if (tid < NW) red[tid] = comb[tid];
-        }
-        __syncthreads();
-        pt += (i64)nl * NW;
-        ct += (nl + fan - 1) >> lfan;
-        slot = grp;
+        role = r;
     }
-    return true;
+    __syncthreads();
+    const int r = role;
+    if (r < 0) return;
+    __threadfence();
+    // Thread tid takes group tid % gw of the pass as its lane tid / gw (gw = gpp, or fewer when
+    // the tile has fewer groups; threads past Q lanes idle): a warp's loads cover consecutive
+    // groups of one partial (coalesced), and a group's lanes are gw threads apart.
+    const int lgw = min(sk_log2(NTH) - lq, sk_log2(2 * NG - 1)), gl = tid & ((1 << lgw) - 1), l = tid >> lgw;
+    __shared__ W comb[VW * NTH];
+    for (int ps = r; ps * gpp < NG; ps += nred) {
+        const int g = l < Q ? ps * gpp + gl : NG;
+        W s[VW];
+#pragma unroll
+        for (int v = 0; v < VW; v++) s[v] = W(0);
+        if (g < NG) {
+            const W* src = pt + g * VW;
+            for (int q0 = l; q0 < G; q0 += Q * B) {
+                W x[B][VW];
+#pragma unroll
+                for (int b = 0; b < B; b++) {
+                    if (q0 + b * Q < G) {
+                        sk_ldcg<W, VW>(src + (i64)(q0 + b * Q) * NW, x[b]);
+                    } else {
+#pragma unroll
+                        for (int v = 0; v < VW; v++) x[b][v] = W(0);
+                    }
+                }
+#pragma unroll
+                for (int b = 0; b < B; b++)
+                    if (q0 + b * Q < G) {
+#pragma unroll
+                        for (int v = 0; v < VW; v++) s[v] = (q0 + b * Q == l) ? x[b][v] : s[v] + x[b][v];
+                    }
+            }
+        }
+        // The group's lanes by the tree: through shared memory while they are in different
+        // warps, then by shuffles (h and the pass count are the same for the whole block, so
+        // every thread takes part in both).
+        for (int h = Q / 2; h >= 1; h >>= 1) {
+            const int d = h << lgw;
+            if (d >= 32) {
+#pragma unroll
+                for (int v = 0; v < VW; v++) comb[v * NTH + tid] = s[v];
+                __syncthreads();
+                if (l < h) {
+#pragma unroll
+                    for (int v = 0; v < VW; v++) s[v] = s[v] + comb[v * NTH + tid + d];
+                }
+                __syncthreads();
+            } else {
+#pragma unroll
+                for (int v = 0; v < VW; v++) s[v] = s[v] + __shfl_down_sync(0xffffffffu, s[v], d);
+            }
+        }
+        // The pass's totals through red (this block's own partial is in the workspace already),
+        // so that every thread stores one output.
+        if (l == 0 && g < NG) {
+#pragma unroll
+            for (int v = 0; v < VW; v++) red[g * VW + v] = s[v];
+        }
+        __syncthreads();
+        const int o0 = ps * gpp * (VW / WPO);
+        for (int o = o0 + tid; o < o0 + gpp * (VW / WPO) && o < NW / WPO; o += NTH) store(o, red + o * WPO);
+    }
+    // The last reducer past its wait sets the tile's counters back to zero for the next call.
+    if (tid == 0 && nred > 1 && done == (unsigned)(nred - 1)) {
+        ct[0] = 0u;
+        ct[1] = 0u;
+    }
+}
+
+// An output from its WPO words (sk_cross's store).
+template <typename T, typename W> __device__ __forceinline__ T sk_of_words(const W* w) {
+    T v;
+    memcpy(&v, w, sizeof(T));
+    return v;
 }
 
 template <typename T, bool AKC, bool BKC, int MT, int NT, int F, int U, bool VEC>
@@ -897,10 +957,11 @@ __device__ __forceinline__ void skm_stream(double (&acc)[MT][NT][skm_t<T>::ACC],
 // order, so they run together and share their rows of A and B through L2. ctr: the per-stream
 // zeroed tickets.
 template <typename T, bool AKC, bool BKC, int MT, int NT, int F, int U>
-__device__ __forceinline__ void skm_body(SK_PARAMS(T), unsigned* ctr, int lfan) {
+__device__ __forceinline__ void skm_body(SK_PARAMS(T), unsigned* ctr, int cross) {
     constexpr int ACC = skm_t<T>::ACC, R = MT * NT * ACC, NTH = 32 * SKM_WARPS;
     constexpr int EDGE = F > 1 ? 8 / F : 8 * MT, NO = F > 1 ? EDGE * EDGE : 64 * MT * NT;
-    __shared__ double red[(SKM_WARPS / 2) * R * 32];
+    // 16-byte aligned: the tile's outputs are kept in it as T (complex double included).
+    __shared__ __align__(16) double red[(SKM_WARPS / 2) * R * 32];
     if (blockDim.x != 32 || blockDim.y != SKM_WARPS) sk_fail();
     const int lane = threadIdx.x, w = threadIdx.y, tid = w * 32 + lane, gi = lane >> 2, t = lane & 3;
     const i64 blk = blockIdx.y, tile = blockIdx.x;
@@ -969,16 +1030,19 @@ __device__ __forceinline__ void skm_body(SK_PARAMS(T), unsigned* ctr, int lfan) 
         outs[o] = skm_out<T, AKC, BKC, MT, NT, F>(red, o, row, col);
     }
     __syncthreads();
-    if (mode == SK_PART &&
-        !sk_cross<double, NOW, NTH>(red + R * 32, reinterpret_cast<double*>(part), ctr, (int)chunks, lfan, tile, (int)blk,
-                                    tid))
-        return;
-    // SK_STORE, or the last block of SK_PART: C := alpha*sum + beta*C.
-    for (int o = tid; o < NO; o += NTH) {
+    // SK_STORE: C := alpha*sum + beta*C; SK_PART: the reducers do it for the outputs they add.
+    const auto write = [&](int o, T v) {
         int row, col;
         skm_pos<T, AKC, BKC, MT, NT, F>(o, row, col);
-        if (i0 + row < m && j0 + col < n) sk_update(c + (i0 + row) + (j0 + col) * ldc, al, be, outs[o]);
+        if (i0 + row < m && j0 + col < n) sk_update(c + (i0 + row) + (j0 + col) * ldc, al, be, v);
+    };
+    if (mode == SK_PART) {
+        sk_cross<double, NOW, NTH, (int)(sizeof(T) / sizeof(double))>(
+            red + R * 32, reinterpret_cast<double*>(part), ctr, (int)chunks, cross, tile, (int)blk, tid,
+            [&](int o, const double* w) { write(o, sk_of_words<T>(w)); });
+        return;
     }
+    for (int o = tid; o < NO; o += NTH) write(o, outs[o]);
 }
 #endif
 
@@ -1081,9 +1145,24 @@ __device__ __forceinline__ void skf_fma(T (&acc)[RM][RN], const T (&x)[RM][16 / 
             for (int j = 0; j < RN; j++) acc[i][j] = fma_t(x[i][e], y[j][e], acc[i][j]);
 }
 
+// The FFMA kernels' SK_PART tail: sk_cross, the reducers writing C. Not inlined: inlined, the
+// reduction's code changes how the compiler allocates the streaming loop's registers (it
+// reloaded lda, ldb and the operand pointers from constant memory on every step; cgemm 32x32
+// 23% slower).
+template <typename T, int TM, int NW, int NTH>
+__device__ __noinline__ void skf_part(T* red, T* part, unsigned* ctr, int chunks, int cross, i64 tile, int blk, int tid,
+                                      T* c, i64 ldc, i64 m, i64 n, i64 i0, i64 j0, T al, T be) {
+    sk_cross<float, NW, NTH, (int)(sizeof(T) / sizeof(float))>(
+        reinterpret_cast<float*>(red), reinterpret_cast<float*>(part), ctr, chunks, cross, tile, blk, tid,
+        [&](int o, const float* w) {
+            const i64 i = i0 + o % TM, j = j0 + o / TM;
+            if (i < m && j < n) sk_update(c + i + j * ldc, al, be, sk_of_words<T>(w));
+        });
+}
+
 // Block (32, SKM_WARPS); grid (tiles, G) as in skm_body. ctr: the per-stream zeroed tickets.
 template <typename T, bool AKC, bool BKC, int TM, int TN, int RM, int RN, int U>
-__device__ __forceinline__ void skf_body(SK_PARAMS(T), unsigned* ctr, int lfan) {
+__device__ __forceinline__ void skf_body(SK_PARAMS(T), unsigned* ctr, int cross) {
     constexpr int V = 16 / (int)sizeof(T), GM = TM / RM, SG = GM * (TN / RN), KL = 32 / SG, KW = KL * V;
     constexpr int NTH = 32 * SKM_WARPS, NO = TM * TN, NW = NO * (int)(sizeof(T) / sizeof(float));
     static_assert(SG * KL == 32 && TM % RM == 0 && TN % RN == 0, "skf geometry");
@@ -1176,10 +1255,10 @@ __device__ __forceinline__ void skf_body(SK_PARAMS(T), unsigned* ctr, int lfan) 
         }
         return;
     }
-    if (mode == SK_PART &&
-        !sk_cross<float, NW, NTH>(reinterpret_cast<float*>(red), reinterpret_cast<float*>(part), ctr, (int)chunks, lfan,
-                                  tile, (int)blk, tid))
+    if (mode == SK_PART) {
+        skf_part<T, TM, NW, NTH>(red, part, ctr, (int)chunks, cross, tile, (int)blk, tid, c, ldc, m, n, i0, j0, al, be);
         return;
+    }
     for (int o = tid; o < NO; o += NTH) {
         const i64 i = i0 + o % TM, j = j0 + o / TM;
         if (i < m && j < n) sk_update(c + i + j * ldc, al, be, red[o]);
@@ -1240,8 +1319,8 @@ SK_ENTRIES(z, cdouble)
 // accumulators and loads need more than 128 registers; the host caps its chunks to match).
 #define SKM_ENTRY(P, T, EDGE, MT, F, U, MINB, SFX, AKC, BKC)                                                    \
     extern "C" __global__ void __launch_bounds__(32 * SKM_WARPS, MINB) P##gemm_skm##EDGE##_##SFX(SK_PARAMS(T), \
-                                                                                                 unsigned* ctr, int lfan) { \
-        skm_body<T, AKC, BKC, MT, MT, F, U>(SK_ARGS, ctr, lfan);                                                   \
+                                                                                                 unsigned* ctr, int cross) { \
+        skm_body<T, AKC, BKC, MT, MT, F, U>(SK_ARGS, ctr, cross);                                                   \
     }
 #define SKM1(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 1, 1, 8, 8, 2, SFX, AKC, BKC)
 #define SKM4(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 4, 1, 2, 8, 2, SFX, AKC, BKC)
@@ -1267,8 +1346,8 @@ SK_LAYOUTS(z, cdouble, SKM16Z)
 // U steps in flight).
 #define SKF_ENTRY(P, T, EDGE, RM, RN, U, SFX, AKC, BKC)                                                      \
     extern "C" __global__ void __launch_bounds__(32 * SKM_WARPS, 2) P##gemm_skf##EDGE##_##SFX(SK_PARAMS(T), \
-                                                                                           unsigned* ctr, int lfan) { \
-        skf_body<T, AKC, BKC, EDGE, EDGE, RM, RN, U>(SK_ARGS, ctr, lfan);                                     \
+                                                                                           unsigned* ctr, int cross) { \
+        skf_body<T, AKC, BKC, EDGE, EDGE, RM, RN, U>(SK_ARGS, ctr, cross);                                     \
     }
 // Every configuration fits 2 blocks of 8 warps per SM (at most 128 registers): the kernels are
 // bound by loads in flight, not by FMAs.

@@ -6,9 +6,11 @@
 #   bash scripts/gpu-ab.sh "GPUBENCH ARGS" [NAME=ENV ...]
 #
 # e.g. bash scripts/gpu-ab.sh "--only trmv --prec s,d --n 8192" pdl0=HYBLAS_PDL=0
+#      bash scripts/gpu-ab.sh "--only gemm_smallout --gemm-points d:tn:8:8:2^20" ms2=HYBLAS_SPLITK_MIN_STEPS=2
 # Without gpu-stage/old/gpubench only the variants run (ROUNDS=2 runs each twice, interleaved).
 # NEW_ARGS: options only the new build takes (e.g. --warm, where the old one had no --cold).
-# Prints per point: old, new (twice each), every variant, in us; writes $OUT/ab.csv.
+# Prints per point: old, new (twice each), every variant, in us (GEMM points also each one's
+# atomic-path time, column LABEL/a); writes $OUT/ab.csv.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -48,18 +50,30 @@ done
 python3 - "$W" "$DEST/ab.csv" $labels <<'PY'
 import csv, sys, glob, os
 w, out, labels = sys.argv[1], sys.argv[2], sys.argv[3:]
-data = {}
+# Level 1/2 rows: routine precision n. GEMM rows (gemm_smallout): precision, op(A) op(B), m x n,
+# k, and besides each label's deterministic time (hyblas_us) its atomic one as LABEL/a.
+data, cols = {}, []
 for l in labels:
     for f in glob.glob(os.path.join(w, l, "*.csv")):
         for r in csv.DictReader(open(f)):
-            if r.get("hyblas_us"):
-                data.setdefault((r["routine"], r["precision"], int(r["n"])), {})[l] = float(r["hyblas_us"])
+            if not r.get("hyblas_us"):
+                continue
+            if "transa" in r:
+                key = (r["precision"], r["transa"] + r["transb"], int(r["m"]), int(r["n"]), int(r["k"]))
+                if r.get("atomic_us"):
+                    data.setdefault(key, {})[l + "/a"] = float(r["atomic_us"])
+            else:
+                key = (r["routine"], r["precision"], int(r["n"]))
+            data.setdefault(key, {})[l] = float(r["hyblas_us"])
+for l in labels:
+    cols += [l] + ([l + "/a"] if any(l + "/a" in v for v in data.values()) else [])
+name = lambda k: " ".join(f"{x}x{k[3]}" if i == 2 and len(k) == 5 else str(x) for i, x in enumerate(k) if not (len(k) == 5 and i == 3))
 with open(out, "w") as fo:
-    fo.write("routine,precision,n," + ",".join(labels) + "\n")
-    print(f'{"point":<24}' + "".join(f"{l:>9}" for l in labels))
+    fo.write("point," + ",".join(cols) + "\n")
+    print(f'{"point":<26}' + "".join(f"{l:>9}" for l in cols))
     for k in sorted(data):
         v = data[k]
-        fo.write(f"{k[0]},{k[1]},{k[2]}," + ",".join(f"{v.get(l, '')}" for l in labels) + "\n")
-        print(f"{k[0]+' '+k[1]+' '+str(k[2]):<24}" + "".join(f"{v[l]:9.1f}" if l in v else f'{"-":>9}' for l in labels))
+        fo.write(f"{name(k)}," + ",".join(f"{v.get(l, '')}" for l in cols) + "\n")
+        print(f"{name(k):<26}" + "".join(f"{v[l]:9.2f}" if l in v else f'{"-":>9}' for l in cols))
 PY
 rm -rf "$W"

@@ -619,6 +619,12 @@ fn bits<T: Cpu>(rt: &'static Runtime, ta: Trans, tb: Trans, m: usize, n: usize, 
         assert!(same_bits(&r, &first), "{what}: shape ({tx}, {ty}) changed the bits");
     }
     assert!(same_bits(&run_gpu(rt, &Case { dev: true, ..c }, &o), &first), "{what}: device scalars changed the bits");
+    // The fragment kernels' cross-block reduction shared by fewer of the last blocks: the same
+    // order, the same bits.
+    for r in [1, 3] {
+        let got = splitk::with_reducers(r, || run_gpu(rt, &c, &o));
+        assert!(same_bits(&got, &first), "{what}: at most {r} reducer blocks changed the bits");
+    }
     // The same data one element off alignment: element-wise copies, same bits.
     let shift = |v: &[T]| -> Vec<T> { std::iter::once(nan()).chain(v.iter().copied()).collect() };
     let o1 = Operands { a: shift(&o.a), b: shift(&o.b), c: o.c.clone(), ..o };
@@ -642,6 +648,11 @@ fn deterministic_bitwise_over_runs_shapes_and_alignment() {
     bits::<C64>(rt, Trans::ConjTrans, Trans::No, 64, 64, 65537, 44);
     bits::<C32>(rt, Trans::Trans, Trans::ConjTrans, 100, 20, 30001, 45);
     bits::<f32>(rt, Trans::ConjTrans, Trans::ConjTrans, 2, 2, 1 << 17, 46);
+    // Many reducer blocks: 32x32 double (131 chunks, 32 reducers), 16x13 complex double (256
+    // chunks, 16), 16x16 single (257 chunks, 8).
+    bits::<f64>(rt, Trans::Trans, Trans::No, 32, 32, 100_003, 47);
+    bits::<C64>(rt, Trans::No, Trans::ConjTrans, 16, 13, 1 << 18, 48);
+    bits::<f32>(rt, Trans::Trans, Trans::No, 16, 16, 262_147, 49);
 }
 
 // ---------------------------------------------------------------------------------------

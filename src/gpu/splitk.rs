@@ -286,19 +286,59 @@ pub static SK64: KernelSpec = KernelSpec { name: "gemm_sk64", tx: &[256], ty: &[
 pub static SKM: KernelSpec = KernelSpec { name: "gemm_skm", tx: &[32], ty: &[FRAG_WARPS as u32], smem: tune::no_smem };
 /// Warps per block of the fragment kernels (`SKM_WARPS`).
 const FRAG_WARPS: i64 = 8;
-/// The fragment kernels' cross-block reduction (`sk_cross`) adds the block partials in one
-/// level when all of them together are at most `HYBLAS_SPLITK_FAN_WORDS` words (doubles for
-/// the tensor-core kernels, floats for the FFMA ones; default 16896 = 264 x 64: an 8x8 double
-/// output's partials from a whole wave of [`MMA_CHUNKS`] blocks, about four rounds of 16 loads
-/// in flight per thread of the adding block), else in groups of 2^[`LFAN_MIN`] per level.
-/// Every level costs a fence, a ticket and a dependent read on the critical path: on an H200,
-/// one level instead of two or three saves 0.9-1.7 us on outputs up to 4x4 (calls of 5-12 us),
-/// and 8192 or 4096 words were no better anywhere (session 8's A/B). With 16384 and 264 blocks,
-/// DGEMM 8x8 k = 100003 took two levels and 10.5 us, with 16896 one and 9.3 (session 10).
-/// Changing it changes the summation order.
-static FAN_WORDS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_FAN_WORDS", 16896).max(1) as i64);
-/// Partials per group (log2) when one level does not fit (`sk_cross`'s group order).
-const LFAN_MIN: i64 = 4;
+/// Most partials one lane of the fragment kernels' cross-block reduction adds (`SKM_BATCH`: its
+/// loads in flight). Part of the summation order: a word group gets the power of two of lanes
+/// >= G / RED_LOADS, at most [`RED_LANES`].
+const RED_LOADS: i64 = 16;
+/// Most lanes per word group of the cross-block reduction (`SK_RED_LANES`: one warp).
+const RED_LANES: i64 = 32;
+/// Most blocks that share the cross-block reduction of one tile (`HYBLAS_SPLITK_REDUCERS`,
+/// default 64; the kernel asks for one per pass of 256 lane-groups, and never more than half of
+/// the blocks the device holds at once). It does not change the summation order, only how many
+/// of the last blocks to arrive take part: 1 brings back a single block adding everything.
+static REDUCERS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_REDUCERS", 64).max(1) as i64);
+thread_local! {
+    static REDUCERS_FORCED: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Run `f` with this thread's split-k calls using at most `r` reducer blocks per tile (the tests
+/// that check that the count does not change the bits).
+pub fn with_reducers<R>(r: i64, f: impl FnOnce() -> R) -> R {
+    let old = REDUCERS_FORCED.with(|c| c.replace(Some(r.max(1))));
+    let out = f();
+    REDUCERS_FORCED.with(|c| c.set(old));
+    out
+}
+
+/// The cross-block reduction of G partials of `words` words (`sk_cross`): (lq, passes), Q = 2^lq
+/// lanes per word group and the passes of 256 threads that cover the groups; a pass is one
+/// reducer block's share.
+fn cross_plan(g: i64, words: i64, word_bytes: i64) -> (i64, i64) {
+    // Words per load: the most that fit 16 bytes and divide `words` (`sk_vw`).
+    let mut vw = 16 / word_bytes;
+    while vw > 1 && words % vw != 0 {
+        vw /= 2;
+    }
+    let q = (cdiv(g.max(1), RED_LOADS) as u64).next_power_of_two().min(RED_LANES as u64) as i64;
+    let lq = q.trailing_zeros() as i64;
+    let per_pass = 32 * FRAG_WARPS / q;
+    (lq, cdiv(words / vw, per_pass))
+}
+
+/// Nanoseconds a waiting reducer sleeps between polls of the tile's ticket
+/// (`HYBLAS_SPLITK_SPIN_NS`, default 0, at most 2047).
+static SPIN_NS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_SPIN_NS", 0).min(2047) as i64);
+
+/// The kernel's `cross` argument: lq | nred << 8 | spin << 20, with nred reducer blocks: one per
+/// pass, at most [`REDUCERS`] (or the [`with_reducers`] override), G, and half of `resident`
+/// (blocks the device holds at once) so that blocks still streaming always find room beside the
+/// waiting ones; spin: [`SPIN_NS`].
+fn cross_arg(g: i64, words: i64, word_bytes: i64, resident: i64) -> i32 {
+    let (lq, passes) = cross_plan(g, words, word_bytes);
+    let cap = REDUCERS_FORCED.with(|c| c.get()).unwrap_or(*REDUCERS).min(4095);
+    let nred = passes.min(cap).min(g).min(resident / 2).max(1);
+    (lq | nred << 8 | *SPIN_NS << 20) as i32
+}
 /// The reduction: Tx outputs per block, 32 partial sums each (Ty = 32 is part of the order).
 pub static SK_REDUCE: KernelSpec =
     KernelSpec { name: "gemm_sk_reduce", tx: &[8, 16, 32], ty: &[32], smem: tune::no_smem };
@@ -395,14 +435,16 @@ pub fn det_chunks<T: Scalar>(cfg: Config, m: i64, n: i64, k: i64) -> (i64, i64) 
 /// k = 10^6+3 from 194.8 to 179.8 (atomic 177.2); 384 and 512 were slower everywhere. Over the
 /// 446 points of m, n <= 32 and k >= 2^16 it was as fast in geometric mean (0.999) and had
 /// fewer points over 5% slower than the atomic path (62 against 69); calls of ~10 us with
-/// k = 100003 and 8x8 or 16x16 outputs lost 6-18% (for 8x8 double a second reduction level,
-/// taken back by [`FAN_WORDS`]'s 16896; the others stay 5-12% slower, still faster than the
-/// atomic path and cuBLAS). Changing it changes the summation order.
+/// k = 100003 and 8x8 or 16x16 outputs lost 6-18% (with the reduction of session 10, in
+/// levels of groups). Changing it changes the summation order.
 static MMA_CHUNKS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_MMA_CHUNKS", 264).max(1) as i64);
 
 /// Least steps per block of a fragment kernel on the deterministic path
-/// (`HYBLAS_SPLITK_MIN_STEPS`, default 4). Changing it changes the summation order.
-static MIN_STEPS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_MIN_STEPS", 4).max(1) as i64);
+/// (`HYBLAS_SPLITK_MIN_STEPS`, default 2; it was 4 while the cross-block reduction cost a level
+/// per 16 blocks). On an H200 (session 11, same run), 2 against 4: CGEMM 4x4 k = 65536 8.5 ->
+/// 7.4 us, SGEMM 4x4 k = 100003 11.7 -> 8.8, DGEMM 16x64 k = 4096 10.1 -> 8.5; CGEMM 4x4
+/// k = 2^18 10.4 -> 10.9. Changing it changes the summation order.
+static MIN_STEPS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_MIN_STEPS", 2).max(1) as i64);
 
 /// Fragment kernels: L a multiple of the block's step (`kt`: one superstep per warp), at
 /// least [`MIN_STEPS`] steps, and at most `max_blocks` blocks over all tiles.
@@ -412,29 +454,6 @@ fn mma_chunks(cfg: Config, es: i64, m: i64, n: i64, k: i64, max_blocks: i64) -> 
     let cap = (max_blocks / (tm * tn)).max(16);
     let l = (*MIN_STEPS * q).max(round_up(cdiv(k.max(1), cap), q));
     (l, cdiv(k.max(1), l))
-}
-
-/// log2 of the partials per group of the fragment kernels' cross-block reduction of G chunks,
-/// for a block partial of `words` words: see [`FAN_WORDS`].
-fn frag_lfan(g: i64, words: i64) -> i64 {
-    if g * words <= *FAN_WORDS {
-        (64 - (g.max(2) - 1).leading_zeros() as i64).max(LFAN_MIN)
-    } else {
-        LFAN_MIN
-    }
-}
-
-/// Partial slots and tickets per tile of the fragment kernels' cross-block reduction for G
-/// chunks in groups of 2^lfan (`skm_sizes`): levels of n_0 = G, n_(l+1) = ceil(n_l / 2^lfan)
-/// while n_l > 1.
-fn mma_sizes(g: i64, lfan: i64) -> (i64, i64) {
-    let (mut slots, mut tickets, mut nl) = (0, 0, g);
-    while nl > 1 {
-        slots += nl;
-        tickets += cdiv(nl, 1 << lfan);
-        nl = cdiv(nl, 1 << lfan);
-    }
-    (slots, tickets)
 }
 
 fn det_chunks_with(cfg: Config, m: i64, n: i64, k: i64, max_chunks: i64, ratio: i64) -> (i64, i64) {
@@ -734,10 +753,10 @@ fn gemm_frag<T: Scalar>(
     let (tm, tn) = cfg.tiles(m, n);
     let tiles = tm * tn;
     let atomic = reduction == Reduction::Atomic;
+    // Blocks the device holds at once (eq. 7 with the compiled kernel's registers).
+    let wave = occupancy::active_blocks(p, &f, (32 * FRAG_WARPS) as u32, 0) as u64 * p.sm_count as u64;
     let (l, chunks) = if atomic {
-        // One wave of blocks (eq. 7 with the compiled kernel's registers).
-        let threads = (32 * FRAG_WARPS) as u32;
-        let wave = occupancy::active_blocks(p, &f, threads, 0) as u64 * p.sm_count as u64;
+        // One wave of blocks.
         atomic_chunks(cfg, es, m, n, k, wave.max(1))
     } else {
         det_chunks::<T>(cfg, m, n, k)
@@ -750,13 +769,14 @@ fn gemm_frag<T: Scalar>(
     let scratch = ex.rt.scratch(ex.stream);
     let mut sc = scratch.lock();
     let (mut part, mut ctr) = (0, 0);
-    // A slot holds one block's sum of its edge x edge output tile.
+    // A slot holds one block's sum of its edge x edge output tile, in words of 8 bytes (tensor
+    // cores) or 4 (FFMA).
     let slot_bytes = cfg.tile() * cfg.tile() * es;
-    let lfan = frag_lfan(chunks, slot_bytes / if cfg.is_mma() { 8 } else { 4 });
+    let word = if cfg.is_mma() { 8 } else { 4 };
+    let cross = cross_arg(chunks, slot_bytes / word, word, wave as i64);
     if mode == MODE_PART {
-        let (slots, tickets) = mma_sizes(chunks, lfan);
-        part = sc.workspace((tiles * slots * slot_bytes) as usize)?;
-        ctr = sc.tickets((tiles * tickets) as usize)?;
+        part = sc.workspace((tiles * chunks * slot_bytes) as usize)?;
+        ctr = sc.tickets((tiles * 2) as usize)?;
     }
     if atomic && !beta_one {
         scale(ex, m, n, beta, c)?;
@@ -764,7 +784,7 @@ fn gemm_frag<T: Scalar>(
     let mut args = Args::new();
     args.arg(m).arg(n).arg(k).arg(al).arg(alp).arg(be).arg(bep).arg(a.ptr).arg(a.ld).arg(b.ptr).arg(b.ld);
     args.arg(c.ptr).arg(c.ld).arg(cja).arg(cjb).arg(vec).arg(l).arg(chunks).arg(mode).arg(part).arg(tm);
-    args.arg(0i32).arg(ctr).arg(lfan as i32);
+    args.arg(0i32).arg(ctr).arg(cross);
     // Grid (tiles, chunks): a chunk's tiles start together and share A's and B's rows in L2.
     let launch = Launch { grid: (tiles as u32, chunks as u32, 1), block: (32, FRAG_WARPS as u32, 1), smem: 0 };
     f.launch(launch, ex.stream, &mut args)
@@ -1552,10 +1572,10 @@ mod tests {
                     for &k in &[1i64, 5, 255, 256, 1000, 65537, (1 << 20) + 3, 1 << 28] {
                         let (l, g) = mma_chunks(cfg, es, m, n, k, 512);
                         let q = cfg.kt(es);
-                        assert!(l % q == 0 && l >= 4 * q, "{cfg:?} {m}x{n} k={k}: L={l}");
+                        assert!(l % q == 0 && l >= *MIN_STEPS * q, "{cfg:?} {m}x{n} k={k}: L={l}");
                         assert!((g - 1) * l < k && g * l >= k.max(1), "{cfg:?} {m}x{n} k={k}: {g} x {l}");
                         let (tm, tn) = cfg.tiles(m, n);
-                        assert!(g <= (512 / (tm * tn)).max(16) || l == 4 * q, "{cfg:?} {m}x{n} k={k}: {g}");
+                        assert!(g <= (512 / (tm * tn)).max(16) || l == *MIN_STEPS * q, "{cfg:?} {m}x{n} k={k}: {g}");
                     }
                 }
             }
@@ -1569,21 +1589,22 @@ mod tests {
         assert_eq!(Config::F8.kt(4), 8 * 8 * 4);
         assert_eq!(Config::F16.kt(4), 8 * 2 * 4);
         assert_eq!(Config::F16.kt(8), 8 * 2 * 2);
-        // Reduction levels: 512 -> 32 -> 2 -> 1.
-        assert_eq!(mma_sizes(512, 4), (512 + 32 + 2, 32 + 2 + 1));
-        assert_eq!(mma_sizes(1, 4), (0, 0));
-        assert_eq!(mma_sizes(16, 4), (16, 1));
-        assert_eq!(mma_sizes(17, 4), (17 + 2, 2 + 1));
-        assert_eq!(mma_sizes(256, 8), (256, 1));
-        assert_eq!(mma_sizes(264, 9), (264, 1));
-        // One level where all partials fit the budget (the group: G rounded up to a power of
-        // two), else groups of 16.
-        assert_eq!(frag_lfan(256, 1), 8);
-        assert_eq!(frag_lfan(264, 16), 9);
-        assert_eq!(frag_lfan(3, 1), LFAN_MIN);
-        assert_eq!(frag_lfan(256, 64), 8);
-        assert_eq!(frag_lfan(256, 128), LFAN_MIN);
-        assert_eq!(frag_lfan(256, 256), LFAN_MIN);
+        // Cross-block reduction: lanes per word group (G / 16 rounded up to a power of two, at
+        // most 32) and passes of 256 threads over the groups (16-byte loads).
+        assert_eq!(cross_plan(264, 1, 8), (5, 1)); // 1x1 double: one word, 32 lanes
+        assert_eq!(cross_plan(256, 64, 8), (4, 2)); // 8x8 double: 32 pairs x 16 lanes
+        assert_eq!(cross_plan(264, 64, 8), (5, 4));
+        assert_eq!(cross_plan(131, 1024, 8), (4, 32)); // 32x32 double: 512 pairs x 16 lanes
+        assert_eq!(cross_plan(261, 256, 4), (5, 8)); // 16x16 float: 64 quads x 32 lanes
+        assert_eq!(cross_plan(16, 4, 4), (0, 1));
+        assert_eq!(cross_plan(17, 6, 4), (1, 1)); // 3 pairs of floats x 2 lanes
+        assert_eq!(cross_plan(5000, 8, 8), (5, 1));
+        // Reducers: one per pass, capped by G and half the resident blocks; lq in the low byte.
+        assert_eq!(cross_arg(264, 64, 8, 264), 5 | 4 << 8);
+        assert_eq!(cross_arg(131, 1024, 8, 132), 4 | 32 << 8);
+        assert_eq!(cross_arg(131, 1024, 8, 40), 4 | 20 << 8);
+        assert_eq!(cross_arg(2, 1024, 8, 264), 2 << 8);
+        assert_eq!(with_reducers(1, || cross_arg(131, 1024, 8, 132)), 4 | 1 << 8);
     }
 
     #[test]
