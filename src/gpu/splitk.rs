@@ -290,7 +290,8 @@ const FRAG_WARPS: i64 = 8;
 /// loads in flight). Part of the summation order: a word group gets the power of two of lanes
 /// >= G / RED_LOADS, at most [`RED_LANES`].
 const RED_LOADS: i64 = 16;
-/// Most lanes per word group of the cross-block reduction (`SK_RED_LANES`: one warp).
+/// Most lanes per word group of the cross-block reduction (`SK_RED_LANES`; a group's lanes are
+/// added by a fixed tree, through shared memory across warps and by shuffles within one).
 const RED_LANES: i64 = 32;
 /// Most blocks that share the cross-block reduction of one tile (`HYBLAS_SPLITK_REDUCERS`,
 /// default 64; the kernel asks for one per pass of 256 lane-groups, and never more than half of
