@@ -21,6 +21,7 @@ use std::ffi::{c_int, c_void, CStr, CString};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 #[path = "gpubench_gemm.rs"]
@@ -176,17 +177,17 @@ fn parse_opts() -> Result<Opts, String> {
             "--n" => o.sizes_n = sizes(&value()?)?,
             "--pad" => {
                 let k: usize = value()?.parse().map_err(|e| format!("--pad: {e}"))?;
-                LDA_PAD.store(k, std::sync::atomic::Ordering::Relaxed);
+                LDA_PAD.store(k, Ordering::Relaxed);
             }
             "--len" => o.sizes_len = sizes(&value()?)?,
             "--results" => match value()?.as_str() {
-                "host" => HOST_RESULTS.store(true, std::sync::atomic::Ordering::Relaxed),
-                "device" => HOST_RESULTS.store(false, std::sync::atomic::Ordering::Relaxed),
+                "host" => HOST_RESULTS.store(true, Ordering::Relaxed),
+                "device" => HOST_RESULTS.store(false, Ordering::Relaxed),
                 v => return Err(format!("--results takes host or device, not `{v}`")),
             },
             "--overhead" => o.overhead = true,
-            "--cold" => COLD.store(true, std::sync::atomic::Ordering::Relaxed),
-            "--warm" => COLD.store(false, std::sync::atomic::Ordering::Relaxed),
+            "--cold" => COLD.store(true, Ordering::Relaxed),
+            "--warm" => COLD.store(false, Ordering::Relaxed),
             "--gemm-points" => o.gemm_points = gemm_smallout::parse_points(&value()?)?,
             "--gemm-twin" | "--twin" => o.gemm_twin = true,
             _ => return Err(format!("unknown argument `{arg}` (see --help)")),
@@ -773,9 +774,9 @@ struct Pool {
 }
 
 /// `--pad`: Level 2 matrices have leading dimension n + LDA_PAD.
-static LDA_PAD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static LDA_PAD: AtomicUsize = AtomicUsize::new(0);
 fn lda_pad() -> usize {
-    LDA_PAD.load(std::sync::atomic::Ordering::Relaxed)
+    LDA_PAD.load(Ordering::Relaxed)
 }
 
 fn alloc_pool<T: Scalar>(ops: &[Op], l2: &[usize], l1: &[usize], nslots: usize) -> Result<Pool, String> {
@@ -833,7 +834,7 @@ fn hy(r: hyblas::gpu::Result<()>) -> Result<Option<[f64; 2]>, String> {
 /// `--results host|device`: where reductions put their scalar result in the timed calls.
 /// Device (the default) times the kernels; host adds the wait and copy-back a host-pointer-mode
 /// caller pays, on both sides alike.
-static HOST_RESULTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static HOST_RESULTS: AtomicBool = AtomicBool::new(false);
 
 /// True for a reduction side's first call (the value probe, compared across sides) and, with
 /// `--results host`, for every call.
@@ -843,7 +844,7 @@ impl HostFirst {
         HostFirst(true)
     }
     fn next(&mut self) -> bool {
-        std::mem::replace(&mut self.0, false) || HOST_RESULTS.load(std::sync::atomic::Ordering::Relaxed)
+        std::mem::replace(&mut self.0, false) || HOST_RESULTS.load(Ordering::Relaxed)
     }
 }
 
@@ -867,12 +868,12 @@ struct Ptrs {
 /// region. Warm, a vector of 16-64 MB is partly still in the L2 from the call before, and
 /// every Level 1 curve (cuBLAS's too) dips where that stops: on an H200, DDOT 2^21 ran at
 /// 4045 GB/s and 2^22 at 3324 warm, 2707 and 3369 cold (session 10).
-static COLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+static COLD: AtomicBool = AtomicBool::new(true);
 /// The device's L2 bytes (set in main).
-static L2_BYTES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(50 << 20);
+static L2_BYTES: AtomicU64 = AtomicU64::new(50 << 20);
 /// True while `measure` makes a side's value probe: reductions then read region 0, so every
 /// side's probe sees the same data and the results can be compared.
-static PROBING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static PROBING: AtomicBool = AtomicBool::new(false);
 
 #[derive(Clone, Copy)]
 struct Rot {
@@ -884,11 +885,8 @@ impl Rot {
     /// Regions of `bytes` (rounded up to 4 KiB) in a pool of `pool` bytes.
     fn new(bytes: u64, pool: u64) -> Rot {
         let stride = bytes.max(1).div_ceil(4096) * 4096;
-        let want = if COLD.load(std::sync::atomic::Ordering::Relaxed) {
-            (4 * L2_BYTES.load(std::sync::atomic::Ordering::Relaxed)).div_ceil(stride)
-        } else {
-            1
-        };
+        let want =
+            if COLD.load(Ordering::Relaxed) { (4 * L2_BYTES.load(Ordering::Relaxed)).div_ceil(stride) } else { 1 };
         Rot { stride, regions: want.min(pool / stride).max(1) }
     }
 
@@ -898,8 +896,8 @@ impl Rot {
     /// every element it touches and keeps the data within 2x (warm: one region, every call).
     /// `probe`: a reduction, whose value probe reads region 0.
     fn next(self, probe: bool) -> (u64, u64) {
-        let g = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if probe && PROBING.load(std::sync::atomic::Ordering::Relaxed) {
+        let g = CALLS.fetch_add(1, Ordering::Relaxed);
+        if probe && PROBING.load(Ordering::Relaxed) {
             return (0, g);
         }
         ((g % self.regions) * self.stride, g / self.regions)
@@ -941,7 +939,7 @@ fn gemv_ab<T: Scalar>() -> (T, T) {
 /// One counter for every call of the run ([`Rot::next`]). Warm, an element is touched by a
 /// contiguous run of calls (sizes only grow within a sweep), so alternating factors keep it
 /// within 2x; cold, by every `regions`-th call, whose turns alternate the same way.
-static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static CALLS: AtomicU64 = AtomicU64::new(0);
 fn signed<T: Scalar>(k: u64) -> T {
     if k.is_multiple_of(2) {
         sc(0.5, 0.25)
@@ -1225,9 +1223,9 @@ fn measure(
         let Some(f) = side.as_mut() else { continue };
         let r = (|| -> Result<f64, String> {
             prep()?;
-            PROBING.store(true, std::sync::atomic::Ordering::Relaxed);
+            PROBING.store(true, Ordering::Relaxed);
             let probe = call(f, 0);
-            PROBING.store(false, std::sync::atomic::Ordering::Relaxed);
+            PROBING.store(false, Ordering::Relaxed);
             out[i].value = probe?;
             rt.sync(stream).map_err(|e| e.to_string())?;
             prep()?;
@@ -2124,7 +2122,7 @@ fn main() -> ExitCode {
     };
 
     let props = &rt.props;
-    L2_BYTES.store((props.l2_bytes as u64).max(1 << 20), std::sync::atomic::Ordering::Relaxed);
+    L2_BYTES.store((props.l2_bytes as u64).max(1 << 20), Ordering::Relaxed);
     let slug = props.slug();
     let stem = format!("{slug}-level12");
     println!(
@@ -2149,7 +2147,7 @@ fn main() -> ExitCode {
         cfg.max_reps,
         if o.quick { " (--quick)" } else { "" }
     );
-    if COLD.load(std::sync::atomic::Ordering::Relaxed) {
+    if COLD.load(Ordering::Relaxed) {
         println!(
             "operands: cold (each timed call's operands untouched for 4x the L2's bytes; --warm re-reads one set)"
         );

@@ -800,8 +800,7 @@ __device__ __forceinline__ unsigned sk_ld_acquire(const unsigned* p) {
 // share of the words over all G partials; the others leave. Returns the reducer's index r (its
 // words' totals are in red; `sk_owns` tells which) or -1.
 //
-// `cross` = lq | nred << 8 | spin << 20 (host: cross_arg; a waiting reducer sleeps `spin` ns
-// between polls). Order of a word's sum (fixed by NW and G only;
+// `cross` = lq | nred << 8 (host: cross_arg). Order of a word's sum (fixed by NW and G only;
 // nred, the block shape and the device do not change it): words go in groups of VW (sk_vw, one
 // 16-byte load), a group gets Q = 2^lq lanes (Q = the power of two >= G/SKM_BATCH, at most
 // SK_RED_LANES); lane l adds partials l, l + Q, l + 2Q, ... in increasing order, then the lanes
@@ -825,7 +824,7 @@ __device__ __forceinline__ void sk_cross(W* red, W* part, unsigned* ctr, int G, 
     constexpr int VW = sk_vw<W, NW>(), NG = NW / VW, B = SKM_BATCH;
     static_assert(VW % WPO == 0, "a load holds whole outputs");
     static_assert((NTH & (NTH - 1)) == 0 && NTH >= SK_RED_LANES, "NTH a power of two, at least a warp");
-    const int lq = cross & 31, nred = (cross >> 8) & 4095, Q = 1 << lq, gpp = NTH >> lq;
+    const int lq = cross & 31, nred = cross >> 8, Q = 1 << lq, gpp = NTH >> lq;
     __shared__ int role;
     W* pt = part + tile * (i64)G * NW;
     unsigned* ct = ctr + 2 * tile;
@@ -840,9 +839,6 @@ __device__ __forceinline__ void sk_cross(W* red, W* part, unsigned* ctr, int G, 
         } else if (r >= 0) {
             // The last block (r = nred - 1) has seen all G tickets; the others wait for them.
             while (r < nred - 1 && sk_ld_acquire(ct) < (unsigned)G) {
-#if __CUDA_ARCH__ >= 700
-                if (cross >> 20) __nanosleep(cross >> 20);
-#endif
             }
             done = atomicAdd(ct + 1, 1u);  // its result is needed only at the end
         }

@@ -326,19 +326,16 @@ fn cross_plan(g: i64, words: i64, word_bytes: i64) -> (i64, i64) {
     (lq, cdiv(words / vw, per_pass))
 }
 
-/// Nanoseconds a waiting reducer sleeps between polls of the tile's ticket
-/// (`HYBLAS_SPLITK_SPIN_NS`, default 0, at most 2047).
-static SPIN_NS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_SPIN_NS", 0).min(2047) as i64);
-
-/// The kernel's `cross` argument: lq | nred << 8 | spin << 20, with nred reducer blocks: one per
-/// pass, at most [`REDUCERS`] (or the [`with_reducers`] override), G, and half of `resident`
-/// (blocks the device holds at once) so that blocks still streaming always find room beside the
-/// waiting ones; spin: [`SPIN_NS`].
+/// The kernel's `cross` argument: lq | nred << 8, with nred reducer blocks: one per pass, at most
+/// [`REDUCERS`] (or the [`with_reducers`] override), G, and half of `resident` (blocks the
+/// device holds at once) so that blocks still streaming always find room beside the waiting
+/// ones. (Waiting reducers poll without sleeping: a sleep of 64 or 256 ns between polls was no
+/// better on an H200, session 11.)
 fn cross_arg(g: i64, words: i64, word_bytes: i64, resident: i64) -> i32 {
     let (lq, passes) = cross_plan(g, words, word_bytes);
-    let cap = REDUCERS_FORCED.with(|c| c.get()).unwrap_or(*REDUCERS).min(4095);
+    let cap = REDUCERS_FORCED.with(|c| c.get()).unwrap_or(*REDUCERS);
     let nred = passes.min(cap).min(g).min(resident / 2).max(1);
-    (lq | nred << 8 | *SPIN_NS << 20) as i32
+    (lq | nred << 8) as i32
 }
 /// The reduction: Tx outputs per block, 32 partial sums each (Ty = 32 is part of the order).
 pub static SK_REDUCE: KernelSpec =
