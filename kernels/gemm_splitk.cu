@@ -577,11 +577,10 @@ template <typename T> __device__ __forceinline__ void sk_scale_body(i64 m, i64 n
 //   ..., 1);
 // - the tensor-core kernels fold their fragments into the tile's outputs (skm_out) here, so
 //   what crosses blocks is one word per output (per part of a complex one);
-// - G > 1 (SK_PART): block partials go to the workspace; the last blocks to arrive (counted
-//   with an atomic ticket, which decides only *who* adds, never the order) add them in one
-//   level, each a fixed share of the words, in an order fixed by the tile and G only
-//   (sk_cross), and write C. No second kernel. Tickets live in a zeroed per-stream buffer,
-//   two per tile, set back to zero by the last reducer;
+// - G > 1 (SK_PART): block partials go to the stream's partial slots, whose words are empty
+//   (SK_EMPTY) between calls; the blocks of the last chunks add them in one level, each a fixed
+//   share of the words, waiting for each word to be written, in an order fixed by the tile and
+//   G only (sk_cross), write C and set the words back to empty. No second kernel;
 // - SK_ATOMIC: each block adds alpha*(its sum) into C (scaled by beta before) with atomics.
 #ifndef SK_HOST_EMU
 #define SKM_WARPS 8   // warps per block: part of the summation order
@@ -750,9 +749,9 @@ __device__ __forceinline__ T skm_out(const double* buf, int o, int& row, int& co
 
 // Loads in flight per lane while partials are added, and the most partials a lane of the
 // cross-block reduction adds (host: RED_LOADS).
-#define SKM_BATCH 16
+#define SKM_BATCH 8
 // Most lanes per word group in the cross-block reduction (host: RED_LANES).
-#define SK_RED_LANES 32
+#define SK_RED_LANES 64
 
 __host__ __device__ constexpr int sk_log2(int x) { return x <= 1 ? 0 : 1 + sk_log2(x / 2); }
 
@@ -760,45 +759,72 @@ __host__ __device__ constexpr int sk_log2(int x) { return x <= 1 ? 0 : 1 + sk_lo
 __host__ __device__ constexpr int sk_vw_of(int v, int nw) { return (v <= 1 || nw % v == 0) ? v : sk_vw_of(v / 2, nw); }
 template <typename W, int NW> __host__ __device__ constexpr int sk_vw() { return sk_vw_of(16 / (int)sizeof(W), NW); }
 
-// VW consecutive words of a partial from L2 (written by other blocks in this kernel: never L1).
-template <typename W, int VW> __device__ __forceinline__ void sk_ldcg(const W* p, W (&x)[VW]) {
-    if constexpr (sizeof(W) * VW == 16 && sizeof(W) == 8) {
-        const double2 t = __ldcg(reinterpret_cast<const double2*>(p));
-        x[0] = t.x;
-        x[1] = t.y;
-    } else if constexpr (sizeof(W) * VW == 16) {
-        const float4 t = __ldcg(reinterpret_cast<const float4*>(p));
-        x[0] = t.x;
-        x[1] = t.y;
-        x[2] = t.z;
-        x[3] = t.w;
-    } else if constexpr (sizeof(W) * VW == 8 && sizeof(W) == 4) {
-        const float2 t = __ldcg(reinterpret_cast<const float2*>(p));
-        x[0] = t.x;
-        x[1] = t.y;
+// The partial slots of the cross-block reduction (host: StreamScratch::slots). Between calls
+// every 32-bit word of the buffer holds SK_EMPTY, a NaN that no arithmetic produces (a double
+// slot word is the pattern twice, also a NaN). A block writes each word of its slot once; a
+// reducer waits until none of the words it adds is empty any more, adds them, and sets them back
+// to empty for the next call on the stream. No fence, no counter: a word that is not empty is the
+// final value, because nothing else writes it during the call (its words are single-copy atomic).
+#define SK_EMPTY 0x7FF5A5A5u
+__device__ __forceinline__ bool sk_empty(float w) { return __float_as_uint(w) == SK_EMPTY; }
+__device__ __forceinline__ bool sk_empty(double w) {
+    return (unsigned long long)__double_as_longlong(w) == (((unsigned long long)SK_EMPTY << 32) | SK_EMPTY);
+}
+// A word to write into a slot: never the empty pattern (a NaN with that payload, which only an
+// operand could carry, becomes the canonical NaN; a reducer would otherwise wait forever).
+__device__ __forceinline__ void sk_put(float* p, float w) {
+    const unsigned u = sk_empty(w) ? 0x7FFFFFFFu : __float_as_uint(w);
+    asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(u) : "memory");
+}
+__device__ __forceinline__ void sk_put(double* p, double w) {
+    const unsigned long long u = sk_empty(w) ? 0x7FFFFFFFFFFFFFFFull : (unsigned long long)__double_as_longlong(w);
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(p), "l"(u) : "memory");
+}
+// VW consecutive words of a partial (16-byte aligned loads where VW words fill 16 bytes),
+// re-read from L2 on every call (relaxed, GPU scope: never a stale L1 line).
+template <typename W, int VW> __device__ __forceinline__ void sk_get(const W* p, W (&x)[VW]) {
+    if constexpr (sizeof(W) == 8 && VW == 2) {
+        asm volatile("ld.relaxed.gpu.global.v2.f64 {%0, %1}, [%2];" : "=d"(x[0]), "=d"(x[1]) : "l"(p) : "memory");
+    } else if constexpr (sizeof(W) == 4 && VW == 4) {
+        asm volatile("ld.relaxed.gpu.global.v4.f32 {%0, %1, %2, %3}, [%4];"
+                     : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3])
+                     : "l"(p)
+                     : "memory");
+    } else if constexpr (sizeof(W) == 4 && VW == 2) {
+        asm volatile("ld.relaxed.gpu.global.v2.f32 {%0, %1}, [%2];" : "=f"(x[0]), "=f"(x[1]) : "l"(p) : "memory");
+    } else if constexpr (sizeof(W) == 8) {
+#pragma unroll
+        for (int v = 0; v < VW; v++) asm volatile("ld.relaxed.gpu.global.f64 %0, [%1];" : "=d"(x[v]) : "l"(p + v) : "memory");
     } else {
 #pragma unroll
-        for (int v = 0; v < VW; v++) x[v] = __ldcg(p + v);
+        for (int v = 0; v < VW; v++) asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(x[v]) : "l"(p + v) : "memory");
+    }
+}
+template <typename W, int VW> __device__ __forceinline__ bool sk_any_empty(const W (&x)[VW]) {
+    bool e = false;
+#pragma unroll
+    for (int v = 0; v < VW; v++) e = e || sk_empty(x[v]);
+    return e;
+}
+// The same words set back to empty (read by no one before the kernel ends).
+template <typename W, int VW> __device__ __forceinline__ void sk_clear(W* p) {
+    unsigned* u = reinterpret_cast<unsigned*>(p);
+    constexpr int N = VW * (int)sizeof(W) / 4;
+    if constexpr (N == 4) {
+        *reinterpret_cast<uint4*>(u) = make_uint4(SK_EMPTY, SK_EMPTY, SK_EMPTY, SK_EMPTY);
+    } else if constexpr (N == 2) {
+        *reinterpret_cast<uint2*>(u) = make_uint2(SK_EMPTY, SK_EMPTY);
+    } else {
+#pragma unroll
+        for (int v = 0; v < N; v++) u[v] = SK_EMPTY;
     }
 }
 
-__device__ __forceinline__ unsigned sk_ld_acquire(const unsigned* p) {
-    unsigned v;
-#if __CUDA_ARCH__ >= 700
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-#else
-    v = *reinterpret_cast<const volatile unsigned*>(p);
-    __threadfence();
-#endif
-    return v;
-}
-
 // The cross-block reduction of both fragment families (SK_PART), in one level. Every block
-// writes its sum (NW words in red, shared) to its slot of the tile's G partials and takes a
-// ticket (an atomic counter, which decides only *who* adds, never the order). The last `nred`
-// blocks to arrive are the reducers: each waits until all G partials are there and adds a fixed
-// share of the words over all G partials; the others leave. Returns the reducer's index r (its
-// words' totals are in red; `sk_owns` tells which) or -1.
+// writes its sum (NW words in red, shared) to its slot of the tile's G partials (`part`, the
+// stream's slots: see SK_EMPTY). The blocks of the last `nred` chunks (the last launched) are the
+// reducers: each adds a fixed share of the words over all G partials, waiting for each word until
+// it is no longer empty, and writes those outputs of C; the other blocks leave after writing.
 //
 // `cross` = lq | nred << 8 (host: cross_arg). Order of a word's sum (fixed by NW and G only;
 // nred, the block shape and the device do not change it): words go in groups of VW (sk_vw, one
@@ -808,46 +834,35 @@ __device__ __forceinline__ unsigned sk_ld_acquire(const unsigned* p) {
 // groups [p*gpp, (p+1)*gpp) and belongs to reducer p % nred.
 //
 // Why several reducers: one block adding G x NW words alone takes G*NW/(NTH*SKM_BATCH) dependent
-// rounds of L2 loads after the last block has arrived (5 for an 8x8 double output from 264
-// blocks, over 30 for 32x32 tiles); spread over the last blocks it is one. On an H200 (session 11,
-// same run, against the reduction in levels of 16 blocks): DGEMM 8x8 k = 100003 9.4 -> 8.4 us,
-// 32x32 k = 100003 24.3 -> 21.9, 16x16 k = 2^20 70.3 -> 68.0. The lanes of a group sit gw threads
-// apart so that a warp's loads are coalesced: a first version put a group's lanes side by side in
-// one warp (each lane a different partial, 32 lines per load) and was slower than one block adding
-// everything (DGEMM 8x8 k = 2^18 12.2 -> 14.4 us). A reducer that waits holds its SM slot, so the
-// host keeps nred at most half of the blocks the device holds at once: the blocks still to arrive
-// always have room. The last reducer past its wait sets both counters of the tile back to zero for
-// the next call on the stream.
+// rounds of L2 loads (5 for an 8x8 double output from 264 blocks, over 30 for 32x32 tiles); spread
+// over the last blocks it is one. On an H200 (session 11, same run, against the reduction in
+// levels of 16 blocks): DGEMM 8x8 k = 100003 9.4 -> 8.4 us, 32x32 k = 100003 24.3 -> 21.9, 16x16
+// k = 2^20 70.3 -> 68.0. The lanes of a group sit gw threads apart so that a warp's loads are
+// coalesced: a first version put a group's lanes side by side in one warp (each lane a different
+// partial, 32 lines per load) and was slower than one block adding everything (DGEMM 8x8 k = 2^18
+// 12.2 -> 14.4 us).
+//
+// Why empty words instead of an arrival counter: with a counter, the last block's path to C was
+// three dependent trips to L2 (a fence after its partial, the atomic ticket, the loads); here it
+// is the loads alone, and the other blocks neither fence nor count. On an H200 (session 12, same
+// run, against the counter): DGEMM 8x8 k = 100003 8.3 -> 7.3 us, 16x16 k = 2^20 68.7 -> 67.6,
+// SGEMM 1x1 k = 2^21 8.0 -> 6.9, ZGEMM 16x16 T,N k = 2^20 144.3 -> 137.4; a counter taken with
+// one acq_rel atomic instead of two fences gained a quarter of that at most. A reducer that waits
+// holds its SM slot, so the host keeps nred at most half of the blocks the device holds at once,
+// and the reducers are launched last: the blocks they wait for have all been launched before
+// them. Each lane keeps SKM_BATCH = 8 loads in flight (16 spilled registers in the complex
+// kernels once the loads had to be re-issued together).
 template <typename W, int NW, int NTH, int WPO, typename F>
-__device__ __forceinline__ void sk_cross(W* red, W* part, unsigned* ctr, int G, int cross, i64 tile, int blk,
-                                         int tid, F store) {
+__device__ __forceinline__ void sk_cross(W* red, W* part, int G, int cross, i64 tile, int blk, int tid, F store) {
     constexpr int VW = sk_vw<W, NW>(), NG = NW / VW, B = SKM_BATCH;
     static_assert(VW % WPO == 0, "a load holds whole outputs");
     static_assert((NTH & (NTH - 1)) == 0 && NTH >= SK_RED_LANES, "NTH a power of two, at least a warp");
     const int lq = cross & 31, nred = cross >> 8, Q = 1 << lq, gpp = NTH >> lq;
-    __shared__ int role;
     W* pt = part + tile * (i64)G * NW;
-    unsigned* ct = ctr + 2 * tile;
-    for (int e = tid; e < NW; e += NTH) pt[(i64)blk * NW + e] = red[e];
-    __threadfence();
-    __syncthreads();
-    unsigned done = 0;  // thread 0 of a reducer: reducers past their wait before it
-    if (tid == 0) {
-        const int r = (int)atomicAdd(ct, 1u) - (G - nred);
-        if (r >= 0 && nred == 1) {
-            ct[0] = 0u;  // the only reducer, and every block has arrived
-        } else if (r >= 0) {
-            // The last block (r = nred - 1) has seen all G tickets; the others wait for them.
-            while (r < nred - 1 && sk_ld_acquire(ct) < (unsigned)G) {
-            }
-            done = atomicAdd(ct + 1, 1u);  // its result is needed only at the end
-        }
-        role = r;
-    }
-    __syncthreads();
-    const int r = role;
-    if (r < 0) return;
-    __threadfence();
+    for (int e = tid; e < NW; e += NTH) sk_put(pt + (i64)blk * NW + e, red[e]);
+    const int r = blk - (G - nred);
+    if (r < 0) return;  // the same for the whole block
+    __syncthreads();    // red is reused below
     // Thread tid takes group tid % gw of the pass as its lane tid / gw (gw = gpp, or fewer when
     // the tile has fewer groups; threads past Q lanes idle): a warp's loads cover consecutive
     // groups of one partial (coalesced), and a group's lanes are gw threads apart.
@@ -859,23 +874,34 @@ __device__ __forceinline__ void sk_cross(W* red, W* part, unsigned* ctr, int G, 
 #pragma unroll
         for (int v = 0; v < VW; v++) s[v] = W(0);
         if (g < NG) {
-            const W* src = pt + g * VW;
+            W* src = pt + g * VW;
             for (int q0 = l; q0 < G; q0 += Q * B) {
+                // All B loads in flight together; while any word is still empty, all of them
+                // again (one trip to L2 a round). Re-reading only the empty ones made the
+                // compiler serialise the re-reads through one register, a trip per partial a
+                // round (H200, session 12: DGEMM 2x2 k = 10^6+3 12.6 us against 9.7 now).
                 W x[B][VW];
+                bool wait;
+                do {
 #pragma unroll
-                for (int b = 0; b < B; b++) {
-                    if (q0 + b * Q < G) {
-                        sk_ldcg<W, VW>(src + (i64)(q0 + b * Q) * NW, x[b]);
-                    } else {
+                    for (int b = 0; b < B; b++) {
+                        if (q0 + b * Q < G) {
+                            sk_get<W, VW>(src + (i64)(q0 + b * Q) * NW, x[b]);
+                        } else {
 #pragma unroll
-                        for (int v = 0; v < VW; v++) x[b][v] = W(0);
+                            for (int v = 0; v < VW; v++) x[b][v] = W(0);
+                        }
                     }
-                }
+                    wait = false;
+#pragma unroll
+                    for (int b = 0; b < B; b++) wait = wait || sk_any_empty<W, VW>(x[b]);
+                } while (wait);
 #pragma unroll
                 for (int b = 0; b < B; b++)
                     if (q0 + b * Q < G) {
 #pragma unroll
                         for (int v = 0; v < VW; v++) s[v] = (q0 + b * Q == l) ? x[b][v] : s[v] + x[b][v];
+                        sk_clear<W, VW>(src + (i64)(q0 + b * Q) * NW);
                     }
             }
         }
@@ -898,8 +924,8 @@ __device__ __forceinline__ void sk_cross(W* red, W* part, unsigned* ctr, int G, 
                 for (int v = 0; v < VW; v++) s[v] = s[v] + __shfl_down_sync(0xffffffffu, s[v], d);
             }
         }
-        // The pass's totals through red (this block's own partial is in the workspace already),
-        // so that every thread stores one output.
+        // The pass's totals through red (this block's own partial is in its slot already), so
+        // that every thread stores one output.
         if (l == 0 && g < NG) {
 #pragma unroll
             for (int v = 0; v < VW; v++) red[g * VW + v] = s[v];
@@ -907,11 +933,6 @@ __device__ __forceinline__ void sk_cross(W* red, W* part, unsigned* ctr, int G, 
         __syncthreads();
         const int o0 = ps * gpp * (VW / WPO);
         for (int o = o0 + tid; o < o0 + gpp * (VW / WPO) && o < NW / WPO; o += NTH) store(o, red + o * WPO);
-    }
-    // The last reducer past its wait sets the tile's counters back to zero for the next call.
-    if (tid == 0 && nred > 1 && done == (unsigned)(nred - 1)) {
-        ct[0] = 0u;
-        ct[1] = 0u;
     }
 }
 
@@ -950,10 +971,10 @@ __device__ __forceinline__ void skm_stream(double (&acc)[MT][NT][skm_t<T>::ACC],
 }
 
 // Block (32, SKM_WARPS); grid (tiles, G): the tiles of one k-chunk are neighbours in launch
-// order, so they run together and share their rows of A and B through L2. ctr: the per-stream
-// zeroed tickets.
+// order, so they run together and share their rows of A and B through L2. part: the stream's
+// partial slots (SK_EMPTY).
 template <typename T, bool AKC, bool BKC, int MT, int NT, int F, int U>
-__device__ __forceinline__ void skm_body(SK_PARAMS(T), unsigned* ctr, int cross) {
+__device__ __forceinline__ void skm_body(SK_PARAMS(T), int cross) {
     constexpr int ACC = skm_t<T>::ACC, R = MT * NT * ACC, NTH = 32 * SKM_WARPS;
     constexpr int EDGE = F > 1 ? 8 / F : 8 * MT, NO = F > 1 ? EDGE * EDGE : 64 * MT * NT;
     // 16-byte aligned: the tile's outputs are kept in it as T (complex double included).
@@ -1034,7 +1055,7 @@ __device__ __forceinline__ void skm_body(SK_PARAMS(T), unsigned* ctr, int cross)
     };
     if (mode == SK_PART) {
         sk_cross<double, NOW, NTH, (int)(sizeof(T) / sizeof(double))>(
-            red + R * 32, reinterpret_cast<double*>(part), ctr, (int)chunks, cross, tile, (int)blk, tid,
+            red + R * 32, reinterpret_cast<double*>(part), (int)chunks, cross, tile, (int)blk, tid,
             [&](int o, const double* w) { write(o, sk_of_words<T>(w)); });
         return;
     }
@@ -1146,19 +1167,19 @@ __device__ __forceinline__ void skf_fma(T (&acc)[RM][RN], const T (&x)[RM][16 / 
 // reloaded lda, ldb and the operand pointers from constant memory on every step; cgemm 32x32
 // 23% slower).
 template <typename T, int TM, int NW, int NTH>
-__device__ __noinline__ void skf_part(T* red, T* part, unsigned* ctr, int chunks, int cross, i64 tile, int blk, int tid,
+__device__ __noinline__ void skf_part(T* red, T* part, int chunks, int cross, i64 tile, int blk, int tid,
                                       T* c, i64 ldc, i64 m, i64 n, i64 i0, i64 j0, T al, T be) {
     sk_cross<float, NW, NTH, (int)(sizeof(T) / sizeof(float))>(
-        reinterpret_cast<float*>(red), reinterpret_cast<float*>(part), ctr, chunks, cross, tile, blk, tid,
+        reinterpret_cast<float*>(red), reinterpret_cast<float*>(part), chunks, cross, tile, blk, tid,
         [&](int o, const float* w) {
             const i64 i = i0 + o % TM, j = j0 + o / TM;
             if (i < m && j < n) sk_update(c + i + j * ldc, al, be, sk_of_words<T>(w));
         });
 }
 
-// Block (32, SKM_WARPS); grid (tiles, G) as in skm_body. ctr: the per-stream zeroed tickets.
+// Block (32, SKM_WARPS); grid (tiles, G) as in skm_body.
 template <typename T, bool AKC, bool BKC, int TM, int TN, int RM, int RN, int U>
-__device__ __forceinline__ void skf_body(SK_PARAMS(T), unsigned* ctr, int cross) {
+__device__ __forceinline__ void skf_body(SK_PARAMS(T), int cross) {
     constexpr int V = 16 / (int)sizeof(T), GM = TM / RM, SG = GM * (TN / RN), KL = 32 / SG, KW = KL * V;
     constexpr int NTH = 32 * SKM_WARPS, NO = TM * TN, NW = NO * (int)(sizeof(T) / sizeof(float));
     static_assert(SG * KL == 32 && TM % RM == 0 && TN % RN == 0, "skf geometry");
@@ -1252,7 +1273,7 @@ __device__ __forceinline__ void skf_body(SK_PARAMS(T), unsigned* ctr, int cross)
         return;
     }
     if (mode == SK_PART) {
-        skf_part<T, TM, NW, NTH>(red, part, ctr, (int)chunks, cross, tile, (int)blk, tid, c, ldc, m, n, i0, j0, al, be);
+        skf_part<T, TM, NW, NTH>(red, part, (int)chunks, cross, tile, (int)blk, tid, c, ldc, m, n, i0, j0, al, be);
         return;
     }
     for (int o = tid; o < NO; o += NTH) {
@@ -1315,8 +1336,8 @@ SK_ENTRIES(z, cdouble)
 // accumulators and loads need more than 128 registers; the host caps its chunks to match).
 #define SKM_ENTRY(P, T, EDGE, MT, F, U, MINB, SFX, AKC, BKC)                                                    \
     extern "C" __global__ void __launch_bounds__(32 * SKM_WARPS, MINB) P##gemm_skm##EDGE##_##SFX(SK_PARAMS(T), \
-                                                                                                 unsigned* ctr, int cross) { \
-        skm_body<T, AKC, BKC, MT, MT, F, U>(SK_ARGS, ctr, cross);                                                   \
+                                                                                                 int cross) { \
+        skm_body<T, AKC, BKC, MT, MT, F, U>(SK_ARGS, cross);                                                   \
     }
 #define SKM1(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 1, 1, 8, 8, 2, SFX, AKC, BKC)
 #define SKM4(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 4, 1, 2, 8, 2, SFX, AKC, BKC)
@@ -1342,8 +1363,8 @@ SK_LAYOUTS(z, cdouble, SKM16Z)
 // U steps in flight).
 #define SKF_ENTRY(P, T, EDGE, RM, RN, U, SFX, AKC, BKC)                                                      \
     extern "C" __global__ void __launch_bounds__(32 * SKM_WARPS, 2) P##gemm_skf##EDGE##_##SFX(SK_PARAMS(T), \
-                                                                                           unsigned* ctr, int cross) { \
-        skf_body<T, AKC, BKC, EDGE, EDGE, RM, RN, U>(SK_ARGS, ctr, cross);                                     \
+                                                                                           int cross) { \
+        skf_body<T, AKC, BKC, EDGE, EDGE, RM, RN, U>(SK_ARGS, cross);                                     \
     }
 // Every configuration fits 2 blocks of 8 warps per SM (at most 128 registers): the kernels are
 // bound by loads in flight, not by FMAs.

@@ -648,11 +648,64 @@ fn deterministic_bitwise_over_runs_shapes_and_alignment() {
     bits::<C64>(rt, Trans::ConjTrans, Trans::No, 64, 64, 65537, 44);
     bits::<C32>(rt, Trans::Trans, Trans::ConjTrans, 100, 20, 30001, 45);
     bits::<f32>(rt, Trans::ConjTrans, Trans::ConjTrans, 2, 2, 1 << 17, 46);
-    // Many reducer blocks: 32x32 double (131 chunks, 32 reducers), 16x13 complex double (256
-    // chunks, 16), 16x16 single (257 chunks, 8).
+    // Many reducer blocks: 32x32 double (131 chunks, 64 reducers), 16x13 complex double (256
+    // chunks, 32), 16x16 single (257 chunks, 16).
     bits::<f64>(rt, Trans::Trans, Trans::No, 32, 32, 100_003, 47);
     bits::<C64>(rt, Trans::No, Trans::ConjTrans, 16, 13, 1 << 18, 48);
     bits::<f32>(rt, Trans::Trans, Trans::No, 16, 16, 262_147, 49);
+}
+
+/// A NaN with the partial slots' empty pattern as its bits (`runtime::SLOT_EMPTY`, once per
+/// 32-bit word) in every part.
+fn empty_pattern<T: Scalar>() -> T {
+    let w = hyblas::gpu::runtime::SLOT_EMPTY as u64;
+    let re: T::Real = if std::mem::size_of::<T::Real>() == 4 {
+        unsafe { std::mem::transmute_copy(&f32::from_bits(w as u32)) }
+    } else {
+        unsafe { std::mem::transmute_copy(&f64::from_bits(w << 32 | w)) }
+    };
+    T::from_parts(re, re)
+}
+
+/// Operands that hold the partial slots' empty pattern (a NaN) in one row of op(A): the call
+/// ends (a slot word holding that pattern would keep its reducer waiting, so the kernels write
+/// the canonical NaN instead), that row of C is NaN and the others are right, and the next call
+/// on the stream, on fresh data, is right too (every slot word was set back to empty).
+fn empty_pattern_case<T: Cpu>(rt: &'static Runtime, ta: Trans, tb: Trans, m: usize, n: usize, k: usize, seed: u64) {
+    let mut rng = Rng::new(seed);
+    let c =
+        Case { ta, tb, m, n, k, pad: (4, 4, 1), off: 0, alpha: 2, beta: 2, dev: false, red: Reduction::Deterministic };
+    let mut o = operands::<T>(&mut rng, &c);
+    // op(A)(row, p) for a row and p in the middle: A(row, p) or A(p, row).
+    let (row, p) = (m / 2, k / 2);
+    let at = if ta == Trans::No { row + p * o.lda } else { p + row * o.lda };
+    let what = format!("{}gemm split-k {ta:?},{tb:?} {m}x{n}x{k} with the empty pattern in A", T::PREFIX);
+    o.a[at] = T::zero();
+    let (want, bound) = reference(&c, &o);
+    o.a[at] = empty_pattern();
+    let got = run_gpu(rt, &c, &o);
+    for j in 0..n {
+        for i in 0..m {
+            let (g, w) = (to_c64(got[i + j * o.ldc]), to_c64(want[i + j * o.ldc]));
+            if i == row {
+                assert!(g.re.is_nan() || g.im.is_nan(), "{what}: C({i}, {j}) = {g}, want NaN");
+            } else {
+                let err = (g - w).norm();
+                assert!(err <= bound[i + j * m], "{what}: C({i}, {j}) = {g}, want {w} (error {err:e})");
+            }
+        }
+    }
+    run_case::<T>(rt, &mut rng, c);
+}
+
+#[test]
+fn empty_slot_pattern_in_operands() {
+    let Some(rt) = gpu_or_skip("empty_slot_pattern_in_operands") else { return };
+    empty_pattern_case::<f32>(rt, Trans::No, Trans::No, 4, 4, 100_003, 51);
+    empty_pattern_case::<f64>(rt, Trans::Trans, Trans::No, 8, 8, 100_003, 52);
+    empty_pattern_case::<C32>(rt, Trans::Trans, Trans::No, 16, 16, 262_147, 53);
+    empty_pattern_case::<C64>(rt, Trans::No, Trans::ConjTrans, 16, 13, 1 << 18, 54);
+    empty_pattern_case::<f64>(rt, Trans::No, Trans::No, 32, 32, 100_003, 55);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -192,12 +192,17 @@ impl Drop for Pinned {
     }
 }
 
+/// The empty word of the partial slots ([`StreamScratch::slots`]; `SK_EMPTY` in
+/// kernels/gemm_splitk.cu): a NaN as a float, and twice over as a double, with a payload no
+/// arithmetic produces (the GPU's NaN results are 0x7FFFFFFF...).
+pub const SLOT_EMPTY: u32 = 0x7FF5_A5A5;
+
 /// Per-stream scratch: the workspace partial results go through and the staging buffer
 /// results come back through. Locked for the whole enqueue of one call, so two host threads
 /// sharing a stream take turns; the stream orders the kernels that use it.
 pub struct StreamScratch {
     workspace: Option<DeviceBuffer>,
-    tickets: Option<DeviceBuffer>,
+    slots: Option<DeviceBuffer>,
     pinned: Option<Pinned>,
     stream: sys::CUstream,
 }
@@ -218,24 +223,28 @@ impl StreamScratch {
         }
         Ok(self.workspace.as_ref().unwrap().ptr)
     }
-    /// At least `n` zeroed 32-bit counters for kernels that count arrivals (the last block of a
-    /// group does the group's reduction). Every kernel that uses them leaves them at zero, so
-    /// they are zeroed once, when allocated. Grow-only like the workspace.
-    pub fn tickets(&mut self, n: usize) -> Result<sys::CUdeviceptr> {
-        let bytes = n.max(1) * 4;
-        if self.tickets.as_ref().is_none_or(|w| w.bytes < bytes) {
-            if self.tickets.is_some() {
+    /// At least `bytes` of partial slots for kernels that pass results between blocks (split-k's
+    /// cross-block reduction): every 32-bit word holds [`SLOT_EMPTY`] whenever no such kernel
+    /// is running. A kernel writes each word of a slot once, and the block that reads it (after
+    /// waiting until it is no longer empty) sets it back to empty, so the words are filled once,
+    /// when allocated. Grow-only like the workspace.
+    pub fn slots(&mut self, bytes: usize) -> Result<sys::CUdeviceptr> {
+        if self.slots.as_ref().is_none_or(|w| w.bytes < bytes) {
+            if self.slots.is_some() {
                 check(unsafe { sys::cuStreamSynchronize(self.stream) }, "cuStreamSynchronize")?;
             }
-            self.tickets = None;
-            let buf = DeviceBuffer::new(bytes.max(4096).next_power_of_two())?;
+            self.slots = None;
+            let buf = DeviceBuffer::new(bytes.max(1 << 16).next_power_of_two())?;
             // On this stream: the plain memset is asynchronous to the host on the legacy
-            // stream, which a non-blocking stream does not wait for (a kernel could count
-            // before the zeros land).
-            check(unsafe { sys::cuMemsetD32Async(buf.ptr, 0, buf.bytes / 4, self.stream) }, "cuMemsetD32Async")?;
-            self.tickets = Some(buf);
+            // stream, which a non-blocking stream does not wait for (a kernel could read the
+            // slots before the pattern lands).
+            check(
+                unsafe { sys::cuMemsetD32Async(buf.ptr, SLOT_EMPTY, buf.bytes / 4, self.stream) },
+                "cuMemsetD32Async",
+            )?;
+            self.slots = Some(buf);
         }
-        Ok(self.tickets.as_ref().unwrap().ptr)
+        Ok(self.slots.as_ref().unwrap().ptr)
     }
     /// A pinned host buffer of at least `bytes` (for results the caller reads on the host):
     /// its host address and its device address.
@@ -412,7 +421,7 @@ impl Runtime {
             .lock()
             .entry(stream as usize)
             .or_insert_with(|| {
-                Arc::new(Mutex::new(StreamScratch { workspace: None, tickets: None, pinned: None, stream }))
+                Arc::new(Mutex::new(StreamScratch { workspace: None, slots: None, pinned: None, stream }))
             })
             .clone()
     }

@@ -289,14 +289,14 @@ const FRAG_WARPS: i64 = 8;
 /// Most partials one lane of the fragment kernels' cross-block reduction adds (`SKM_BATCH`: its
 /// loads in flight). Part of the summation order: a word group gets the power of two of lanes
 /// >= G / RED_LOADS, at most [`RED_LANES`].
-const RED_LOADS: i64 = 16;
+const RED_LOADS: i64 = 8;
 /// Most lanes per word group of the cross-block reduction (`SK_RED_LANES`; a group's lanes are
 /// added by a fixed tree, through shared memory across warps and by shuffles within one).
-const RED_LANES: i64 = 32;
+const RED_LANES: i64 = 64;
 /// Most blocks that share the cross-block reduction of one tile (`HYBLAS_SPLITK_REDUCERS`,
 /// default 64; the kernel asks for one per pass of 256 lane-groups, and never more than half of
 /// the blocks the device holds at once). It does not change the summation order, only how many
-/// of the last blocks to arrive take part: 1 brings back a single block adding everything.
+/// blocks (those of the last chunks) take part: 1 makes a single block add everything.
 static REDUCERS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_REDUCERS", 64).max(1) as i64);
 thread_local! {
     static REDUCERS_FORCED: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
@@ -438,18 +438,24 @@ pub fn det_chunks<T: Scalar>(cfg: Config, m: i64, n: i64, k: i64) -> (i64, i64) 
 static MMA_CHUNKS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_MMA_CHUNKS", 264).max(1) as i64);
 
 /// Least steps per block of a fragment kernel on the deterministic path
-/// (`HYBLAS_SPLITK_MIN_STEPS`, default 2; it was 4 while the cross-block reduction cost a level
-/// per 16 blocks). On an H200 (session 11, same run), 2 against 4: CGEMM 4x4 k = 65536 8.5 ->
-/// 7.4 us, SGEMM 4x4 k = 100003 11.7 -> 8.8, DGEMM 16x64 k = 4096 10.1 -> 8.5; CGEMM 4x4
-/// k = 2^18 10.4 -> 10.9. Changing it changes the summation order.
-static MIN_STEPS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_MIN_STEPS", 2).max(1) as i64);
+/// (`HYBLAS_SPLITK_MIN_STEPS`, default 1). It was 4 while the cross-block reduction cost a
+/// level per 16 blocks, then 2 (session 11: CGEMM 4x4 k = 65536 8.5 -> 7.4 us, SGEMM 4x4
+/// k = 100003 11.7 -> 8.8, DGEMM 16x64 k = 4096 10.1 -> 8.5 against 4). Since the reducers
+/// wait on the partial words themselves (session 12, H200, same run), 1 against 2: CGEMM 4x4
+/// k = 12345 7.2 -> 5.9 us, SGEMM 4x4 k = 12345 7.1 -> 6.2, k = 100003 7.8 -> 6.4, and the
+/// other 28 points of the A/B list within 1%. Changing it changes the summation order.
+static MIN_STEPS: Lazy<i64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_MIN_STEPS", 1).max(1) as i64);
 
 /// Fragment kernels: L a multiple of the block's step (`kt`: one superstep per warp), at
-/// least [`MIN_STEPS`] steps, and at most `max_blocks` blocks over all tiles.
+/// least [`MIN_STEPS`] steps, and at most `max_blocks` blocks over all tiles (one chunk per
+/// tile where the tiles alone fill them). It used to allow 16 chunks per tile whatever the
+/// tile count, which made 2 to 4 waves of 128 x 128 outputs (16 to 64 tiles) where the atomic
+/// path runs one: on an H200 (session 11) DGEMM 128x128 k = 4096 took 22.5 us against the
+/// atomic path's 15.4.
 fn mma_chunks(cfg: Config, es: i64, m: i64, n: i64, k: i64, max_blocks: i64) -> (i64, i64) {
     let (tm, tn) = cfg.tiles(m, n);
     let q = cfg.kt(es);
-    let cap = (max_blocks / (tm * tn)).max(16);
+    let cap = (max_blocks / (tm * tn)).max(1);
     let l = (*MIN_STEPS * q).max(round_up(cdiv(k.max(1), cap), q));
     (l, cdiv(k.max(1), l))
 }
@@ -766,15 +772,14 @@ fn gemm_frag<T: Scalar>(
     let vec = vec_bits::<T>(a, b);
     let scratch = ex.rt.scratch(ex.stream);
     let mut sc = scratch.lock();
-    let (mut part, mut ctr) = (0, 0);
+    let mut part = 0;
     // A slot holds one block's sum of its edge x edge output tile, in words of 8 bytes (tensor
     // cores) or 4 (FFMA).
     let slot_bytes = cfg.tile() * cfg.tile() * es;
     let word = if cfg.is_mma() { 8 } else { 4 };
     let cross = cross_arg(chunks, slot_bytes / word, word, wave as i64);
     if mode == MODE_PART {
-        part = sc.workspace((tiles * chunks * slot_bytes) as usize)?;
-        ctr = sc.tickets((tiles * 2) as usize)?;
+        part = sc.slots((tiles * chunks * slot_bytes) as usize)?;
     }
     if atomic && !beta_one {
         scale(ex, m, n, beta, c)?;
@@ -782,7 +787,7 @@ fn gemm_frag<T: Scalar>(
     let mut args = Args::new();
     args.arg(m).arg(n).arg(k).arg(al).arg(alp).arg(be).arg(bep).arg(a.ptr).arg(a.ld).arg(b.ptr).arg(b.ld);
     args.arg(c.ptr).arg(c.ld).arg(cja).arg(cjb).arg(vec).arg(l).arg(chunks).arg(mode).arg(part).arg(tm);
-    args.arg(0i32).arg(ctr).arg(cross);
+    args.arg(0i32).arg(cross);
     // Grid (tiles, chunks): a chunk's tiles start together and share A's and B's rows in L2.
     let launch = Launch { grid: (tiles as u32, chunks as u32, 1), block: (32, FRAG_WARPS as u32, 1), smem: 0 };
     f.launch(launch, ex.stream, &mut args)
@@ -1573,7 +1578,7 @@ mod tests {
                         assert!(l % q == 0 && l >= *MIN_STEPS * q, "{cfg:?} {m}x{n} k={k}: L={l}");
                         assert!((g - 1) * l < k && g * l >= k.max(1), "{cfg:?} {m}x{n} k={k}: {g} x {l}");
                         let (tm, tn) = cfg.tiles(m, n);
-                        assert!(g <= (512 / (tm * tn)).max(16) || l == *MIN_STEPS * q, "{cfg:?} {m}x{n} k={k}: {g}");
+                        assert!(g <= (512 / (tm * tn)).max(1) || l == *MIN_STEPS * q, "{cfg:?} {m}x{n} k={k}: {g}");
                     }
                 }
             }
@@ -1587,22 +1592,22 @@ mod tests {
         assert_eq!(Config::F8.kt(4), 8 * 8 * 4);
         assert_eq!(Config::F16.kt(4), 8 * 2 * 4);
         assert_eq!(Config::F16.kt(8), 8 * 2 * 2);
-        // Cross-block reduction: lanes per word group (G / 16 rounded up to a power of two, at
-        // most 32) and passes of 256 threads over the groups (16-byte loads).
-        assert_eq!(cross_plan(264, 1, 8), (5, 1)); // 1x1 double: one word, 32 lanes
-        assert_eq!(cross_plan(256, 64, 8), (4, 2)); // 8x8 double: 32 pairs x 16 lanes
-        assert_eq!(cross_plan(264, 64, 8), (5, 4));
-        assert_eq!(cross_plan(131, 1024, 8), (4, 32)); // 32x32 double: 512 pairs x 16 lanes
-        assert_eq!(cross_plan(261, 256, 4), (5, 8)); // 16x16 float: 64 quads x 32 lanes
-        assert_eq!(cross_plan(16, 4, 4), (0, 1));
-        assert_eq!(cross_plan(17, 6, 4), (1, 1)); // 3 pairs of floats x 2 lanes
-        assert_eq!(cross_plan(5000, 8, 8), (5, 1));
+        // Cross-block reduction: lanes per word group (G / 8 rounded up to a power of two, at
+        // most 64) and passes of 256 threads over the groups (16-byte loads).
+        assert_eq!(cross_plan(264, 1, 8), (6, 1)); // 1x1 double: one word, 64 lanes
+        assert_eq!(cross_plan(256, 64, 8), (5, 4)); // 8x8 double: 32 pairs x 32 lanes
+        assert_eq!(cross_plan(264, 64, 8), (6, 8));
+        assert_eq!(cross_plan(131, 1024, 8), (5, 64)); // 32x32 double: 512 pairs x 32 lanes
+        assert_eq!(cross_plan(261, 256, 4), (6, 16)); // 16x16 float: 64 quads x 64 lanes
+        assert_eq!(cross_plan(16, 4, 4), (1, 1));
+        assert_eq!(cross_plan(17, 6, 4), (2, 1)); // 3 pairs of floats x 4 lanes
+        assert_eq!(cross_plan(5000, 8, 8), (6, 1));
         // Reducers: one per pass, capped by G and half the resident blocks; lq in the low byte.
-        assert_eq!(cross_arg(264, 64, 8, 264), 5 | 4 << 8);
-        assert_eq!(cross_arg(131, 1024, 8, 132), 4 | 32 << 8);
-        assert_eq!(cross_arg(131, 1024, 8, 40), 4 | 20 << 8);
+        assert_eq!(cross_arg(264, 64, 8, 264), 6 | 8 << 8);
+        assert_eq!(cross_arg(131, 1024, 8, 132), 5 | 64 << 8);
+        assert_eq!(cross_arg(131, 1024, 8, 40), 5 | 20 << 8);
         assert_eq!(cross_arg(2, 1024, 8, 264), 2 << 8);
-        assert_eq!(with_reducers(1, || cross_arg(131, 1024, 8, 132)), 4 | 1 << 8);
+        assert_eq!(with_reducers(1, || cross_arg(131, 1024, 8, 132)), 5 | 1 << 8);
     }
 
     #[test]
