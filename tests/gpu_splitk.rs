@@ -653,6 +653,10 @@ fn deterministic_bitwise_over_runs_shapes_and_alignment() {
     bits::<f64>(rt, Trans::Trans, Trans::No, 32, 32, 100_003, 47);
     bits::<C64>(rt, Trans::No, Trans::ConjTrans, 16, 13, 1 << 18, 48);
     bits::<f32>(rt, Trans::Trans, Trans::No, 16, 16, 262_147, 49);
+    // One row of op(A) and one column of op(B), k-contiguous, with an odd leading dimension
+    // (k + 4): never used, so 16-byte loads, checked against the element-wise path.
+    bits::<f32>(rt, Trans::No, Trans::No, 1, 1, 1_000_003, 50);
+    bits::<f64>(rt, Trans::Trans, Trans::No, 1, 1, 1_000_003, 56);
 }
 
 /// A NaN with the partial slots' empty pattern as its bits (`runtime::SLOT_EMPTY`, once per
