@@ -850,8 +850,8 @@ template <typename W, int VW> __device__ __forceinline__ void sk_clear(W* p) {
 // one acq_rel atomic instead of two fences gained a quarter of that at most. A reducer that waits
 // holds its SM slot, so the host keeps nred at most half of the blocks the device holds at once,
 // and the reducers are launched last: the blocks they wait for have all been launched before
-// them. Each lane keeps SKM_BATCH = 8 loads in flight (16 spilled registers in the complex
-// kernels once the loads had to be re-issued together).
+// them. Each lane keeps SKM_BATCH = 8 loads in flight: with 16, re-issued together, the complex
+// double kernels spilled about 100 bytes per thread.
 template <typename W, int NW, int NTH, int WPO, typename F>
 __device__ __forceinline__ void sk_cross(W* red, W* part, int G, int cross, i64 tile, int blk, int tid, F store) {
     constexpr int VW = sk_vw<W, NW>(), NG = NW / VW, B = SKM_BATCH;

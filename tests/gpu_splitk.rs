@@ -619,7 +619,7 @@ fn bits<T: Cpu>(rt: &'static Runtime, ta: Trans, tb: Trans, m: usize, n: usize, 
         assert!(same_bits(&r, &first), "{what}: shape ({tx}, {ty}) changed the bits");
     }
     assert!(same_bits(&run_gpu(rt, &Case { dev: true, ..c }, &o), &first), "{what}: device scalars changed the bits");
-    // The fragment kernels' cross-block reduction shared by fewer of the last blocks: the same
+    // The fragment kernels' cross-block reduction shared by fewer reducer blocks: the same
     // order, the same bits.
     for r in [1, 3] {
         let got = splitk::with_reducers(r, || run_gpu(rt, &c, &o));
