@@ -67,7 +67,8 @@ for l in labels:
             data.setdefault(key, {})[l] = float(r["hyblas_us"])
 for l in labels:
     cols += [l] + ([l + "/a"] if any(l + "/a" in v for v in data.values()) else [])
-name = lambda k: " ".join(f"{x}x{k[3]}" if i == 2 and len(k) == 5 else str(x) for i, x in enumerate(k) if not (len(k) == 5 and i == 3))
+def name(k):  # "d NN 8x8 100003" (GEMM) or "axpy d 4096"
+    return f"{k[0]} {k[1]} {k[2]}x{k[3]} {k[4]}" if len(k) == 5 else " ".join(map(str, k))
 with open(out, "w") as fo:
     fo.write("point," + ",".join(cols) + "\n")
     print(f'{"point":<26}' + "".join(f"{l:>9}" for l in cols))
