@@ -62,6 +62,8 @@ usage: gpubench [options]
   --overhead           only measure the host cost of one call (us of enqueue per call, tiny
                        n, GPU kept busy): real cuBLAS, the entry forced to either side, hyblas
   --gemm-points LIST   gemm_smallout: only these points, p:ab:m:n:k (e.g. s:nn:64:64:8192,d:tn:1:1:2^20)
+  --gemm-sides LIST    gemm_smallout: only these sides of hyblas,atomic,cublas,entry,cublas2
+                       (e.g. hyblas alone: its calls back to back, nothing between them)
   --twin               also time the real cuBLAS through a second handle (cublas2_us): how far
                        two handles of the same library differ, beside entry/cuBLAS
                        (--gemm-twin: the same)
@@ -101,6 +103,8 @@ struct Opts {
     overhead: bool,
     gemm_points: Vec<(char, gemm_smallout::Point)>,
     gemm_twin: bool,
+    /// `--gemm-sides`: the gemm_smallout sides to run (default all of [`gemm_smallout::SIDES`]).
+    gemm_sides: Option<Vec<String>>,
 }
 
 fn list(s: &str) -> Vec<String> {
@@ -140,6 +144,7 @@ fn parse_opts() -> Result<Opts, String> {
         overhead: false,
         gemm_points: Vec::new(),
         gemm_twin: false,
+        gemm_sides: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -190,6 +195,7 @@ fn parse_opts() -> Result<Opts, String> {
             "--warm" => COLD.store(false, Ordering::Relaxed),
             "--gemm-points" => o.gemm_points = gemm_smallout::parse_points(&value()?)?,
             "--gemm-twin" | "--twin" => o.gemm_twin = true,
+            "--gemm-sides" => o.gemm_sides = Some(gemm_smallout::parse_sides(&value()?)?),
             _ => return Err(format!("unknown argument `{arg}` (see --help)")),
         }
     }
@@ -1196,6 +1202,9 @@ fn call(f: &mut Call<'_>, i: usize) -> Result<Option<[f64; 2]>, String> {
 struct Meas {
     /// Median microseconds per call.
     us: Option<f64>,
+    /// Every sample (microseconds per call) with the round it was taken in, for ratios of two
+    /// sides paired round by round ([`paired_ratio`]).
+    samples: Vec<(usize, f64)>,
     reps: usize,
     value: Option<[f64; 2]>,
     err: Option<String>,
@@ -1216,7 +1225,7 @@ fn measure(
 ) -> Vec<Meas> {
     let mut out = vec![Meas::default(); sides.len()];
     let mut plan = vec![(0usize, 0usize, true); sides.len()]; // (samples, batch, untimed call first)
-    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); sides.len()];
+    let mut samples: Vec<Vec<(usize, f64)>> = vec![Vec::new(); sides.len()];
     let gerr = |e: String| GpuError::Other(e);
 
     for (i, side) in sides.iter_mut().enumerate() {
@@ -1255,11 +1264,7 @@ fn measure(
     let rounds = plan.iter().map(|p| p.0).max().unwrap_or(0);
     let nsides = sides.len();
     for s in 0..rounds {
-        // Round s starts at side s % nsides: a fixed order would give every side the same
-        // neighbour before it in every round (clock state, L2 contents, the host's head start),
-        // a bias of a few percent on 3-5 us calls.
-        for k in 0..nsides {
-            let i = (s + k) % nsides;
+        for i in round_order(nsides, s) {
             let Some(f) = sides[i].as_mut() else { continue };
             let (ns, b, pre) = plan[i];
             if s >= ns {
@@ -1275,7 +1280,7 @@ fn measure(
                     .map_err(|e| e.to_string())
             })();
             match r {
-                Ok(t) => samples[i].push(t / b as f64),
+                Ok(t) => samples[i].push((s, t / b as f64)),
                 Err(e) => {
                     out[i].err = Some(e);
                     sides[i] = None;
@@ -1285,13 +1290,53 @@ fn measure(
     }
     for (i, side) in sides.iter().enumerate() {
         if side.is_some() && !samples[i].is_empty() {
-            let v = &mut samples[i];
+            let mut v: Vec<f64> = samples[i].iter().map(|x| x.1).collect();
             v.sort_by(f64::total_cmp);
             out[i].us = Some(v[v.len() / 2] * 1e6);
             out[i].reps = v.len() * plan[i].1;
+            out[i].samples = samples[i].iter().map(|&(r, t)| (r, t * 1e6)).collect();
         }
     }
     out
+}
+
+/// The order of the sides in round `s`: a Williams design (a balanced Latin square), so that
+/// over its n rounds (2n for odd n) every side runs once in every position and right after every
+/// other side equally often. A side's time depends on the call before it (clock state, L2
+/// contents, the host's head start: a few percent on 3-5 us calls), and after a long cuBLAS
+/// GEMM the next compute-bound kernel ran up to 1.8x slower on an H200 (session 13: ZGEMM
+/// 128x128 T,N k = 10^6+3, split-k 15.0 ms after cuBLAS against 8.4 after split-k, either
+/// reduction; 8.5 alone under Nsight Compute). Rotating one fixed order (round s starting at side
+/// s % n, before session 13) still put the same side before each side in all but one position,
+/// and the deterministic side, after the cuBLAS twin, came out up to 1.7x the atomic one.
+fn round_order(n: usize, s: usize) -> Vec<usize> {
+    if n == 0 {
+        return Vec::new();
+    }
+    // First row 0, 1, n-1, 2, n-2, ...; row r adds r (mod n); for odd n the rows again reversed.
+    let first: Vec<usize> = (0..n).map(|j| if j % 2 == 1 { j.div_ceil(2) } else { (n - j / 2) % n }).collect();
+    let rows = if n % 2 == 1 { 2 * n } else { n };
+    let (r, back) = (s % rows % n, s % rows >= n);
+    let mut v: Vec<usize> = first.iter().map(|&x| (x + r) % n).collect();
+    if back {
+        v.reverse();
+    }
+    v
+}
+
+/// Median over the rounds both sides took part in of their time ratio in that round (a / b).
+/// A round runs every side once, back to back, so a drift of the clocks slower than a round
+/// (after a long compute-bound call, DGEMM 128x128 k = 4096 took 20.2 us in cuBLAS where the
+/// sweep before measured 13.1) falls on both sides of a pair alike, where it can move the two
+/// medians apart.
+fn paired_ratio(a: &Meas, b: &Meas) -> Option<f64> {
+    let mut v: Vec<f64> =
+        a.samples.iter().filter_map(|&(r, x)| b.samples.iter().find(|s| s.0 == r).map(|s| x / s.1)).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[v.len() / 2])
 }
 
 // ---------------------------------------------------------------------------------------------

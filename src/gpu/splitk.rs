@@ -830,27 +830,41 @@ pub struct Model {
     /// fallback.
     pub table: HashMap<TableKey, (f64, f64)>,
     pub table_source: String,
-    /// Unaligned operands (`splitku` lines): (precision, layout, edge 16 or 64) -> (split-k,
-    /// cuBLAS) time with both operands one element off 16 bytes over the aligned time, measured
-    /// at k = 2^20. Where missing, [`UNALIGNED_DEFAULT`].
-    pub unaligned: HashMap<(char, u8, i64), (f64, f64)>,
+    /// Unaligned operands (`splitku` lines): (precision, layout, edge of [`UNALIGNED_EDGES`]) ->
+    /// (log2 k, split-k factor, cuBLAS factor) by increasing log2 k: each side's time with odd
+    /// k and both operands one element off 16 bytes over its aligned time at k = 2^lk. Where
+    /// missing, [`UNALIGNED_DEFAULT`].
+    pub unaligned: HashMap<(char, u8, i64), Vec<UnalignedPoint>>,
 }
 
 /// Unaligned factors before `hyblas tune` has measured them: split-k's element-wise loads cost
 /// up to 1.4x on an H200 (single precision; the others less), cuBLAS's about nothing.
 pub const UNALIGNED_DEFAULT: (f64, f64) = (1.4, 1.0);
-/// The edges the unaligned factors are measured at (16 for outputs up to 16 x 16, else 64).
-const UNALIGNED_EDGES: [i64; 2] = [16, 64];
+/// The square outputs the unaligned factors are measured at; an output dimension takes the
+/// smallest edge covering it (the largest beyond).
+pub const UNALIGNED_EDGES: [i64; 6] = [1, 4, 8, 16, 32, 64];
+/// ... at k = 2^lk for these lk, one k per factor: both sides' penalties change with k. On an
+/// H200 (session 12's sweep) split-k's element-wise loads cost 1.31x at SGEMM N,N 32x32
+/// k = 10^6+3 but 1.04x at k = 100003, and cuBLAS's odd-k kernels took 1.13-1.47x where one
+/// factor measured at k = 2^20 said 1.05: the planner sent such calls to cuBLAS at 38.7 us
+/// against split-k's 24.1.
+pub const UNALIGNED_LK: [i64; 6] = [12, 14, 16, 18, 20, 22];
+
+/// (log2 k, split-k factor, cuBLAS factor) of an unaligned call (`splitku` lines).
+pub type UnalignedPoint = (i64, f64, f64);
 
 /// (precision, layout, m edge, n edge, log2 k).
 pub type TableKey = (char, u8, i64, i64, i64);
 
 /// Edges of the measured table: square outputs m = n = edge at every log2 k in [`TABLE_LK`],
 /// and the rectangles of [`TABLE_RECT_EDGES`] (every ordered pair of two different ones) at
-/// every other log2 k. A call takes the smallest edges covering its m and n.
+/// every other log2 k. A call takes the smallest edges covering its m and n. (128 is a rectangle
+/// edge since session 13: without it an 8 x 128 output took the 128 x 128 row, where cuBLAS
+/// always wins, and went to cuBLAS at 14.8 us where split-k took 7.4, SGEMM N,N k = 4096 on an
+/// H200.)
 pub const TABLE_EDGES: [i64; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 pub const TABLE_LK: [i64; 11] = [12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22];
-pub const TABLE_RECT_EDGES: [i64; 6] = [1, 4, 8, 16, 64, 256];
+pub const TABLE_RECT_EDGES: [i64; 7] = [1, 4, 8, 16, 64, 128, 256];
 
 /// The table's shapes and the log2 k each is measured at.
 pub fn table_shapes() -> Vec<(i64, i64, Vec<i64>)> {
@@ -869,6 +883,13 @@ pub fn table_shapes() -> Vec<(i64, i64, Vec<i64>)> {
 /// at the measured k on both sides of the call's k (the margin keeps the exported
 /// `cublas?gemm` within 3% of cuBLAS where the table's neighbours disagree).
 const TABLE_MARGIN: f64 = 0.97;
+/// ... and at least this much (`HYBLAS_SPLITK_MARGIN_128`, percent, default 70) where an output
+/// edge is over 64 (the table's 128 and 256 rows): split-k turns compute-bound there, its time
+/// swings with what ran before it, and the tune's lead was not kept (DGEMM T,N 128x128
+/// k = 2^12 on an H200, session 13: tuned 14.5 us against cuBLAS's 18.3, then 20.4 against
+/// 17.1 in the benchmark; with 0.8 the tuned 0.79 still took it, at 1.27x cuBLAS). No sweep
+/// since session 11 found split-k ahead of cuBLAS at 128 x 128.
+static MARGIN_128: Lazy<f64> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_MARGIN_128", 70) as f64 / 100.0);
 /// ... and by at least this many microseconds: two cuBLAS handles on one stream differ by up to
 /// 1 us on 10 us calls, so a smaller lead there is noise (0.5 us let DGEMM 16x64 k=4096 take
 /// split-k at a measured 9.9 vs 10.5 us that the benchmark then timed at 11.0 vs 10.8 us).
@@ -918,16 +939,26 @@ impl Model {
         let mut tuned = false;
         let mut vendor_tuned = false;
         let mut table = HashMap::new();
+        let mut unaligned = HashMap::new();
         for line in text.lines() {
             let f: Vec<&str> = line.split_whitespace().collect();
-            // splitku <precision> <layout> <edge> <split-k factor> <cuBLAS factor>
-            if f.len() == 6 && f[0] == "splitku" {
+            // splitku <precision> <layout> <edge> <log2 k> <split-k factor> <cuBLAS factor>
+            // (files of session 12 and before: no log2 k, measured at 2^20)
+            if (f.len() == 6 || f.len() == 7) && f[0] == "splitku" {
                 let p = f[1].chars().next().filter(|c| "sdcz".contains(*c) && f[1].len() == 1);
                 let l = LAYOUT_NAMES.iter().position(|&x| x == f[2]);
                 let nums: Vec<f64> = f[3..].iter().filter_map(|x| x.parse::<f64>().ok()).collect();
-                if let (Some(p), Some(l), &[e, hy, cu]) = (p, l, &nums[..]) {
+                let point = match nums[..] {
+                    [e, hy, cu] => Some((e, 20.0, hy, cu)),
+                    [e, lk, hy, cu] => Some((e, lk, hy, cu)),
+                    _ => None,
+                };
+                if let (Some(p), Some(l), Some((e, lk, hy, cu))) = (p, l, point) {
                     if hy > 0.0 && cu > 0.0 && hy.is_finite() && cu.is_finite() {
-                        self.unaligned.insert((p, l as u8, e as i64), (hy, cu));
+                        let v = unaligned.entry((p, l as u8, e as i64)).or_insert_with(Vec::new);
+                        v.retain(|q: &UnalignedPoint| q.0 != lk as i64);
+                        v.push((lk as i64, hy, cu));
+                        v.sort_by_key(|q| q.0);
                     }
                 }
                 continue;
@@ -990,6 +1021,9 @@ impl Model {
             self.table = table;
             self.table_source = label.into();
         }
+        if !unaligned.is_empty() {
+            self.unaligned = unaligned;
+        }
         self
     }
 
@@ -1042,31 +1076,50 @@ impl Model {
                 (a.ln() * (1.0 - w) + b.ln() * w).exp()
             }
         };
-        // cuBLAS's unaligned factor is measured at k = 2^20 and does not carry to short calls
-        // (DGEMM 64x16 k=12345: x1.28 predicted, none measured), so it may only favour cuBLAS;
-        // split-k's penalty is kept in full. Both err towards cuBLAS.
-        let (fh, fc) = if vector { (1.0, 1.0) } else { self.unaligned_factors(T::PREFIX, l, em.max(en)) };
-        let fc = fc.min(1.0);
+        let (fh, fc) = if vector { (1.0, 1.0) } else { self.unaligned_factors(T::PREFIX, l, m, n, k) };
         let hy = interp(lo.1 .0, hi.1 .0) * fh;
         let cu = interp(lo.1 .1, hi.1 .1) * fc;
-        let ok = |v: (f64, f64)| v.0 * fh <= (TABLE_MARGIN * v.1 * fc).min(v.1 * fc - TABLE_LEAD_US);
+        let margin = if m.max(n) > 64 { TABLE_MARGIN.min(*MARGIN_128) } else { TABLE_MARGIN };
+        let ok = |v: (f64, f64)| v.0 * fh <= (margin * v.1 * fc).min(v.1 * fc - TABLE_LEAD_US);
         let take = ok(lo.1) && ok(hi.1);
         let unal = if vector { String::new() } else { format!(", unaligned x{fh:.2} / x{fc:.2}") };
         let why = format!(
-            "split-k {hy:.1}us vs cuBLAS {cu:.1}us, measured at {em}x{en} {} k=2^{}..2^{}{unal} ({} table; split-k needs <= {:.2}x and {TABLE_LEAD_US}us less at both)",
+            "split-k {hy:.1}us vs cuBLAS {cu:.1}us, measured at {em}x{en} {} k=2^{}..2^{}{unal} ({} table; split-k needs <= {margin:.2}x and {TABLE_LEAD_US}us less at both)",
             LAYOUT_NAMES[l as usize],
             lo.0,
             hi.0,
             self.table_source,
-            TABLE_MARGIN
         );
         Some((take, hy, cu, why))
     }
 
-    /// (split-k, cuBLAS) time factors of unaligned operands for an output edge.
-    fn unaligned_factors(&self, p: char, layout: u8, edge: i64) -> (f64, f64) {
-        let e = if edge <= UNALIGNED_EDGES[0] { UNALIGNED_EDGES[0] } else { UNALIGNED_EDGES[1] };
-        self.unaligned.get(&(p, layout, e)).copied().unwrap_or(UNALIGNED_DEFAULT)
+    /// (split-k, cuBLAS) time factors of unaligned operands for an m x n output at this k: each
+    /// edge's factors log-linearly interpolated in log2 k (the end points' past the ends), and of
+    /// the two edges the larger split-k factor and the smaller cuBLAS one. A rectangle's factors
+    /// are measured on squares, whose cuBLAS kernels can differ (DGEMM N,N k = 12345 on an H200:
+    /// x1.59 at 64x64, x1.10 at 64x16), so the pair errs towards cuBLAS.
+    fn unaligned_factors(&self, p: char, layout: u8, m: i64, n: i64, k: i64) -> (f64, f64) {
+        let x = (k.max(1) as f64).log2();
+        let at = |dim: i64| -> (f64, f64) {
+            let e = UNALIGNED_EDGES.iter().copied().find(|&e| e >= dim).unwrap_or(UNALIGNED_EDGES[5]);
+            let Some(v) = self.unaligned.get(&(p, layout, e)).filter(|v| !v.is_empty()) else {
+                return UNALIGNED_DEFAULT;
+            };
+            let i = v.iter().rposition(|q| q.0 as f64 <= x);
+            let (lo, hi) = match i {
+                None => (v[0], v[0]),
+                Some(i) if i + 1 == v.len() => (v[i], v[i]),
+                Some(i) => (v[i], v[i + 1]),
+            };
+            if lo.0 == hi.0 {
+                return (lo.1, lo.2);
+            }
+            let w = (x - lo.0 as f64) / (hi.0 - lo.0) as f64;
+            let mix = |a: f64, b: f64| (a.ln() * (1.0 - w) + b.ln() * w).exp();
+            (mix(lo.1, hi.1), mix(lo.2, hi.2))
+        };
+        let (a, b) = (at(m), at(n));
+        (a.0.max(b.0), a.1.min(b.1))
     }
 
     /// Predicted split-k time (us) of one deterministic call, and a few words on what bounds it.
@@ -1452,34 +1505,32 @@ fn table_for<T: Scalar>(
     struct Al<T>(T);
     let (one, zero) = (Al(T::one()), Al(T::zero()));
     let es = elem::<T>() as i64;
-    // Split-k and cuBLAS times (seconds) of one (T, layout) call on operands at (pa, pb), both
-    // sides' batches alternating (drift falls on both alike).
-    let pair = |ta: Trans, tb: Trans, em: i64, en: i64, k: i64, pa: u64, pb: u64| -> Result<(f64, f64)> {
-        let lda = if ta == Trans::No { em } else { k };
-        let ldb = if tb == Trans::No { k } else { en };
-        let (am, bm, cm) = (DMat { ptr: pa, ld: lda }, DMat { ptr: pb, ld: ldb }, DMat { ptr: c, ld: em });
+    // Split-k and cuBLAS times (seconds) of (T, layout) calls of one output shape, a call per
+    // (k, offset) case, the operands `off` elements past A and B: every side's batches
+    // alternating (drift falls on all alike).
+    let timed = |ta: Trans, tb: Trans, em: i64, en: i64, cases: &[(i64, u64)]| -> Result<Vec<(f64, f64)>> {
         let (t, u) = ((ta != Trans::No) as i32, (tb != Trans::No) as i32);
         let (al, be) = (In::Host(T::one()), In::Host(T::zero()));
-        let measure = || {
-            timer.median_batched_each(
-                7,
-                300e-6,
-                &mut [
-                    &mut || gemm::<T>(ex, ta, tb, em, en, k, al, am, bm, be, cm, Reduction::Deterministic),
-                    &mut || {
-                        let (mi, ni, ki) = (em as i32, en as i32, k as i32);
-                        let (ap, bp, cp) = (pa as *const T, pb as *const T, c as *mut T);
-                        let st = unsafe {
-                            vgemm(h, t, u, mi, ni, ki, &one.0, ap, lda as i32, bp, ldb as i32, &zero.0, cp, mi)
-                        };
-                        if st == 0 {
-                            Ok(())
-                        } else {
-                            Err(GpuError::Other(format!("{name} status {st}")))
-                        }
-                    },
-                ],
-            )
+        let mut fs: Vec<Box<dyn FnMut() -> Result<()> + '_>> = Vec::new();
+        for &(k, off) in cases {
+            let lda = if ta == Trans::No { em } else { k };
+            let ldb = if tb == Trans::No { k } else { en };
+            let (pa, pb) = (a + off * es as u64, b + off * es as u64);
+            let (am, bm, cm) = (DMat { ptr: pa, ld: lda }, DMat { ptr: pb, ld: ldb }, DMat { ptr: c, ld: em });
+            fs.push(Box::new(move || gemm::<T>(ex, ta, tb, em, en, k, al, am, bm, be, cm, Reduction::Deterministic)));
+            let (one, zero) = (&one.0, &zero.0);
+            fs.push(Box::new(move || {
+                let (mi, ni, ki) = (em as i32, en as i32, k as i32);
+                let (ap, bp, cp) = (pa as *const T, pb as *const T, c as *mut T);
+                match unsafe { vgemm(h, t, u, mi, ni, ki, one, ap, lda as i32, bp, ldb as i32, zero, cp, mi) } {
+                    0 => Ok(()),
+                    st => Err(GpuError::Other(format!("{name} status {st}"))),
+                }
+            }));
+        }
+        let mut measure = || {
+            let mut refs: Vec<&mut dyn FnMut() -> Result<()>> = fs.iter_mut().map(|f| &mut **f as _).collect();
+            timer.median_batched_each(7, 300e-6, &mut refs)
         };
         let mut times = measure()?;
         // Short calls where split-k is ahead or near a tie: the least of three medians per side.
@@ -1489,15 +1540,15 @@ fn table_for<T: Scalar>(
         // session 12 measured cuBLAS DGEMM N,N 128x128 k = 2^12 at 20.4 us against split-k's
         // 13.8 (ratio 0.67, outside the old 0.7..1.4 window), and the entry then ran split-k at
         // 1.29x cuBLAS's 13 us.
-        let ratio = times[0] / times[1];
-        if times[0].max(times[1]) < SHORT_CALL_S && ratio < 1.4 {
+        let short = times.iter().all(|&t| t < SHORT_CALL_S);
+        if short && times.chunks(2).any(|p| p[0] / p[1] < 1.4) {
             for _ in 0..2 {
-                let again = measure()?;
-                times[0] = times[0].min(again[0]);
-                times[1] = times[1].min(again[1]);
+                for (t, again) in times.iter_mut().zip(measure()?) {
+                    *t = t.min(again);
+                }
             }
         }
-        Ok((times[0], times[1]))
+        Ok(times.chunks(2).map(|p| (p[0], p[1])).collect())
     };
     let ops = [Trans::No, Trans::Trans];
     for (li, &(ta, tb)) in [(ops[0], ops[0]), (ops[0], ops[1]), (ops[1], ops[0]), (ops[1], ops[1])].iter().enumerate() {
@@ -1508,20 +1559,27 @@ fn table_for<T: Scalar>(
                 if (em.max(en) * k * es) as usize > bytes {
                     continue;
                 }
-                let (hy, cu) = pair(ta, tb, em, en, k, a, b)?;
+                let (hy, cu) = timed(ta, tb, em, en, &[(k, 0)])?[0];
                 let shape = if em == en { format!("{em}") } else { format!("{em} {en}") };
                 lines.push(format!("splitkx {} {layout} {shape} {lk} {:.3} {:.3}", T::PREFIX, hy * 1e6, cu * 1e6));
             }
         }
-        // Unaligned operands: both one element past 16 bytes, k = 2^20, against aligned ones.
-        let k = 1i64 << 20;
+        // Unaligned operands against aligned ones in the same batches: k one past 2^lk (odd
+        // leading dimensions where they hold k) and both operands one element past 16 bytes, the
+        // usual ways a caller's operands end up off 16 bytes. Not where split-k still takes its
+        // 16-byte loads (complex double: every element is 16 bytes).
         for e in UNALIGNED_EDGES {
-            if ((e * k + 1) * es) as usize > bytes {
-                continue;
+            for lk in UNALIGNED_LK {
+                let (k, ku) = (1i64 << lk, (1i64 << lk) + 1);
+                let (lda, ldb) = (if ta == Trans::No { e } else { ku }, if tb == Trans::No { ku } else { e });
+                let (am, bm) = (DMat { ptr: a + es as u64, ld: lda }, DMat { ptr: b + es as u64, ld: ldb });
+                if ((e * ku + 1) * es) as usize > bytes || vector_loads::<T>(ta, tb, e, e, am, bm) {
+                    continue;
+                }
+                let v = timed(ta, tb, e, e, &[(k, 0), (ku, 1)])?;
+                let ((hy, cu), (hu, cuu)) = (v[0], v[1]);
+                lines.push(format!("splitku {} {layout} {e} {lk} {:.3} {:.3}", T::PREFIX, hu / hy, cuu / cu));
             }
-            let (hy, cu) = pair(ta, tb, e, e, k, a, b)?;
-            let (hu, cuu) = pair(ta, tb, e, e, k, a + es as u64, b + es as u64)?;
-            lines.push(format!("splitku {} {layout} {e} {:.3} {:.3}", T::PREFIX, hu / hy, cuu / cu));
         }
     }
     Ok(())
@@ -1720,7 +1778,8 @@ mod tests {
         let (take, hy, _, why) = m2.table_verdict::<f64>(Trans::No, Trans::No, 40, 10, 1 << 20, true).unwrap();
         assert!(take && (hy - 30.0).abs() < 1e-9 && why.contains("64x64"), "{why}");
         // Unaligned operands: both sides scaled by the measured factors (or the default): 70 us
-        // at 2^20 becomes 91 (x1.3) against cuBLAS's 90, so cuBLAS.
+        // at 2^20 becomes 91 (x1.3) against cuBLAS's 90, so cuBLAS. (A line without log2 k, as
+        // tunes of session 12 and before wrote them, is a factor at 2^20.)
         let un = Model::builtin(&h200()).with_lines(&format!("{text}splitku d nn 16 1.3 1.0\n"), "tuned");
         assert_eq!(un.unaligned.len(), 1);
         let (take, hy, _, why) = un.table_verdict::<f64>(Trans::No, Trans::No, 16, 16, 1 << 20, false).unwrap();
@@ -1729,6 +1788,44 @@ mod tests {
         assert!(take);
         let (_, hy, ..) = m.table_verdict::<f64>(Trans::No, Trans::No, 16, 16, 1 << 20, false).unwrap();
         assert!((hy - 70.0 * UNALIGNED_DEFAULT.0).abs() < 1e-9);
+        // Factors per log2 k, interpolated between them and held past the ends; cuBLAS's counts
+        // too: at 2^18 split-k's 30.5 x1.05 = 32.0 against cuBLAS's 31 x1.2 = 37.2 takes split-k,
+        // where the aligned call does not.
+        let lines = "splitku d nn 16 18 1.05 1.2\nsplitku d nn 16 20 1.3 1.0\nsplitku d nn 16 20 1.4 1.0\n\
+                     splitku d nn 4 18 1.0 2.0\nsplitku d nn 4 20 1.0 2.0\n";
+        let un = Model::builtin(&h200()).with_lines(&format!("{text}{lines}"), "tuned");
+        assert_eq!(un.unaligned[&('d', 0, 16)], vec![(18, 1.05, 1.2), (20, 1.4, 1.0)], "the later line wins");
+        let (take, hy, cu, why) = un.table_verdict::<f64>(Trans::No, Trans::No, 16, 16, 1 << 18, false).unwrap();
+        assert!(take && (hy - 30.5 * 1.05).abs() < 1e-9 && (cu - 31.0 * 1.2).abs() < 1e-9, "{why}");
+        assert!(!un.table_verdict::<f64>(Trans::No, Trans::No, 16, 16, 1 << 18, true).unwrap().0);
+        let (fh, fc) = un.unaligned_factors('d', 0, 16, 16, 1 << 19);
+        assert!((fh - (1.05f64 * 1.4).sqrt()).abs() < 1e-12 && (fc - 1.2f64.sqrt()).abs() < 1e-12);
+        assert_eq!(un.unaligned_factors('d', 0, 9, 16, 1 << 12), (1.05, 1.2));
+        assert_eq!(un.unaligned_factors('d', 0, 16, 16, 1 << 24), (1.4, 1.0));
+        // A rectangle: the larger split-k factor and the smaller cuBLAS one of its two edges
+        // (4 -> the 4 row, 16 -> the 16 row; 2 -> 4; 64 has no row: the default).
+        assert_eq!(un.unaligned_factors('d', 0, 3, 16, 1 << 18), (1.05, 1.2));
+        assert_eq!(un.unaligned_factors('d', 0, 2, 4, 1 << 18), (1.0, 2.0));
+        assert_eq!(un.unaligned_factors('d', 0, 2, 64, 1 << 18), (UNALIGNED_DEFAULT.0, 1.0));
+        assert_eq!(un.unaligned_factors('s', 0, 2, 4, 1 << 18), UNALIGNED_DEFAULT);
+        // Outputs with an edge over 64 need the larger margin: 0.9x cuBLAS takes 64x64 and
+        // 8x64, not 8x128 or 128x128; 0.6x takes 8x128.
+        let big = "splitkx d nn 64 16 45.0 50.0\nsplitkx d nn 128 16 45.0 50.0\nsplitkx d nn 8 64 16 45.0 50.0\n\
+                   splitkx d nn 8 128 16 45.0 50.0\nsplitkx d nn 8 128 18 40.0 50.0\nsplitkx d nn 8 128 20 30.0 50.0\n";
+        let mb = Model::builtin(&h200()).with_lines(big, "tuned");
+        let take = |m: i64, n: i64, k: i64| mb.table_verdict::<f64>(Trans::No, Trans::No, m, n, k, true).unwrap().0;
+        assert!(take(64, 64, 1 << 16) && take(8, 64, 1 << 16));
+        assert!(!take(128, 128, 1 << 16), "128x128");
+        assert!(!take(8, 128, 1 << 16), "8x128");
+        assert!(!take(100, 8, 1 << 16), "100x8");
+        assert!(take(8, 128, 1 << 20), "0.6x");
+        assert!(!take(8, 128, 1 << 18), "0.8x is not enough");
+        let (.., why) = mb.table_verdict::<f64>(Trans::No, Trans::No, 8, 128, 1 << 16, true).unwrap();
+        assert!(why.contains("<= 0.70x"), "{why}");
+        // The shipped table keeps DGEMM T,N 128x128 k = 2^12 (tuned 0.79x) with cuBLAS.
+        let shipped = Model::builtin(&h200()).with_lines(SHIPPED_SM90, "shipped sm90");
+        let v = shipped.table_verdict::<f64>(Trans::Trans, Trans::No, 128, 128, 1 << 12, true).unwrap();
+        assert!(!v.0 && v.1 < 0.8 * v.2, "{}", v.3);
         // predict follows the table.
         let p = predict_with::<f64>(&m, Trans::No, Trans::No, 16, 16, 1 << 20, true);
         assert!(p.splitk && (p.splitk_us - 70.0).abs() < 1e-9, "{p:?}");
