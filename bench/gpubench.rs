@@ -1291,8 +1291,7 @@ fn measure(
     for (i, side) in sides.iter().enumerate() {
         if side.is_some() && !samples[i].is_empty() {
             let mut v: Vec<f64> = samples[i].iter().map(|x| x.1).collect();
-            v.sort_by(f64::total_cmp);
-            out[i].us = Some(v[v.len() / 2] * 1e6);
+            out[i].us = median_of(&mut v).map(|t| t * 1e6);
             out[i].reps = v.len() * plan[i].1;
             out[i].samples = samples[i].iter().map(|&(r, t)| (r, t * 1e6)).collect();
         }
@@ -1332,11 +1331,7 @@ fn round_order(n: usize, s: usize) -> Vec<usize> {
 fn paired_ratio(a: &Meas, b: &Meas) -> Option<f64> {
     let mut v: Vec<f64> =
         a.samples.iter().filter_map(|&(r, x)| b.samples.iter().find(|s| s.0 == r).map(|s| x / s.1)).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
+    median_of(&mut v)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1059,21 +1059,14 @@ impl Model {
             return None;
         }
         let x = (k.max(1) as f64).log2();
-        let i = pts.iter().rposition(|&(lk, _)| lk as f64 <= x);
-        let (lo, hi) = match i {
-            None => (pts[0], pts[0]),
-            // At the last point, or exactly at a measured k: that point alone.
-            Some(i) if i + 1 == pts.len() || pts[i].0 as f64 == x => (pts[i], pts[i]),
-            Some(i) => (pts[i], pts[i + 1]),
-        };
+        let (lo, hi) = bracket(&pts, |p| p.0, x);
         let interp = |a: f64, b: f64| -> f64 {
             if lo.0 == hi.0 {
                 // Past the ends: time scales with k from the nearest point (at least a
                 // quarter of it: the fixed costs stay).
                 a * (x - lo.0 as f64).exp2().max(0.25)
             } else {
-                let w = (x - lo.0 as f64) / (hi.0 - lo.0) as f64;
-                (a.ln() * (1.0 - w) + b.ln() * w).exp()
+                log_mix(a, b, (x - lo.0 as f64) / (hi.0 - lo.0) as f64)
             }
         };
         let (fh, fc) = if vector { (1.0, 1.0) } else { self.unaligned_factors(T::PREFIX, l, m, n, k) };
@@ -1101,22 +1094,17 @@ impl Model {
     fn unaligned_factors(&self, p: char, layout: u8, m: i64, n: i64, k: i64) -> (f64, f64) {
         let x = (k.max(1) as f64).log2();
         let at = |dim: i64| -> (f64, f64) {
-            let e = UNALIGNED_EDGES.iter().copied().find(|&e| e >= dim).unwrap_or(UNALIGNED_EDGES[5]);
+            let last = UNALIGNED_EDGES[UNALIGNED_EDGES.len() - 1];
+            let e = UNALIGNED_EDGES.iter().copied().find(|&e| e >= dim).unwrap_or(last);
             let Some(v) = self.unaligned.get(&(p, layout, e)).filter(|v| !v.is_empty()) else {
                 return UNALIGNED_DEFAULT;
             };
-            let i = v.iter().rposition(|q| q.0 as f64 <= x);
-            let (lo, hi) = match i {
-                None => (v[0], v[0]),
-                Some(i) if i + 1 == v.len() => (v[i], v[i]),
-                Some(i) => (v[i], v[i + 1]),
-            };
+            let (lo, hi) = bracket(v, |q| q.0, x);
             if lo.0 == hi.0 {
                 return (lo.1, lo.2);
             }
             let w = (x - lo.0 as f64) / (hi.0 - lo.0) as f64;
-            let mix = |a: f64, b: f64| (a.ln() * (1.0 - w) + b.ln() * w).exp();
-            (mix(lo.1, hi.1), mix(lo.2, hi.2))
+            (log_mix(lo.1, hi.1, w), log_mix(lo.2, hi.2, w))
         };
         let (a, b) = (at(m), at(n));
         (a.0.max(b.0), a.1.min(b.1))
@@ -1181,6 +1169,21 @@ impl Model {
         let flops = 2.0 * (m * n) as f64 * k as f64 * if T::IS_COMPLEX { 4.0 } else { 1.0 };
         t.max(flops / flop_rate * 1e6 + 8.0)
     }
+}
+
+/// The measured points around x (a log2 k) in `pts` (not empty, by increasing log2 k): the last
+/// one at or below x and the next; one point twice past either end or exactly at a measured k.
+fn bracket<P: Copy>(pts: &[P], lk: impl Fn(&P) -> i64, x: f64) -> (P, P) {
+    match pts.iter().rposition(|p| lk(p) as f64 <= x) {
+        None => (pts[0], pts[0]),
+        Some(i) if i + 1 == pts.len() || lk(&pts[i]) as f64 == x => (pts[i], pts[i]),
+        Some(i) => (pts[i], pts[i + 1]),
+    }
+}
+
+/// a^(1-w) b^w: log-linear interpolation at w in [0, 1] between a and b.
+fn log_mix(a: f64, b: f64, w: f64) -> f64 {
+    (a.ln() * (1.0 - w) + b.ln() * w).exp()
 }
 
 static MODELS: [OnceCell<Arc<Model>>; 64] = [const { OnceCell::new() }; 64];
