@@ -10,7 +10,12 @@
 #   quick    gpubench --only gemm_smallout --quick (about 10 s after the kernels compile)
 #   tune     hyblas tune (recipes, then the split-k/cuBLAS table); the recipe file is copied
 #            to recipes/ so it can be shipped as kernels/recipes/sm90.txt
-#   full     gpubench --only gemm_smallout (the whole grid, about 1-2 minutes)
+#   full     gpubench --only gemm_smallout --gemm-twin (the whole grid, about 2-3 minutes), with
+#            the GPU's clocks and power logged beside it every 250 ms (smi.csv; a summary line
+#            says how much of the sweep ran under the power cap)
+#   confirm  after full: the points where the sweep found entry/cuBLAS over 1.03 or
+#            deterministic/atomic over 1.05 (paired), timed again with 13x the work per side
+#            (--target-ms 200) and the second cuBLAS handle; prints both passes side by side
 #   probe    gpubench --gemm-points "$POINTS" --gemm-twin (a few points, with a second cuBLAS
 #            handle as the noise floor of the entry column); POINTS like s:nn:64:64:8192,...
 #   chunks   DGEMM 16x16 k=2^20 (N,N) at several HYBLAS_SPLITK_MMA_CHUNKS values
@@ -53,7 +58,61 @@ for s in "$@"; do
             done
             ;;
         quick) step quick "$S/gpubench" --only gemm_smallout --quick --out "$RES" ;;
-        full) step full "$S/gpubench" --only gemm_smallout --out "$RES" ;;
+        full)
+            # An H200 at 700 W drops its SM clock (SW power cap) during the heavy stretches of the
+            # grid (large k, 64x64 and 128x128); the log shows where (session 14).
+            smi=""
+            if command -v nvidia-smi >/dev/null; then
+                nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
+                    --format=csv,noheader -lms 250 >"$RES/smi.csv" 2>/dev/null &
+                smi=$!
+            fi
+            step full "$S/gpubench" --only gemm_smallout --gemm-twin --out "$RES"
+            if [ -n "$smi" ]; then
+                kill "$smi" 2>/dev/null
+                python3 - "$RES/smi.csv" <<'PY'
+import sys
+rows = [[x.strip() for x in l.split(",")] for l in open(sys.argv[1]) if l.count(",") >= 5]
+busy = [r for r in rows if float(r[3].split()[0]) > 150]  # samples with the GPU at work
+if busy:
+    capped = sum(1 for r in busy if int(r[5], 16) & 0x4)
+    clk = sorted(int(r[1].split()[0]) for r in busy)
+    print(f"   GPU while busy ({len(busy)} samples of 250 ms): SW power cap in {100 * capped // len(busy)}%, "
+          f"SM clock min {clk[0]} / median {clk[len(clk) // 2]} MHz, power max {max(float(r[3].split()[0]) for r in busy):.0f} W")
+PY
+            fi
+            ;;
+        confirm)
+            csv=$(ls "$RES"/*-gemm-smallout.csv 2>/dev/null | head -1)
+            [ -n "$csv" ] || { echo "confirm: no sweep CSV in $RES (run full first)"; fail=1; continue; }
+            pts=$(python3 - "$csv" <<'PY'
+import csv, sys
+out = []
+for r in csv.DictReader(open(sys.argv[1])):
+    f = lambda c: float(r[c]) if r.get(c) else 0.0
+    if f("entry_over_cublas_paired") > 1.03 or f("hyblas_over_atomic_paired") > 1.05:
+        out.append(f"{r['precision']}:{(r['transa'] + r['transb']).lower()}:{r['m']}:{r['n']}:{r['k']}")
+print(",".join(out))
+PY
+            )
+            if [ -z "$pts" ]; then
+                echo "== confirm: no point over the limits in $csv"
+                continue
+            fi
+            step confirm "$S/gpubench" --only gemm_smallout --gemm-points "$pts" --gemm-twin --target-ms 200 \
+                --max-reps 2000 --out "$RES/confirm"
+            python3 - "$csv" "$RES"/confirm/*-gemm-smallout.csv <<'PY'
+import csv, sys
+key = lambda r: (r["precision"], r["transa"] + r["transb"], int(r["m"]), int(r["n"]), int(r["k"]))
+first = {key(r): r for r in csv.DictReader(open(sys.argv[1]))}
+cols = ["hyblas_over_atomic_paired", "entry_over_cublas_paired", "cublas2_over_cublas_paired"]
+print(f"   {'point':<24} {'det/atomic':>17} {'entry/cuBLAS':>17} {'twin/cuBLAS':>17}   (sweep -> again)")
+for r in csv.DictReader(open(sys.argv[2])):
+    a = first[key(r)]
+    name = f"{r['precision']} {r['transa']}{r['transb']} {r['m']}x{r['n']} {r['k']}"
+    print(f"   {name:<24} " + " ".join(f"{a[c]:>7} -> {r[c]:>7}" for c in cols))
+PY
+            ;;
         tune)
             step tune "$S/hyblas" tune
             mkdir -p "$RES/recipes"
