@@ -72,13 +72,19 @@ for s in "$@"; do
                 kill "$smi" 2>/dev/null
                 python3 - "$RES/smi.csv" <<'PY'
 import sys
-rows = [[x.strip() for x in l.split(",")] for l in open(sys.argv[1]) if l.count(",") >= 5]
-busy = [r for r in rows if float(r[3].split()[0]) > 150]  # samples with the GPU at work
+rows = []  # (SM MHz, W, event reasons) per sample; fields a GPU does not report ([N/A]) are skipped
+for line in open(sys.argv[1]):
+    f = [x.strip() for x in line.split(",")]
+    try:
+        rows.append((int(f[1].split()[0]), float(f[3].split()[0]), int(f[5], 16)))
+    except (IndexError, ValueError):
+        pass
+busy = [r for r in rows if r[1] > 150]  # samples with the GPU at work
 if busy:
-    capped = sum(1 for r in busy if int(r[5], 16) & 0x4)
-    clk = sorted(int(r[1].split()[0]) for r in busy)
+    capped = sum(1 for r in busy if r[2] & 0x4)  # SW power cap
+    clk = sorted(r[0] for r in busy)
     print(f"   GPU while busy ({len(busy)} samples of 250 ms): SW power cap in {100 * capped // len(busy)}%, "
-          f"SM clock min {clk[0]} / median {clk[len(clk) // 2]} MHz, power max {max(float(r[3].split()[0]) for r in busy):.0f} W")
+          f"SM clock min {clk[0]} / median {clk[len(clk) // 2]} MHz, power max {max(r[1] for r in busy):.0f} W")
 PY
             fi
             ;;
