@@ -1610,6 +1610,28 @@ mod tests {
     }
 
     #[test]
+    fn host_constants_match_the_kernel_defines() {
+        // The kernel file keeps its own copies (NVRTC compiles it alone); a drift would change
+        // the chunk rules, the summation order, or make reducers mistake the slots' fill for data.
+        let src = Family::Gemm.source();
+        let define = |name: &str| -> i64 {
+            let line = src.lines().find(|l| l.split_whitespace().nth(1) == Some(name) && l.starts_with("#define"));
+            let v = line.and_then(|l| l.split_whitespace().nth(2)).unwrap_or_else(|| panic!("no #define {name}"));
+            let v = v.trim_end_matches('u');
+            match v.strip_prefix("0x") {
+                Some(h) => i64::from_str_radix(h, 16).unwrap(),
+                None => v.parse().unwrap(),
+            }
+        };
+        assert_eq!(define("SK_NS"), NSTAGE);
+        assert_eq!(define("SK_DMAX"), DIRECT_MAX);
+        assert_eq!(define("SKM_WARPS"), FRAG_WARPS);
+        assert_eq!(define("SKM_BATCH"), RED_LOADS);
+        assert_eq!(define("SK_RED_LANES"), RED_LANES);
+        assert_eq!(define("SK_EMPTY"), crate::gpu::runtime::SLOT_EMPTY as i64);
+    }
+
+    #[test]
     fn configurations_follow_the_shape() {
         // Without the fragment kernels (HYBLAS_SPLITK_MMA=0 or before sm_80).
         assert_eq!(config_on::<f64>(4, 4, false), Config::Direct);
