@@ -820,6 +820,40 @@ template <typename W, int VW> __device__ __forceinline__ void sk_clear(W* p) {
     }
 }
 
+// SK_TRACE=N (a measuring aid, off by default: HYBLAS_KERNEL_DEFINES=-DSK_TRACE=100): the N-th
+// launch of the process that reduces across blocks prints one line per block, from thread 0:
+//   TRB tile blk smid t_start cycles_to_partial t_partial_written          (every other block)
+//   TRR tile blk smid t_start cycles_to_partial cycles_polled cycles_end polls t_polled t_end
+// t_* from %globaltimer (ns, 32 ns steps on an H200), cycles from the block's start (clock64),
+// polls: thread 0's rounds of its last batch. Counts launches with one global counter, so it is
+// meant for one point per process (gpubench --gemm-points P).
+#ifdef SK_TRACE
+__device__ unsigned sk_tr_calls;
+__device__ __forceinline__ long long* sk_tr() {
+    __shared__ long long v[3];
+    return v;
+}
+__device__ __forceinline__ long long sk_gt() {
+    unsigned long long g;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g));
+    return (long long)g;
+}
+__device__ __forceinline__ unsigned sk_smid() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+    return r;
+}
+// At the kernel's start: the block's start in cycles and ns, and the launch number.
+#define SK_TR_START()                                          \
+    if (threadIdx.x == 0 && threadIdx.y == 0) {                \
+        sk_tr()[0] = clock64();                                \
+        sk_tr()[1] = sk_gt();                                  \
+        sk_tr()[2] = *(volatile unsigned*)&sk_tr_calls;        \
+    }
+#else
+#define SK_TR_START()
+#endif
+
 // The cross-block reduction of both fragment families (SK_PART), in one level. Every block
 // writes its sum (NW words in red, shared) to its slot of the tile's G partials (`part`, the
 // stream's slots: see SK_EMPTY). The blocks of the last `nred` chunks (the last launched) are the
@@ -859,8 +893,17 @@ __device__ __forceinline__ void sk_cross(W* red, W* part, int G, int cross, i64 
     static_assert((NTH & (NTH - 1)) == 0 && NTH >= SK_RED_LANES, "NTH a power of two, at least a warp");
     const int lq = cross & 31, nred = cross >> 8, Q = 1 << lq, gpp = NTH >> lq;
     W* pt = part + tile * (i64)G * NW;
+#ifdef SK_TRACE
+    const long long tr_part = clock64() - sk_tr()[0];
+    const bool tr_on = sk_tr()[2] == SK_TRACE;
+    int tr_polls = 0;
+#endif
     for (int e = tid; e < NW; e += NTH) sk_put(pt + (i64)blk * NW + e, red[e]);
     const int r = blk - (G - nred);
+#ifdef SK_TRACE
+    if (r < 0 && tr_on && tid == 0)
+        printf("TRB %lld %d %u %lld %lld %lld\n", tile, blk, sk_smid(), sk_tr()[1], tr_part, sk_gt());
+#endif
     if (r < 0) return;  // the same for the whole block
     __syncthreads();    // red is reused below
     // Thread tid takes group tid % gw of the pass as its lane tid / gw (gw = gpp, or fewer when
@@ -881,21 +924,51 @@ __device__ __forceinline__ void sk_cross(W* red, W* part, int G, int cross, i64 
                 // compiler serialise the re-reads through one register, a trip per partial a
                 // round (H200, session 12: DGEMM 2x2 k = 10^6+3 12.6 us against 9.7 now).
                 W x[B][VW];
-                bool wait;
-                do {
+                const auto poll = [&](W(&y)[B][VW]) {
 #pragma unroll
                     for (int b = 0; b < B; b++) {
                         if (q0 + b * Q < G) {
-                            sk_get<W, VW>(src + (i64)(q0 + b * Q) * NW, x[b]);
+                            sk_get<W, VW>(src + (i64)(q0 + b * Q) * NW, y[b]);
                         } else {
 #pragma unroll
-                            for (int v = 0; v < VW; v++) x[b][v] = W(0);
+                            for (int v = 0; v < VW; v++) y[b][v] = W(0);
                         }
                     }
-                    wait = false;
+#ifdef SK_TRACE
+                    tr_polls++;
+#endif
+                };
+                const auto waiting = [&](const W(&y)[B][VW]) {
+                    bool e = false;
 #pragma unroll
-                    for (int b = 0; b < B; b++) wait = wait || sk_any_empty<W, VW>(x[b]);
-                } while (wait);
+                    for (int b = 0; b < B; b++) e = e || sk_any_empty<W, VW>(y[b]);
+                    return e;
+                };
+                if constexpr (NG <= 2 && B * VW * sizeof(W) <= 64) {
+                    // A slot of one or two 16-byte groups (the double 1x1 tile): the next round
+                    // is in flight while this one is checked, so a partial that lands is seen
+                    // about half a round sooner. A round is one trip to L2, ~1 us while the other
+                    // blocks still stream (H200, SK_TRACE). Only where the second set of loads
+                    // costs at most 8 more registers: the complex double 1x1 tile spilled.
+                    poll(x);
+                    for (;;) {
+                        W y[B][VW];
+                        poll(y);
+                        if (!waiting(x)) break;
+                        poll(x);
+                        if (!waiting(y)) {
+#pragma unroll
+                            for (int b = 0; b < B; b++)
+#pragma unroll
+                                for (int v = 0; v < VW; v++) x[b][v] = y[b][v];
+                            break;
+                        }
+                    }
+                } else {
+                    do {
+                        poll(x);
+                    } while (waiting(x));
+                }
 #pragma unroll
                 for (int b = 0; b < B; b++)
                     if (q0 + b * Q < G) {
@@ -905,6 +978,9 @@ __device__ __forceinline__ void sk_cross(W* red, W* part, int G, int cross, i64 
                     }
             }
         }
+#ifdef SK_TRACE
+        const long long tr_polled = clock64() - sk_tr()[0], tr_tpolled = sk_gt();
+#endif
         // The group's lanes by the tree: through shared memory while they are in different
         // warps, then by shuffles (h and the pass count are the same for the whole block, so
         // every thread takes part in both).
@@ -933,7 +1009,15 @@ __device__ __forceinline__ void sk_cross(W* red, W* part, int G, int cross, i64 
         __syncthreads();
         const int o0 = ps * gpp * (VW / WPO);
         for (int o = o0 + tid; o < o0 + gpp * (VW / WPO) && o < NW / WPO; o += NTH) store(o, red + o * WPO);
+#ifdef SK_TRACE
+        if (tr_on && tid == 0)
+            printf("TRR %lld %d %u %lld %lld %lld %lld %d %lld %lld\n", tile, blk, sk_smid(), sk_tr()[1], tr_part,
+                   tr_polled, clock64() - sk_tr()[0], tr_polls, tr_tpolled, sk_gt());
+#endif
     }
+#ifdef SK_TRACE
+    if (tile == 0 && r == 0 && tid == 0) atomicAdd(&sk_tr_calls, 1u);
+#endif
 }
 
 // An output from its WPO words (sk_cross's store).
@@ -980,6 +1064,7 @@ __device__ __forceinline__ void skm_body(SK_PARAMS(T), int cross) {
     // 16-byte aligned: the tile's outputs are kept in it as T (complex double included).
     __shared__ __align__(16) double red[(SKM_WARPS / 2) * R * 32];
     if (blockDim.x != 32 || blockDim.y != SKM_WARPS) sk_fail();
+    SK_TR_START();
     const int lane = threadIdx.x, w = threadIdx.y, tid = w * 32 + lane, gi = lane >> 2, t = lane & 3;
     const i64 blk = blockIdx.y, tile = blockIdx.x;
     const i64 i0 = (tile % tiles_m) * EDGE, j0 = (tile / tiles_m) * (F > 1 ? EDGE : 8 * NT);
@@ -1185,6 +1270,7 @@ __device__ __forceinline__ void skf_body(SK_PARAMS(T), int cross) {
     static_assert(SG * KL == 32 && TM % RM == 0 && TN % RN == 0, "skf geometry");
     __shared__ T red[(SKM_WARPS / 2) * NO];
     if (blockDim.x != 32 || blockDim.y != SKM_WARPS) sk_fail();
+    SK_TR_START();
     const int lane = threadIdx.x, w = threadIdx.y, tid = w * 32 + lane, grp = lane / KL, kl = lane % KL;
     const i64 blk = blockIdx.y, tile = blockIdx.x;
     const i64 i0 = (tile % tiles_m) * TM, j0 = (tile / tiles_m) * TN;

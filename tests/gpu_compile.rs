@@ -26,3 +26,39 @@ fn kernel_families_compile_for_sm90() {
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
+
+/// `hyblas compile --arch sm_90 FAMILY ...` fills the kernel cache without a GPU: the first run
+/// compiles, the second finds every cubin in the cache; bad arguments exit with status 2.
+#[test]
+fn compile_command_fills_the_cache() {
+    if !driver::nvrtc_present() {
+        eprintln!("SKIPPED compile_command_fills_the_cache: libnvrtc not found (scripts/nvrtc-local.sh provides it)");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("hyblas-compile-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_hyblas"))
+            .args(args)
+            .env("HYBLAS_CACHE_DIR", &dir)
+            .env_remove("HYBLAS_KERNEL_DEFINES")
+            .output()
+            .expect("run hyblas")
+    };
+    let first = run(&["compile", "--arch", "sm_90", "level1", "trmv"]);
+    let out = String::from_utf8_lossy(&first.stdout).to_string();
+    assert!(first.status.success(), "hyblas compile failed: {out}{}", String::from_utf8_lossy(&first.stderr));
+    assert_eq!(out.matches(" compiled ").count(), 2, "{out}");
+    let cubins: Vec<_> = std::fs::read_dir(dir.join("kernels"))
+        .expect("kernels dir")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "cubin"))
+        .collect();
+    assert_eq!(cubins.len(), 2, "{out}");
+    let again = String::from_utf8_lossy(&run(&["compile", "--arch", "sm_90", "level1", "trmv"]).stdout).to_string();
+    assert_eq!(again.matches(" cached ").count(), 2, "{again}");
+    for bad in [&["compile", "--arch"][..], &["compile", "--arch", "90"], &["compile", "--arch", "sm_90", "nosuch"]] {
+        assert_eq!(run(bad).status.code(), Some(2), "{bad:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -28,6 +28,11 @@ commands:
   tune offload  measure only the offload model's rates (host<->device through the staging
                 pipeline, cuBLAS and CPU-engine GEMM rates, per-call latency) and replace the
                 `offload` lines of the recipe file
+  compile [--arch sm_XY] [FAMILY ...]
+                compile the GPU kernel families (default all: level1 gemv trmv gemm_splitk)
+                with NVRTC into the kernel cache, for the present GPU's architecture or the one
+                named (no GPU needed with --arch), so that the first BLAS call does not wait
+                for the compiler. HYBLAS_KERNEL_DEFINES and HYBLAS_CACHE_DIR apply as at run time
   demo [--quick]
                 run DGEMM (n=2048), ZGEMM (n=1024, via CBLAS), DGEMV (n=4096), DAXPY and DDOT
                 through the C ABI with tracing on, and with a GPU STRMV (n=8192) on device
@@ -53,6 +58,7 @@ fn main() -> ExitCode {
         }
         Some("tune") if args.get(1).map(String::as_str) == Some("offload") => tune_offload_cmd(),
         Some("tune") => tune_cmd(),
+        Some("compile") => compile_cmd(&args[1..]),
         Some("demo") => {
             let quick = match args.get(1).map(String::as_str) {
                 None => false,
@@ -76,6 +82,85 @@ fn main() -> ExitCode {
             eprintln!("hyblas: unknown command `{other}` (see hyblas --help)");
             ExitCode::from(2)
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// compile
+
+/// `hyblas compile [--arch sm_XY] [FAMILY ...]`: kernel families into the cache, one NVRTC
+/// compile per thread (each compile is single-threaded; gemm_splitk alone takes about a minute).
+fn compile_cmd(args: &[String]) -> ExitCode {
+    use hyblas::gpu::{kernels, nvrtc, Runtime};
+    let usage = || {
+        eprintln!("hyblas compile: usage: hyblas compile [--arch sm_XY] [FAMILY ...] (see hyblas --help)");
+        ExitCode::from(2)
+    };
+    let (arch, names) = match args {
+        [flag, a, rest @ ..] if flag == "--arch" => {
+            if !(a.starts_with("sm_") && a.len() > 3) {
+                return usage();
+            }
+            (Some(a.clone()), rest)
+        }
+        [flag] if flag == "--arch" => return usage(),
+        rest => (None, rest),
+    };
+    let mut families = Vec::new();
+    for n in names {
+        match kernels::FAMILIES.iter().find(|f| f.name() == n) {
+            Some(&f) => families.push(f),
+            None => {
+                eprintln!("hyblas compile: unknown kernel family `{n}`");
+                return usage();
+            }
+        }
+    }
+    if families.is_empty() {
+        families = kernels::FAMILIES.to_vec();
+    }
+    let arch = match arch {
+        Some(a) => a,
+        None => match Runtime::get(0) {
+            Ok(rt) => rt.props.arch(),
+            Err(e) => {
+                eprintln!("hyblas compile: {e}; name the architecture with --arch sm_XY");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let start = Instant::now();
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = families
+            .iter()
+            .map(|&f| {
+                let arch = arch.as_str();
+                s.spawn(move || (f, nvrtc::cubin(f.name(), &f.source(), arch)))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("compile thread")).collect()
+    });
+    let mut ok = true;
+    for (f, r) in results {
+        match r {
+            Ok(c) => println!(
+                "{:<12} {} {:6.1} s  {}",
+                f.name(),
+                if c.from_cache { "cached  " } else { "compiled" },
+                c.seconds,
+                c.path.display()
+            ),
+            Err(e) => {
+                ok = false;
+                println!("{:<12} failed: {e}", f.name());
+            }
+        }
+    }
+    println!("{arch}: {:.1} s", start.elapsed().as_secs_f64());
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 
