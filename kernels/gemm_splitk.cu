@@ -825,8 +825,8 @@ template <typename W, int VW> __device__ __forceinline__ void sk_clear(W* p) {
 //   TRB tile blk smid t_start cycles_to_partial t_partial_written          (every other block)
 //   TRR tile blk smid t_start cycles_to_partial cycles_polled cycles_end polls t_polled t_end
 // t_* from %globaltimer (ns, 32 ns steps on an H200), cycles from the block's start (clock64),
-// polls: thread 0's rounds of its last batch. Counts launches with one global counter, so it is
-// meant for one point per process (gpubench --gemm-points P).
+// polls: thread 0's poll rounds over all its batches. Counts launches with one global counter,
+// so it is meant for one point per process (gpubench --gemm-points P).
 #ifdef SK_TRACE
 __device__ unsigned sk_tr_calls;
 __device__ __forceinline__ long long* sk_tr() {
