@@ -364,22 +364,76 @@ fn flops(routine: &str, n: usize) -> f64 {
     }
 }
 
-/// Median seconds of `f`: one warm-up call unless the call is predicted longer than 0.3 s, then
-/// timed calls filling `budget` seconds (at least one, at most `max_reps`).
-fn time(f: &mut dyn FnMut(), budget: f64, max_reps: usize, pred_s: Option<f64>) -> (f64, usize) {
-    let mut v = Vec::new();
-    if pred_s.is_none_or(|p| p < 0.3) {
-        f();
+/// One point of a size waiting to be timed: its row in the results and its call.
+struct Timed<'a> {
+    row: usize,
+    call: Box<dyn FnMut() + 'a>,
+    /// The model's seconds for the call (no warm-up past 0.3 s).
+    pred_s: Option<f64>,
+    secs: Vec<f64>,
+    /// What hyblas reported for the point's last call.
+    outcome: Option<off::Outcome>,
+}
+
+impl<'a> Timed<'a> {
+    fn new(row: usize, pred_s: Option<f64>, call: impl FnMut() + 'a) -> Timed<'a> {
+        Timed { row, call: Box::new(call), pred_s, secs: Vec::new(), outcome: None }
     }
-    let t0 = Instant::now();
-    while v.is_empty() || (t0.elapsed().as_secs_f64() < budget && v.len() < max_reps) {
-        let t = Instant::now();
-        f();
-        v.push(t.elapsed().as_secs_f64());
+    /// (median seconds, calls timed).
+    fn median(&self) -> (f64, usize) {
+        let mut v = self.secs.clone();
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v.len())
     }
-    v.sort_by(f64::total_cmp);
-    let reps = v.len();
-    (v[reps / 2], reps)
+}
+
+/// Time the points of one size in interleaved rounds: each round visits every point that still
+/// wants samples, starting one point later each round, so that a drift of the machine (clocks,
+/// the neighbours of a shared host, the GPU's power state) falls on all of them alike instead
+/// of on whichever ran in a bad second. A visit of a call shorter than 50 ms starts with one
+/// untimed call, which pays for the switch from the previous point (with every call
+/// interleaved, the H200 host's GPU-only DGEMM n = 4096 took 15.2 ms after the CPU-only
+/// point's 165 ms and 13.5 ms after the others), then times a block of up to three calls (as
+/// many as fit in 30 ms). A point takes one warm-up call first (unless predicted longer than
+/// 0.3 s), then samples until it has `max_reps` or they add up to `budget` seconds (at least
+/// one).
+fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize) {
+    let mut est = vec![0.0f64; points.len()];
+    for (p, e) in points.iter_mut().zip(&mut est) {
+        *e = p.pred_s.unwrap_or(0.0);
+        if p.pred_s.is_none_or(|s| s < 0.3) {
+            let t = Instant::now();
+            (p.call)();
+            *e = t.elapsed().as_secs_f64();
+        }
+    }
+    let wants = |p: &Timed| p.secs.is_empty() || (p.secs.len() < max_reps && p.secs.iter().sum::<f64>() < budget);
+    let mut round = 0;
+    while points.iter().any(wants) {
+        let len = points.len();
+        for i in 0..len {
+            let j = (i + round) % len;
+            let p = &mut points[j];
+            if !wants(p) {
+                continue;
+            }
+            if est[j] < 0.05 {
+                (p.call)();
+            }
+            let block = (0.03 / est[j].max(1e-6)).clamp(1.0, 3.0) as usize;
+            for _ in 0..block {
+                if !wants(p) {
+                    break;
+                }
+                off::clear_last();
+                let t = Instant::now();
+                (p.call)();
+                p.secs.push(t.elapsed().as_secs_f64());
+                p.outcome = off::last();
+            }
+        }
+        round += 1;
+    }
 }
 
 fn fill<T: Scalar>(len: usize, seed: u64) -> Vec<T> {
@@ -455,6 +509,10 @@ impl Bench<'_> {
                     _ => points.push((mode.into(), None)),
                 }
             }
+            let cbuf = std::cell::RefCell::new(c0.clone());
+            let (mut timed, mut alone) = (Vec::new(), Vec::new());
+            let mut meta = std::collections::HashMap::new();
+            let (a, b) = (&a, &b);
             for (mode, place) in points {
                 let mut row = Row::new(name, n, &mode);
                 if late || self.started.elapsed().as_secs_f64() > o.deadline {
@@ -511,7 +569,7 @@ impl Bench<'_> {
                         continue;
                     }
                 }
-                let call = |c: &mut Vec<T>| {
+                let call = move |c: &mut Vec<T>| {
                     let run = || unsafe {
                         f(
                             &(b'N' as c_char),
@@ -545,14 +603,35 @@ impl Bench<'_> {
                         None => {}
                     }
                 }
-                let mut c = c0.clone();
-                off::clear_last();
-                let (secs, reps) = time(&mut || call(&mut c), o.budget, if o.quick { 5 } else { 10 }, pred_s);
+                self.rows.push(row);
+                let row = self.rows.len() - 1;
+                meta.insert(row, (place, key));
+                if place.is_some() {
+                    let cbuf = &cbuf;
+                    timed.push(Timed::new(row, pred_s, move || call(&mut cbuf.borrow_mut())));
+                } else {
+                    // NVBLAS on a C of its own, timed alone (below).
+                    let mut c = c0.clone();
+                    alone.push(Timed::new(row, pred_s, move || call(&mut c)));
+                }
+            }
+            // hyblas's points of this size in interleaved rounds, on one C (the calls only
+            // rescale and add to it); NVBLAS after them, alone: its autopin registers the host
+            // buffers it is given with CUDA, which would change how hyblas sees a shared C.
+            let reps = if o.quick { 5 } else { 10 };
+            time_interleaved(&mut timed, o.budget, reps);
+            for t in &mut alone {
+                time_interleaved(std::slice::from_mut(t), o.budget, reps);
+            }
+            for t in timed.iter().chain(&alone) {
+                let (place, key) = meta.remove(&t.row).expect("every timed point has its row's place");
+                let (secs, reps) = t.median();
+                let row = &mut self.rows[t.row];
                 row.us = Some(secs * 1e6);
                 row.reps = reps;
                 last.insert(key, (n, secs));
                 // NVBLAS leaves no outcome; hyblas says where the call ran.
-                let outcome = if place.is_some() { off::last() } else { None };
+                let outcome = if place.is_some() { t.outcome.clone() } else { None };
                 if let Some(out) = outcome {
                     let st = out.stats.as_ref();
                     row.measured_share = st.map(|s| s.gpu_share).or(Some(if out.ran == Side::Gpu { 1.0 } else { 0.0 }));
@@ -572,14 +651,14 @@ impl Bench<'_> {
                     row.note = "auto ran cpu (no model decision: small call or no GPU)".into();
                 }
                 eprintln!(
-                    "{name} n={n} {mode} {}: {:.3} ms ({reps} reps){}{}{}",
-                    share_label(&row),
+                    "{name} n={n} {} {}: {:.3} ms ({reps} reps){}{}{}",
+                    row.mode,
+                    share_label(row),
                     secs * 1e3,
                     row.pred_us.map(|p| format!(", predicted {:.3} ms", p / 1e3)).unwrap_or_default(),
                     row.check.map(|c| format!(", max rel diff vs cpu {c:.1e}")).unwrap_or_default(),
                     if row.note.is_empty() { String::new() } else { format!(" [{}]", row.note) }
                 );
-                self.rows.push(row);
             }
         }
     }
@@ -1268,6 +1347,9 @@ fn level3_routine(b: &mut Bench, name: &str) {
         let mut cpu_result: Option<Vec<f64>> = None;
         let mut modes = o.modes.clone();
         modes.sort_by_key(|m| (m != "cpu") as u8);
+        let cbuf = std::cell::RefCell::new(c0.clone());
+        let (mut timed, mut alone) = (Vec::new(), Vec::new());
+        let a = &a;
         for mode in &modes {
             let mut row = Row::new(name, n, mode);
             let f: Option<*mut c_void> = match mode.as_str() {
@@ -1299,7 +1381,7 @@ fn level3_routine(b: &mut Bench, name: &str) {
                 "gpu" => Some(Side::Gpu),
                 _ => None,
             };
-            let call = |c: &mut Vec<f64>| {
+            let call = move |c: &mut Vec<f64>| {
                 off::with_side(side, || unsafe {
                     if syrk {
                         let f = std::mem::transmute::<*mut c_void, Dsyrk>(f);
@@ -1337,31 +1419,50 @@ fn level3_routine(b: &mut Bench, name: &str) {
                     None => {}
                 }
             }
-            let mut c = c0.clone();
-            off::clear_last();
+            if mode != "nvblas" {
+                row.pred_us = pred.map(|p| match mode.as_str() {
+                    "cpu" => p.cpu_us,
+                    "gpu" => p.gpu_us,
+                    _ => p.cpu_us.min(p.gpu_us),
+                });
+            }
             let pred_s = row.pred_us.map(|u| u * 1e-6);
-            let (secs, reps) = time(&mut || call(&mut c), o.budget, if o.quick { 5 } else { 20 }, pred_s);
+            b.rows.push(row);
+            let row = b.rows.len() - 1;
+            if mode == "nvblas" {
+                // On a C of its own, timed alone (see `Bench::routine`).
+                let mut c = c0.clone();
+                alone.push(Timed::new(row, pred_s, move || call(&mut c)));
+            } else {
+                let cbuf = &cbuf;
+                timed.push(Timed::new(row, pred_s, move || call(&mut cbuf.borrow_mut())));
+            }
+        }
+        let reps = if o.quick { 5 } else { 20 };
+        time_interleaved(&mut timed, o.budget, reps);
+        for t in &mut alone {
+            time_interleaved(std::slice::from_mut(t), o.budget, reps);
+        }
+        for t in timed.iter().chain(&alone) {
+            let (secs, reps) = t.median();
+            let row = &mut b.rows[t.row];
+            let mode = row.mode.clone();
             row.us = Some(secs * 1e6);
             row.reps = reps;
             last.insert(mode.clone(), (n, secs));
             row.gpu_share = match mode.as_str() {
                 "cpu" => Some(0.0),
                 "gpu" => Some(1.0),
-                "auto" => Some(match off::last() {
+                "auto" => Some(match &t.outcome {
                     Some(out) if out.ran == Side::Gpu => 1.0,
                     _ => 0.0,
                 }),
                 _ => None,
             };
             if mode != "nvblas" {
-                if let Some(o) = off::last().and_then(|o| o.fallback) {
+                if let Some(o) = t.outcome.as_ref().and_then(|o| o.fallback.clone()) {
                     row.note = format!("GPU failed, CPU fell back: {o}");
                 }
-                row.pred_us = pred.map(|p| match mode.as_str() {
-                    "cpu" => p.cpu_us,
-                    "gpu" => p.gpu_us,
-                    _ => p.cpu_us.min(p.gpu_us),
-                });
             }
             eprintln!(
                 "{name} n={n} {mode}: {:.3} ms ({reps} reps){}{}",
@@ -1369,7 +1470,6 @@ fn level3_routine(b: &mut Bench, name: &str) {
                 row.check.map(|c| format!(", max rel diff vs cpu {c:.1e}")).unwrap_or_default(),
                 if row.note.is_empty() { String::new() } else { format!(" [{}]", row.note) }
             );
-            b.rows.push(row);
         }
     }
 }

@@ -68,23 +68,58 @@ pub fn install<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
+/// Parts per thread the Level 3 routines cut their work into (`HYBLAS_PARTS_PER_THREAD`, default
+/// 4). More parts than threads let [`for_each_part`] balance threads that run at different
+/// speeds; each part is a one-thread product, so more parts also repeat more packing.
+static PARTS_PER_THREAD: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_PARTS_PER_THREAD", 4).max(1));
+
+/// How many parts `threads` threads should share (see `PARTS_PER_THREAD`).
+pub fn balanced_parts(threads: usize) -> usize {
+    threads.saturating_mul(*PARTS_PER_THREAD)
+}
+
 /// Call `f(part)` for `part in 0..parts` on up to `threads` threads; returns when all are done.
 ///
 /// The calling thread runs part 0 itself while the pool takes the others, so only one
 /// hand-off (a pool wake-up, overlapped with the caller's own share) separates the call from
 /// parallel work. For coarse parts (Level 3 panels); Level 1/2 loops of microseconds use
 /// [`for_each_part_inline`]. A panic in any part reaches the caller after all parts ended.
+///
+/// With more parts than threads, at most `threads` threads (the caller and `threads - 1` pool
+/// jobs) claim parts in order from one counter until none is left: a thread that runs slowly
+/// (a core shared with another tenant, as on the virtual machines GPU hosts often are:
+/// equal panels of one DGEMM took 125 to 290 ms there) takes fewer parts instead of holding
+/// up the call, and a caller that keeps cores free for other work (co-execution's feeders)
+/// gets no more than it asked for.
 pub fn for_each_part(threads: usize, parts: usize, f: impl Fn(usize) + Sync + Send) {
     let pool = match POOL.as_ref() {
         Some(pool) if parts > 1 && threads > 1 && !FORKED_CHILD.load(Ordering::Relaxed) => pool,
         _ => return (0..parts).for_each(f),
     };
     let f = &f;
-    pool.in_place_scope(|s| {
-        for part in 1..parts {
-            s.spawn(move |_| f(part));
+    if parts <= threads {
+        pool.in_place_scope(|s| {
+            for part in 1..parts {
+                s.spawn(move |_| f(part));
+            }
+            f(0);
+        });
+        return;
+    }
+    let next = AtomicUsize::new(0);
+    let claim = || loop {
+        let p = next.fetch_add(1, Ordering::Relaxed);
+        if p >= parts {
+            return;
         }
-        f(0);
+        f(p);
+    };
+    let claim = &claim;
+    pool.in_place_scope(|s| {
+        for _ in 1..threads {
+            s.spawn(move |_| claim());
+        }
+        claim();
     });
 }
 
@@ -285,5 +320,33 @@ pub fn threads_for(work: usize, min_per_thread: usize) -> usize {
         1
     } else {
         t.min(work / min_per_thread.max(1)).max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// More parts than threads: every part runs exactly once, on at most `threads` threads at a
+    /// time.
+    #[test]
+    fn for_each_part_claims_every_part_once_on_bounded_threads() {
+        for (threads, parts) in [(2usize, 9usize), (3, 40), (2, 2), (4, 3)] {
+            let runs: Vec<AtomicUsize> = (0..parts).map(|_| AtomicUsize::new(0)).collect();
+            let (live, peak) = (AtomicUsize::new(0), AtomicUsize::new(0));
+            for_each_part(threads, parts, |p| {
+                let now = live.fetch_add(1, Ordering::SeqCst) + 1;
+                peak.fetch_max(now, Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                runs[p].fetch_add(1, Ordering::SeqCst);
+                live.fetch_sub(1, Ordering::SeqCst);
+            });
+            assert!(runs.iter().all(|r| r.load(Ordering::SeqCst) == 1), "{threads} threads, {parts} parts");
+            assert!(
+                peak.load(Ordering::SeqCst) <= threads.max(1),
+                "{threads} threads, {parts} parts: peak {}",
+                peak.load(Ordering::SeqCst)
+            );
+        }
     }
 }

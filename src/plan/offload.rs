@@ -1469,6 +1469,90 @@ fn time_cpu<T: Scalar>(n: usize) -> f64 {
     median_of(v)
 }
 
+/// `offload op_eff` lines for SYRK and TRSM (n x n, k = n; left, lower, no transpose): at
+/// n = 512..4096, the median time of the routine on the CPU engine and offloaded to the GPU
+/// (through the Fortran entry points, side forced), each over the model's time for the GEMM
+/// it prices the routine as. The CPU engine's SYRK and TRSM and cuBLAS's run at rates of their
+/// own (the engine's recursive SYRK was 2.5x its GEMM-equivalent at n = 512 and half of it at
+/// 16384 on the H200 host), which these factors carry into the model.
+fn measure_op_factors(rates: &Rates, threads: usize) -> Vec<String> {
+    use crate::abi::fortran::{level3::RankKind, level3_tri::Routine};
+    use std::ffi::c_char;
+    let mut base = rates.clone();
+    base.op_factors.clear();
+    let mut lines = Vec::new();
+    let ch = |x: u8| x as c_char;
+    for n in [512usize, 1024, 2048, 4096] {
+        let len = n * n;
+        // A: well conditioned for TRSM (a dominant diagonal); C the host buffer, rewritten.
+        let a: Vec<f64> = (0..len)
+            .map(|i| {
+                let (r, c) = (i % n, i / n);
+                if r == c {
+                    2.0
+                } else {
+                    (((i * 7919) % 1000) as f64 / 1000.0 - 0.5) / n as f64
+                }
+            })
+            .collect();
+        let mut c = vec![0.5f64; len];
+        let ni = n as i32;
+        for (name, shape) in [("syrk", Level3::Syrk { n, k: n }), ("trsm", Level3::Trsm { left: true, m: n, n })] {
+            let p = Problem::level3::<f64>(shape, false, false);
+            let pr = base.predict(&p, threads);
+            let mut time_on = |side: Side| {
+                let mut v = Vec::new();
+                for rep in 0..4 {
+                    let t0 = std::time::Instant::now();
+                    with_side(Some(side), || unsafe {
+                        if name == "syrk" {
+                            crate::abi::fortran::level3::syrk::<f64, f64, i32>(
+                                RankKind::Sym,
+                                &ch(b'L'),
+                                &ch(b'N'),
+                                &ni,
+                                &ni,
+                                &1.0,
+                                a.as_ptr(),
+                                &ni,
+                                &0.5,
+                                c.as_mut_ptr(),
+                                &ni,
+                            )
+                        } else {
+                            crate::abi::fortran::level3_tri::trxm::<f64, i32>(
+                                Routine::Trsm,
+                                &ch(b'L'),
+                                &ch(b'L'),
+                                &ch(b'N'),
+                                &ch(b'N'),
+                                &ni,
+                                &ni,
+                                &1.0,
+                                a.as_ptr(),
+                                &ni,
+                                c.as_mut_ptr(),
+                                &ni,
+                            )
+                        }
+                    });
+                    if rep > 0 {
+                        v.push(t0.elapsed().as_secs_f64());
+                    }
+                }
+                median_of(v)
+            };
+            let (tc, tg) = (time_on(Side::Cpu), time_on(Side::Gpu));
+            lines.push(format!(
+                "offload op_eff {name} {n} {:.3} {:.3}",
+                tc * 1e6 / pr.cpu_us.max(1e-3),
+                tg * 1e6 / pr.gpu_us.max(1e-3)
+            ));
+        }
+    }
+    lines
+}
+
 /// Measure the model's rates on this machine and return them as `offload <key> <value...>`
 /// lines for the recipe file (the recipe parser skips them), followed by comment lines
 /// comparing the model with measured calls.
@@ -1563,7 +1647,7 @@ pub fn calibrate(rt: &'static Runtime) -> gpu::Result<Vec<String>> {
     let threads = crate::cpu::threads::nthreads();
     lines.push(format!("offload cpu_threads {threads}"));
     for (i, p) in PRECS.iter().enumerate() {
-        let sizes: &[usize] = if i < 2 { &[512, 1024, 2048, 3072] } else { &[512, 1024, 2048] };
+        let sizes: &[usize] = if i < 2 { &[512, 1024, 2048, 3072, 4096] } else { &[512, 1024, 2048] };
         let mut top = 0.0;
         for &s in sizes {
             let secs = match i {
@@ -1642,6 +1726,10 @@ pub fn calibrate(rt: &'static Runtime) -> gpu::Result<Vec<String>> {
     lines.push(format!("offload cpu_coexec {cpu_eff:.3}"));
     lines.push(format!("offload gpu_coexec {gpu_eff:.3}"));
     lines.push(format!("offload split_latency_us {:.1}", split_lat * 1e6));
+    let rates = Rates::builtin(&rt.props).with_lines(&lines.join("\n"), "tuned");
+
+    // ---- DSYRK and DTRSM on each side, over the GEMM the model prices for them ----
+    lines.extend(measure_op_factors(&rates, threads));
     let rates = Rates::builtin(&rt.props).with_lines(&lines.join("\n"), "tuned");
 
     // ---- The final model against what was measured ----

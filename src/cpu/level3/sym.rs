@@ -254,10 +254,10 @@ fn equal_area_columns(n: usize, parts: usize) -> Vec<usize> {
 
 /// The `uplo` triangle of C := sum(alpha_i P_i Q_i^T) + beta*C.
 ///
-/// On several threads the triangle is cut into one column panel per thread, of equal area;
-/// each thread updates its panel (its diagonal triangle and the rectangle below it) with
-/// one-thread GEMMs, so every product runs at full single-core speed with no split overhead
-/// and no synchronisation until the end.
+/// On several threads the triangle is cut into a few column panels per thread, of equal area;
+/// the threads claim panels until none is left and update each (its diagonal triangle and the
+/// rectangle below it) with one-thread GEMMs, so every product runs at full single-core speed
+/// with no synchronisation until the end, and a slow core takes fewer panels.
 unsafe fn rank_update<T: Scalar>(uplo: Uplo, herm: bool, mut terms: Vec<Term<T>>, beta: T, c: MatMut<T>) {
     // The upper triangle of C is the lower triangle of C^T = sum(alpha_i Q_i P_i^T).
     let c = match uplo {
@@ -275,9 +275,11 @@ unsafe fn rank_update<T: Scalar>(uplo: Uplo, herm: bool, mut terms: Vec<Term<T>>
     // Half the n x n x k product: the work of the triangle.
     let parallel = t > 1 && n >= 64 * t && threads_for_gemm::<T>(n, n / 2, k) > 1;
     if parallel {
-        let bounds = equal_area_columns(n, t);
+        // A few parts per thread (at least 32 columns each), claimed as threads come free.
+        let parts = threads::balanced_parts(t).min(n / 32).max(t);
+        let bounds = equal_area_columns(n, parts);
         let terms = &terms;
-        threads::for_each_part(t, t, |part| {
+        threads::for_each_part(t, parts, |part| {
             let (j0, j1) = (bounds[part], bounds[part + 1]);
             if j1 <= j0 {
                 return;

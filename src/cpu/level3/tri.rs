@@ -190,11 +190,12 @@ unsafe fn drive<T: Scalar>(t: Tri<T>, alpha: T, x: MatMut<T>, f: unsafe fn(Tri<T
     if nt <= 1 || work < *TRI_PAR_MIN || n < 2 * MIN_RHS_PER_THREAD {
         return f(t, alpha, x);
     }
-    let parts = nt.min(n / MIN_RHS_PER_THREAD);
+    // A few parts per thread, claimed as threads come free (threads::for_each_part).
+    let parts = threads::balanced_parts(nt).min(n / MIN_RHS_PER_THREAD);
     // Part widths rounded to 16 columns keep the kernels' vector chunks whole.
     let chunk = n.div_ceil(parts).next_multiple_of(16);
     let parts = n.div_ceil(chunk);
-    threads::for_each_part(parts, parts, |p| {
+    threads::for_each_part(nt.min(parts), parts, |p| {
         let s = p * chunk;
         let len = chunk.min(n - s);
         // SAFETY: the parts are disjoint column ranges of X.
