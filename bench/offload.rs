@@ -436,6 +436,16 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize) {
     }
 }
 
+/// Time one size's points: hyblas's modes (`shared`, which may share one C: the calls only
+/// rescale and add to it) interleaved with one another, then each of `alone` (NVBLAS, on a C of
+/// its own) by itself, as the peer has always been timed.
+fn time_size(shared: &mut [Timed], alone: &mut [Timed], budget: f64, max_reps: usize) {
+    time_interleaved(shared, budget, max_reps);
+    for t in alone {
+        time_interleaved(std::slice::from_mut(t), budget, max_reps);
+    }
+}
+
 fn fill<T: Scalar>(len: usize, seed: u64) -> Vec<T> {
     (0..len)
         .into_par_iter()
@@ -511,7 +521,6 @@ impl Bench<'_> {
             }
             let cbuf = std::cell::RefCell::new(c0.clone());
             let (mut timed, mut alone) = (Vec::new(), Vec::new());
-            let mut meta = std::collections::HashMap::new();
             let (a, b) = (&a, &b);
             for (mode, place) in points {
                 let mut row = Row::new(name, n, &mode);
@@ -605,37 +614,30 @@ impl Bench<'_> {
                 }
                 self.rows.push(row);
                 let row = self.rows.len() - 1;
-                meta.insert(row, (place, key));
                 if place.is_some() {
                     let cbuf = &cbuf;
                     timed.push(Timed::new(row, pred_s, move || call(&mut cbuf.borrow_mut())));
                 } else {
-                    // NVBLAS on a C of its own, timed alone (below).
+                    // NVBLAS on a C of its own, timed alone (see `time_size`).
                     let mut c = c0.clone();
                     alone.push(Timed::new(row, pred_s, move || call(&mut c)));
                 }
             }
-            // hyblas's points of this size in interleaved rounds, on one C (the calls only
-            // rescale and add to it); NVBLAS after them, alone: its autopin registers the host
-            // buffers it is given with CUDA, which would change how hyblas sees a shared C.
-            let reps = if o.quick { 5 } else { 10 };
-            time_interleaved(&mut timed, o.budget, reps);
-            for t in &mut alone {
-                time_interleaved(std::slice::from_mut(t), o.budget, reps);
-            }
+            time_size(&mut timed, &mut alone, o.budget, if o.quick { 5 } else { 10 });
             for t in timed.iter().chain(&alone) {
-                let (place, key) = meta.remove(&t.row).expect("every timed point has its row's place");
                 let (secs, reps) = t.median();
                 let row = &mut self.rows[t.row];
+                let key = format!("{} {}", row.mode, share_label(row));
+                let (hyblas, auto) = (row.mode != "nvblas", row.mode == "auto");
                 row.us = Some(secs * 1e6);
                 row.reps = reps;
                 last.insert(key, (n, secs));
                 // NVBLAS leaves no outcome; hyblas says where the call ran.
-                let outcome = if place.is_some() { t.outcome.clone() } else { None };
+                let outcome = if hyblas { t.outcome.clone() } else { None };
                 if let Some(out) = outcome {
                     let st = out.stats.as_ref();
                     row.measured_share = st.map(|s| s.gpu_share).or(Some(if out.ran == Side::Gpu { 1.0 } else { 0.0 }));
-                    if matches!(place, Some(Place::Auto)) {
+                    if auto {
                         row.gpu_share = row.measured_share;
                         let ran = st.map(|s| s.mode).unwrap_or("cpu");
                         row.note = format!("auto ran {ran}");
@@ -643,7 +645,7 @@ impl Bench<'_> {
                     if let Some(e) = out.fallback {
                         row.note = format!("{} GPU failed, CPU finished: {e}", row.note).trim().to_string();
                     }
-                } else if matches!(place, Some(Place::Auto)) {
+                } else if auto {
                     // Below the planner's flop threshold (or no GPU): the CPU without a model
                     // decision.
                     row.gpu_share = Some(0.0);
@@ -1430,7 +1432,7 @@ fn level3_routine(b: &mut Bench, name: &str) {
             b.rows.push(row);
             let row = b.rows.len() - 1;
             if mode == "nvblas" {
-                // On a C of its own, timed alone (see `Bench::routine`).
+                // On a C of its own, timed alone (see `time_size`).
                 let mut c = c0.clone();
                 alone.push(Timed::new(row, pred_s, move || call(&mut c)));
             } else {
@@ -1438,11 +1440,7 @@ fn level3_routine(b: &mut Bench, name: &str) {
                 timed.push(Timed::new(row, pred_s, move || call(&mut cbuf.borrow_mut())));
             }
         }
-        let reps = if o.quick { 5 } else { 20 };
-        time_interleaved(&mut timed, o.budget, reps);
-        for t in &mut alone {
-            time_interleaved(std::slice::from_mut(t), o.budget, reps);
-        }
+        time_size(&mut timed, &mut alone, o.budget, if o.quick { 5 } else { 20 });
         for t in timed.iter().chain(&alone) {
             let (secs, reps) = t.median();
             let row = &mut b.rows[t.row];

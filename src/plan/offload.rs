@@ -1442,31 +1442,37 @@ fn time_split_call<T: Scalar>(
     Ok((median_of(g), median_of(c), median_of(w), last.unwrap()))
 }
 
-/// Median seconds of the CPU engine's C = A*B + 0.5*C at n (one warm-up for small n).
+/// Median seconds of the CPU engine's C = A*B + 0.5*C at n.
 fn time_cpu<T: Scalar>(n: usize) -> f64 {
     use crate::types::{MatMut, MatRef};
     let a: Vec<T> = (0..n * n).map(|i| T::from_f64(((i * 7919) % 1000) as f64 / 1000.0 - 0.5)).collect();
     let b = a.clone();
     let mut c = vec![T::zero(); n * n];
-    let mut v = Vec::new();
-    for rep in 0..4 {
-        let t0 = std::time::Instant::now();
-        unsafe {
-            crate::cpu::level3::gemm(
-                T::one(),
-                MatRef::col_major(a.as_ptr(), n, n, n),
-                false,
-                MatRef::col_major(b.as_ptr(), n, n, n),
-                false,
-                T::from_f64(0.5),
-                MatMut::col_major(c.as_mut_ptr(), n, n, n),
-            )
-        };
-        if rep > 0 {
-            v.push(t0.elapsed().as_secs_f64());
-        }
-    }
-    median_of(v)
+    median_after_warmup(|| unsafe {
+        crate::cpu::level3::gemm(
+            T::one(),
+            MatRef::col_major(a.as_ptr(), n, n, n),
+            false,
+            MatRef::col_major(b.as_ptr(), n, n, n),
+            false,
+            T::from_f64(0.5),
+            MatMut::col_major(c.as_mut_ptr(), n, n, n),
+        )
+    })
+}
+
+/// Median seconds of three calls of `f` after an untimed first one.
+fn median_after_warmup(mut f: impl FnMut()) -> f64 {
+    f();
+    median_of(
+        (0..3)
+            .map(|_| {
+                let t0 = std::time::Instant::now();
+                f();
+                t0.elapsed().as_secs_f64()
+            })
+            .collect(),
+    )
 }
 
 /// `offload op_eff` lines for SYRK and TRSM (n x n, k = n; left, lower, no transpose): at
@@ -1501,9 +1507,7 @@ fn measure_op_factors(rates: &Rates, threads: usize) -> Vec<String> {
             let p = Problem::level3::<f64>(shape, false, false);
             let pr = base.predict(&p, threads);
             let mut time_on = |side: Side| {
-                let mut v = Vec::new();
-                for rep in 0..4 {
-                    let t0 = std::time::Instant::now();
+                median_after_warmup(|| {
                     with_side(Some(side), || unsafe {
                         if name == "syrk" {
                             crate::abi::fortran::level3::syrk::<f64, f64, i32>(
@@ -1536,11 +1540,7 @@ fn measure_op_factors(rates: &Rates, threads: usize) -> Vec<String> {
                             )
                         }
                     });
-                    if rep > 0 {
-                        v.push(t0.elapsed().as_secs_f64());
-                    }
-                }
-                median_of(v)
+                })
             };
             let (tc, tg) = (time_on(Side::Cpu), time_on(Side::Gpu));
             lines.push(format!(

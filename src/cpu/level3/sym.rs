@@ -275,8 +275,9 @@ unsafe fn rank_update<T: Scalar>(uplo: Uplo, herm: bool, mut terms: Vec<Term<T>>
     // Half the n x n x k product: the work of the triangle.
     let parallel = t > 1 && n >= 64 * t && threads_for_gemm::<T>(n, n / 2, k) > 1;
     if parallel {
-        // A few parts per thread (at least 32 columns each), claimed as threads come free.
-        let parts = threads::balanced_parts(t).min(n / 32).max(t);
+        // A few parts per thread (at least 32 columns each: n >= 64 t leaves at least 2 t),
+        // claimed as threads come free.
+        let parts = threads::balanced_parts(t).min(n / 32);
         let bounds = equal_area_columns(n, parts);
         let terms = &terms;
         threads::for_each_part(t, parts, |part| {

@@ -195,7 +195,7 @@ unsafe fn drive<T: Scalar>(t: Tri<T>, alpha: T, x: MatMut<T>, f: unsafe fn(Tri<T
     // Part widths rounded to 16 columns keep the kernels' vector chunks whole.
     let chunk = n.div_ceil(parts).next_multiple_of(16);
     let parts = n.div_ceil(chunk);
-    threads::for_each_part(nt.min(parts), parts, |p| {
+    threads::for_each_part(nt, parts, |p| {
         let s = p * chunk;
         let len = chunk.min(n - s);
         // SAFETY: the parts are disjoint column ranges of X.
