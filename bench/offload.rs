@@ -53,7 +53,7 @@ usage: offloadbench [options]
                      of Debian's OpenBLAS and the reference libblas.so.3 found)
   --nvblas-tile N    NVBLAS_TILE_DIM (default 2048)
   --nvblas-autopin on|off  NVBLAS_AUTOPIN_MEM_ENABLED (default on, NVBLAS's best)
-  --budget-s S       timed calls per point fill S seconds (default 0.3; --quick 0.15)
+  --budget-s S       timed calls per point fill S seconds (default 0.5; --quick 0.15)
   --max-call-s S     skip hyblas points the model predicts longer than S (default 2.5;
                      --quick 1)
   --max-s S          skip NVBLAS points extrapolated longer than S (default 8)
@@ -61,11 +61,20 @@ usage: offloadbench [options]
                      are still written; default: none)
   --out DIR          results directory (default bench/results)
   --quick            fewer sizes, shares and reps
+  --reps N           at most N timed calls per point (default 30; --quick 5)
+  --samples FILE     write every timed call (its time and, for co-execution, each side's) as
+                     CSV
+  --rescore CSV      measure nothing: read an earlier run's CSV and score it against the model
+                     (pred_us recomputed; prints the tables); with --recipe FILE (the recipe
+                     file `hyblas tune offload` wrote on that machine) and --threads T (its
+                     CPU threads; default the recipe's cpu_threads); --samples FILE then
+                     names where the rescored CSV goes. Needs no GPU.
 ";
 
 /// The LP64 Fortran GEMM signature (NVBLAS's and hyblas's).
 type Gemm<T> = fortran_gemm::Gemm<T, i32>;
 
+#[derive(Clone)]
 struct Opts {
     ns: Vec<usize>,
     routines: Vec<String>,
@@ -83,6 +92,20 @@ struct Opts {
     deadline: f64,
     out: PathBuf,
     quick: bool,
+    /// Most timed calls per point (None: 30, --quick 5).
+    reps: Option<usize>,
+    /// Write every timed call here (CSV).
+    samples: Option<PathBuf>,
+    /// Score this earlier CSV against the model instead of measuring (with `recipe`).
+    rescore: Option<PathBuf>,
+    recipe: Option<PathBuf>,
+    threads: Option<usize>,
+}
+
+impl Opts {
+    fn max_reps(&self) -> usize {
+        self.reps.unwrap_or(if self.quick { 5 } else { 30 }).max(1)
+    }
 }
 
 fn list(s: &str) -> Vec<String> {
@@ -122,6 +145,11 @@ fn parse_opts() -> Result<Opts, String> {
         deadline: f64::INFINITY,
         out: default_out_dir(),
         quick: false,
+        reps: None,
+        samples: None,
+        rescore: None,
+        recipe: None,
+        threads: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -188,6 +216,11 @@ fn parse_opts() -> Result<Opts, String> {
             "--max-s" => o.max_s = float(value()?, "--max-s")?,
             "--deadline-s" => o.deadline = float(value()?, "--deadline-s")?,
             "--out" => o.out = PathBuf::from(value()?),
+            "--reps" => o.reps = Some(value()?.parse().map_err(|_| "bad --reps")?),
+            "--samples" => o.samples = Some(PathBuf::from(value()?)),
+            "--rescore" => o.rescore = Some(PathBuf::from(value()?)),
+            "--recipe" => o.recipe = Some(PathBuf::from(value()?)),
+            "--threads" => o.threads = Some(value()?.parse().map_err(|_| "bad --threads")?),
             _ => return Err(format!("unknown argument `{arg}` (see --help)")),
         }
     }
@@ -199,7 +232,7 @@ fn parse_opts() -> Result<Opts, String> {
         o.shares = (0..=steps).map(|i| i as f64 / steps as f64).collect();
     }
     if o.budget.is_nan() {
-        o.budget = if o.quick { 0.15 } else { 0.3 };
+        o.budget = if o.quick { 0.15 } else { 0.5 };
     }
     if o.max_call_s.is_nan() {
         o.max_call_s = if o.quick { 1.0 } else { 2.5 };
@@ -371,13 +404,15 @@ struct Timed<'a> {
     /// The model's seconds for the call (no warm-up past 0.3 s).
     pred_s: Option<f64>,
     secs: Vec<f64>,
+    /// Per timed call: the round it ran in and, for co-execution, when each side finished (s).
+    calls: Vec<(usize, f64, f64)>,
     /// What hyblas reported for the point's last call.
     outcome: Option<off::Outcome>,
 }
 
 impl<'a> Timed<'a> {
     fn new(row: usize, pred_s: Option<f64>, call: impl FnMut() + 'a) -> Timed<'a> {
-        Timed { row, call: Box::new(call), pred_s, secs: Vec::new(), outcome: None }
+        Timed { row, call: Box::new(call), pred_s, secs: Vec::new(), calls: Vec::new(), outcome: None }
     }
     /// (median seconds, calls timed).
     fn median(&self) -> (f64, usize) {
@@ -430,6 +465,8 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize) {
                 (p.call)();
                 p.secs.push(t.elapsed().as_secs_f64());
                 p.outcome = off::last();
+                let st = p.outcome.as_ref().and_then(|o| o.stats.as_ref());
+                p.calls.push((round, st.map_or(0.0, |s| s.gpu_side_secs), st.map_or(0.0, |s| s.cpu_side_secs)));
             }
         }
         round += 1;
@@ -483,9 +520,34 @@ struct Bench<'a> {
     nv: Option<&'a Nvblas>,
     rows: Vec<Row>,
     started: Instant,
+    /// `--samples` CSV lines so far.
+    sample_lines: String,
 }
 
 impl Bench<'_> {
+    /// Every timed call of one size's points, as `--samples` lines (after a header).
+    fn samples(&mut self, timed: &[Timed], alone: &[Timed]) {
+        if self.o.samples.is_none() {
+            return;
+        }
+        for t in timed.iter().chain(alone) {
+            let r = &self.rows[t.row];
+            for (secs, &(round, g, c)) in t.secs.iter().zip(&t.calls) {
+                let _ = writeln!(
+                    self.sample_lines,
+                    "{},{},{},{},{round},{:.1},{:.1},{:.1}",
+                    r.routine,
+                    r.n,
+                    r.mode,
+                    r.gpu_share.map(|x| format!("{x:.2}")).unwrap_or_default(),
+                    secs * 1e6,
+                    g * 1e6,
+                    c * 1e6
+                );
+            }
+        }
+    }
+
     fn routine<T: Sym>(&mut self, name: &str) {
         let o = self.o;
         let threads = hyblas::cpu::threads::nthreads();
@@ -502,8 +564,6 @@ impl Bench<'_> {
             let (alpha, beta) = (T::one(), T::from_f64(o.beta));
             let ni = n as i32;
             let check = n <= 2048;
-            let p = Problem::gemm::<T>(n, n, n, false, beta.is_zero());
-            let pred = rates.as_ref().map(|r| r.predict(&p, threads));
             let mut cpu_result: Option<Vec<T>> = None;
             // The CPU first (the others are checked against it), NVBLAS last.
             let mut points: Vec<(String, Option<Place>)> = Vec::new();
@@ -553,13 +613,8 @@ impl Bench<'_> {
                     Some(Place::Share(x)) => Some(x),
                     _ => None,
                 };
-                row.pred_us = match (place, &rates, &pred) {
-                    (Some(Place::Side(Side::Cpu)), _, Some(pr)) => Some(pr.cpu_us),
-                    (Some(Place::Side(Side::Gpu)), _, Some(pr)) => Some(pr.gpu_us),
-                    (Some(Place::Auto), Some(r), _) => Some(r.choice_us(&p, threads)),
-                    (Some(Place::Share(x)), Some(r), _) => Some(r.split_at(&p, x, threads).us),
-                    _ => None,
-                };
+                row.pred_us =
+                    rates.as_ref().and_then(|r| point_pred(r, name, n, &mode, row.gpu_share, beta.is_zero(), threads));
                 let pred_s = row.pred_us.map(|us| us * 1e-6);
                 if let Some(s) = pred_s.filter(|s| *s > o.max_call_s) {
                     row.note = format!("skipped: predicted {s:.1} s > --max-call-s {}", o.max_call_s);
@@ -623,7 +678,8 @@ impl Bench<'_> {
                     alone.push(Timed::new(row, pred_s, move || call(&mut c)));
                 }
             }
-            time_size(&mut timed, &mut alone, o.budget, if o.quick { 5 } else { 10 });
+            time_size(&mut timed, &mut alone, o.budget, o.max_reps());
+            self.samples(&timed, &alone);
             for t in timed.iter().chain(&alone) {
                 let (secs, reps) = t.median();
                 let row = &mut self.rows[t.row];
@@ -711,24 +767,88 @@ fn splits<'a>(rows: &'a [Row], routine: &str, n: usize) -> Vec<&'a Row> {
 
 /// The model's view of a square routine at n (beta as measured).
 fn problem_of(routine: &str, n: usize, beta_zero: bool) -> Problem {
-    let prec = routine.chars().next().unwrap_or('d');
-    let (elem, complex) = match prec {
-        's' => (4, false),
-        'd' => (8, false),
-        'c' => (8, true),
-        _ => (16, true),
+    Problem { c_in: !beta_zero, ..Problem::square(routine.chars().next().unwrap_or('d'), n) }
+}
+
+/// The model's microseconds for one point: `mode` cpu, gpu, auto (what the planner picks) or
+/// split at the GPU's `share` (GEMM only); None for NVBLAS. Measured and rescored runs alike.
+fn point_pred(
+    r: &Rates,
+    routine: &str,
+    n: usize,
+    mode: &str,
+    share: Option<f64>,
+    beta_zero: bool,
+    threads: usize,
+) -> Option<f64> {
+    use hyblas::plan::offload::Level3;
+    let p = match routine {
+        "dsyrk" => Problem::level3::<f64>(Level3::Syrk { n, k: n }, false, beta_zero),
+        "dtrsm" => Problem::level3::<f64>(Level3::Trsm { left: true, m: n, n }, false, beta_zero),
+        _ => problem_of(routine, n, beta_zero),
     };
-    Problem {
-        prec,
-        elem,
-        complex,
-        m: n,
-        n,
-        k: n,
-        host: [true; 3],
-        c_in: !beta_zero,
-        op: hyblas::plan::offload::Op::Gemm,
+    let gemm = p.op == hyblas::plan::offload::Op::Gemm;
+    let pr = r.predict(&p, threads);
+    match mode {
+        "cpu" => Some(pr.cpu_us),
+        "gpu" => Some(pr.gpu_us),
+        "auto" if gemm => Some(r.choice_us(&p, threads)),
+        "auto" => Some(pr.cpu_us.min(pr.gpu_us)),
+        "split" if gemm => share.map(|x| r.split_at(&p, x, threads).us),
+        _ => None,
     }
+}
+
+/// `--rescore`: an earlier run's CSV read back, every point's model time recomputed with
+/// `rates`, and the tables printed (the measured columns as they were).
+fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).ok_or(format!("{}: no column {name}", path.display()));
+    let (ri, ni, mi, si, ui) = (col("routine")?, col("n")?, col("mode")?, col("gpu_share")?, col("us")?);
+    let num = |v: &str| v.parse::<f64>().ok();
+    let props = hyblas::gpu::runtime::DeviceProps::h200();
+    let mut rates = Rates::builtin(&props);
+    let mut threads = o.threads;
+    if let Some(r) = &o.recipe {
+        let t = std::fs::read_to_string(r).map_err(|e| format!("{}: {e}", r.display()))?;
+        rates = rates.with_lines(&t, &format!("tuned {}", r.display()));
+        threads = threads.or_else(|| {
+            t.lines().find_map(|l| l.strip_prefix("offload cpu_threads ").and_then(|v| v.trim().parse().ok()))
+        });
+    }
+    let threads = threads.unwrap_or(16);
+    let mut rows = Vec::new();
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        if f.len() < head.len() {
+            continue;
+        }
+        let mut r = Row::new(f[ri], f[ni].parse().map_err(|_| format!("bad n in `{l}`"))?, f[mi]);
+        r.gpu_share = num(f[si]);
+        r.us = num(f[ui]);
+        r.note = f.last().unwrap_or(&"").to_string();
+        let forced = if r.mode == "split" { r.gpu_share } else { None };
+        r.pred_us = point_pred(&rates, &r.routine, r.n, &r.mode, forced, o.beta == 0.0, threads);
+        rows.push(r);
+    }
+    let mut o2 = Opts { ns: Vec::new(), routines: Vec::new(), ..o.clone() };
+    for r in &rows {
+        if !o2.routines.contains(&r.routine) {
+            o2.routines.push(r.routine.clone());
+        }
+        if !o2.ns.contains(&r.n) {
+            o2.ns.push(r.n);
+        }
+    }
+    o2.ns.sort_unstable();
+    println!("offloadbench --rescore {}: rates {}, {threads} CPU threads", path.display(), rates.source);
+    print!("{}", table(&rows, &o2, Some(&rates), threads));
+    if let Some(out) = &o.samples {
+        std::fs::write(out, csv(&rows)).map_err(|e| format!("{}: {e}", out.display()))?;
+    }
+    Ok(())
 }
 
 fn pct(pred: Option<f64>, meas: Option<f64>) -> Option<f64> {
@@ -1148,6 +1268,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(path) = &o.rescore {
+        return match rescore(&o, path) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("offloadbench: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let rt = match Runtime::get(0) {
         Ok(rt) => {
             let _ = rt.bind();
@@ -1187,7 +1316,7 @@ fn main() -> ExitCode {
         o.max_call_s
     );
     let started = Instant::now();
-    let mut b = Bench { o: &o, rt, nv: nv.as_ref(), rows: Vec::new(), started };
+    let mut b = Bench { o: &o, rt, nv: nv.as_ref(), rows: Vec::new(), started, sample_lines: String::new() };
     for r in &o.routines {
         match r.as_str() {
             "sgemm" => b.routine::<f32>(r),
@@ -1199,6 +1328,12 @@ fn main() -> ExitCode {
         // Rewritten after every routine, so an interrupted run keeps what it measured.
         let _ = std::fs::create_dir_all(&o.out);
         let _ = std::fs::write(o.out.join(format!("{device}-offload.csv")), csv(&b.rows));
+        if let Some(path) = &o.samples {
+            let _ = std::fs::write(
+                path,
+                format!("routine,n,mode,share,round,us,gpu_side_us,cpu_side_us\n{}", b.sample_lines),
+            );
+        }
     }
     print!("{}", table(&b.rows, &o, rates.as_deref(), threads));
     println!("offloadbench: measured in {:.0} s", started.elapsed().as_secs_f64());
@@ -1320,7 +1455,6 @@ fn nvblas_symbol(nv: &Nvblas, name: &str) -> Option<*mut c_void> {
 /// (and the model's prediction, checks for n <= 2048) like the GEMM rows. DTRSM's timed calls
 /// solve in place one after the other (the values shrink by at most 2 per call: no denormals).
 fn level3_routine(b: &mut Bench, name: &str) {
-    use hyblas::plan::offload::Level3;
     let o = b.o;
     let threads = hyblas::cpu::threads::nthreads();
     let rates = b.rt.map(Rates::for_device);
@@ -1343,9 +1477,6 @@ fn level3_routine(b: &mut Bench, name: &str) {
         let (alpha, beta) = (1.0f64, o.beta);
         let ni = n as i32;
         let check = n <= 2048;
-        let shape = if syrk { Level3::Syrk { n, k: n } } else { Level3::Trsm { left: true, m: n, n } };
-        let p = Problem::level3::<f64>(shape, false, beta == 0.0);
-        let pred = rates.as_ref().map(|r| r.predict(&p, threads));
         let mut cpu_result: Option<Vec<f64>> = None;
         let mut modes = o.modes.clone();
         modes.sort_by_key(|m| (m != "cpu") as u8);
@@ -1421,13 +1552,7 @@ fn level3_routine(b: &mut Bench, name: &str) {
                     None => {}
                 }
             }
-            if mode != "nvblas" {
-                row.pred_us = pred.map(|p| match mode.as_str() {
-                    "cpu" => p.cpu_us,
-                    "gpu" => p.gpu_us,
-                    _ => p.cpu_us.min(p.gpu_us),
-                });
-            }
+            row.pred_us = rates.as_ref().and_then(|r| point_pred(r, name, n, mode, None, beta == 0.0, threads));
             let pred_s = row.pred_us.map(|u| u * 1e-6);
             b.rows.push(row);
             let row = b.rows.len() - 1;
@@ -1440,7 +1565,8 @@ fn level3_routine(b: &mut Bench, name: &str) {
                 timed.push(Timed::new(row, pred_s, move || call(&mut cbuf.borrow_mut())));
             }
         }
-        time_size(&mut timed, &mut alone, o.budget, if o.quick { 5 } else { 20 });
+        time_size(&mut timed, &mut alone, o.budget, o.max_reps());
+        b.samples(&timed, &alone);
         for t in timed.iter().chain(&alone) {
             let (secs, reps) = t.median();
             let row = &mut b.rows[t.row];
@@ -1500,6 +1626,11 @@ mod tests {
             deadline: f64::INFINITY,
             out: PathBuf::from("/nonexistent"),
             quick: false,
+            reps: None,
+            samples: None,
+            rescore: None,
+            recipe: None,
+            threads: None,
         };
         let mut rows = Vec::new();
         for r in ["dgemm", "zgemm"] {
@@ -1543,6 +1674,26 @@ mod tests {
             assert!(svg.contains("dgemm n=2048") && svg.contains("zgemm n=1024") && !svg.contains("n=16384"));
         }
         let c = csv(&rows);
+        // The CSV read back and scored against a recipe: every hyblas point gets the model's
+        // time for it (the recipe's cpu_threads), NVBLAS none; the measured times stay.
+        let dir = std::env::temp_dir().join(format!("offloadbench-rescore-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (runp, recipe, outp) = (dir.join("run.csv"), dir.join("recipe.txt"), dir.join("out.csv"));
+        std::fs::write(&runp, &c).unwrap();
+        std::fs::write(&recipe, "offload cpu_threads 8\noffload cpu_gflops_d 400\n").unwrap();
+        let o = Opts { rescore: Some(runp.clone()), recipe: Some(recipe), samples: Some(outp.clone()), ..opts.clone() };
+        rescore(&o, &runp).unwrap();
+        let back = std::fs::read_to_string(&outp).unwrap();
+        let r8 = Rates::builtin(&h200()).with_lines("offload cpu_threads 8\noffload cpu_gflops_d 400\n", "t");
+        let want = point_pred(&r8, "dgemm", 2048, "cpu", Some(0.0), false, 8).unwrap();
+        assert!(back.contains(&format!("dgemm,2048,cpu,0.00,{:.1},", 8.0 * 2048.0 * 2048.0 * 1e-3)), "{back}");
+        assert!(
+            back.lines().any(|l| l.starts_with("dgemm,2048,cpu,") && l.contains(&format!(",{want:.1},"))),
+            "{back}"
+        );
+        assert!(back.lines().filter(|l| l.contains(",nvblas,")).all(|l| l.split(',').nth(6) == Some("")), "{back}");
+        assert!(rescore(&o, &dir.join("missing.csv")).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
         assert!(c.starts_with("routine,n,mode,gpu_share,us,tflops,pred_us,reps,check,measured_share,note\n"));
         assert!(c.contains("dgemm,2048,split,0.30,"));
         assert!(svg(&rows, &opts.routines, "t", "s").contains("model auto"));

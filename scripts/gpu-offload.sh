@@ -129,13 +129,15 @@ if [ "$mode" != tests ]; then
     args=(--out "$RESULTS" --deadline-s "$deadline" --routines "${OFFLOAD_ROUTINES:-dgemm,sgemm,dsyrk,dtrsm}")
     [ "$quick" -eq 1 ] && args=(--quick "${args[@]}")
     [ -e "$CPUBLAS/libopenblas.so.0" ] && args+=(--cpu-blas "$CPUBLAS/libopenblas.so.0")
+    # Every timed call, for a look at the spread behind each median.
+    args+=(--samples "$LOGS/offload-samples.csv")
     run offload env LD_LIBRARY_PATH="$CPUBLAS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$STAGE/offloadbench" "${args[@]}"
     sed -n '/^NVBLAS:/p;/^offloadbench: .*CPU threads/p;/^[sdcz]gemm (ms/,$p' "$LOGS/offload.log" | head -n 120
     grep -E '^(dsyrk|dtrsm)' "$LOGS/offload.log" | head -n 40
     if [ -z "${OFFLOAD_ROUTINES:-}" ]; then
         deadline=$(($(left) - 15))
         [ "$deadline" -lt 20 ] && deadline=20
-        zargs=(--out "$RESULTS/zgemm" --deadline-s "$deadline" --routines zgemm --nvblas off)
+        zargs=(--out "$RESULTS/zgemm" --deadline-s "$deadline" --routines zgemm --nvblas off --samples "$LOGS/offload-zgemm-samples.csv")
         [ "$quick" -eq 1 ] && zargs=(--quick "${zargs[@]}")
         run offload-zgemm "$STAGE/offloadbench" "${zargs[@]}"
         sed -n '/^zgemm (ms/,$p' "$LOGS/offload-zgemm.log" | head -n 60
