@@ -306,27 +306,37 @@ impl TileTable {
 
 /// The interval of `xs` (ascending) holding `x` and the fraction across it, in log x; clamped.
 fn bracket(xs: &[f64], x: f64) -> (usize, f64) {
-    if xs.len() < 2 || x <= xs[0] {
+    bracket_by(xs.len(), |i| xs[i], x)
+}
+
+/// [`bracket`] over `len` ascending keys read by `key` (no copy of a table's keys per lookup:
+/// the planner prices every Level-3 call through these).
+fn bracket_by(len: usize, key: impl Fn(usize) -> f64, x: f64) -> (usize, f64) {
+    if len < 2 || x <= key(0) {
         return (0, 0.0);
     }
-    let last = xs.len() - 1;
-    if x >= xs[last] {
+    let last = len - 1;
+    if x >= key(last) {
         return (last, 0.0);
     }
-    let i = xs.iter().rposition(|&v| v <= x).unwrap_or(0).min(last - 1);
-    let f = (x / xs[i]).ln() / (xs[i + 1] / xs[i]).ln();
+    let i = (0..len).rposition(|i| key(i) <= x).unwrap_or(0).min(last - 1);
+    let f = (x / key(i)).ln() / (key(i + 1) / key(i)).ln();
     (i, f.clamp(0.0, 1.0))
 }
 
 /// Piecewise-linear interpolation of `pts` (x ascending) in log x, clamped at the ends.
 fn interp(pts: &[(f64, f64)], x: f64) -> Option<f64> {
-    let xs: Vec<f64> = pts.iter().map(|p| p.0).collect();
-    if xs.is_empty() {
+    interp_by(pts, x, |p| p.0, |p| p.1)
+}
+
+/// [`interp`] of `val` over the points of `pts`, keyed (ascending) by `key`.
+fn interp_by<T>(pts: &[T], x: f64, key: impl Fn(&T) -> f64, val: impl Fn(&T) -> f64) -> Option<f64> {
+    if pts.is_empty() {
         return None;
     }
-    let (i, f) = bracket(&xs, x);
+    let (i, f) = bracket_by(pts.len(), |i| key(&pts[i]), x);
     let j = (i + 1).min(pts.len() - 1);
-    Some(pts[i].1 + f * (pts[j].1 - pts[i].1))
+    Some(val(&pts[i]) + f * (val(&pts[j]) - val(&pts[i])))
 }
 
 /// The model's inputs on one machine. Flop rates count real flops (a complex multiply-add is 8).
@@ -663,8 +673,7 @@ impl Rates {
         if t.is_empty() {
             return (1.0, 1.0, self.split_latency);
         }
-        let ns: Vec<f64> = t.iter().map(|x| x.0).collect();
-        let (i, f) = bracket(&ns, p.size());
+        let (i, f) = bracket_by(t.len(), |i| t[i].0, p.size());
         let (lo, hi) = (t[i].1, t[(i + 1).min(t.len() - 1)].1);
         let v = |c: usize| lo[c] + f * (hi[c] - lo[c]);
         (v(0), v(1), v(2))
@@ -830,9 +839,8 @@ impl Rates {
     pub fn op_factor(&self, p: &Problem) -> (f64, f64) {
         let Some((_, pts)) = self.op_factors.iter().find(|o| o.0 == p.op) else { return (1.0, 1.0) };
         let size = p.m.max(p.n) as f64;
-        let c: Vec<(f64, f64)> = pts.iter().map(|q| (q.0, q.1)).collect();
-        let g: Vec<(f64, f64)> = pts.iter().map(|q| (q.0, q.2)).collect();
-        (interp(&c, size).unwrap_or(1.0), interp(&g, size).unwrap_or(1.0))
+        let at = |val: fn(&(f64, f64, f64)) -> f64| interp_by(pts, size, |q| q.0, val).unwrap_or(1.0);
+        (at(|q| q.1), at(|q| q.2))
     }
 
     /// The split configurations on `threads` threads: (feeders, CPU threads, the GPU side's
