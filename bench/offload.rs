@@ -11,9 +11,9 @@
 //!
 //! Every point: C := A*B + beta*C on square n x n host matrices (Vec, pageable memory): one
 //! warm-up call (not for calls predicted longer than 0.3 s), then timed calls filling
-//! `--budget-s` (at least one), median. A point the model predicts longer than `--max-call-s`
-//! is skipped and says so (CPU-only and low GPU shares at large n, where the CPU would take
-//! minutes); NVBLAS, which the model does not price, is skipped when its previous size
+//! `--budget-s` (at least one; three for auto, cpu and gpu where they take under 4 s), median.
+//! A point the model predicts longer than `--max-call-s` is skipped and says so (CPU-only and
+//! low GPU shares at large n, where the CPU would take minutes); NVBLAS, which the model does not price, is skipped when its previous size
 //! extrapolates past `--max-s`. For n <= 2048 each result is checked against the CPU engine's.
 //!
 //! Writes `<out>/<gpu>-offload.csv` (routine,n,mode,gpu_share,us,tflops,pred_us,reps,check,
@@ -61,7 +61,7 @@ usage: offloadbench [options]
                      are still written; default: none)
   --out DIR          results directory (default bench/results)
   --quick            fewer sizes, shares and reps
-  --reps N           at most N timed calls per point (default 30; --quick 5)
+  --reps N           at most N timed calls per point (default 200; --quick 5)
   --samples FILE     write every timed call (its time and, for co-execution, each side's) as
                      CSV
   --rescore CSV      measure nothing: read an earlier run's CSV and score it against the model
@@ -104,7 +104,7 @@ struct Opts {
 
 impl Opts {
     fn max_reps(&self) -> usize {
-        self.reps.unwrap_or(if self.quick { 5 } else { 30 }).max(1)
+        self.reps.unwrap_or(if self.quick { 5 } else { 200 }).max(1)
     }
 }
 
@@ -408,11 +408,27 @@ struct Timed<'a> {
     calls: Vec<(usize, f64, f64)>,
     /// What hyblas reported for the point's last call.
     outcome: Option<off::Outcome>,
+    /// Timed calls wanted past the budget (up to [`MIN_REPS_SECS`]).
+    min_reps: usize,
 }
+
+/// Timed calls of the whole-call modes (auto, cpu, gpu): the issue's "auto against the better
+/// of cpu and gpu" compares their medians, and one call of a point that takes most of the
+/// budget varies by 5-10% on the H200 host.
+const WHOLE_CALL_REPS: usize = 3;
+/// Seconds a point may take to reach its `min_reps`.
+const MIN_REPS_SECS: f64 = 4.0;
 
 impl<'a> Timed<'a> {
     fn new(row: usize, pred_s: Option<f64>, call: impl FnMut() + 'a) -> Timed<'a> {
-        Timed { row, call: Box::new(call), pred_s, secs: Vec::new(), calls: Vec::new(), outcome: None }
+        Timed { row, call: Box::new(call), pred_s, secs: Vec::new(), calls: Vec::new(), outcome: None, min_reps: 1 }
+    }
+    /// At least `k` timed calls (see [`MIN_REPS_SECS`]) for the whole-call modes.
+    fn min_reps_for(mut self, mode: &str) -> Self {
+        if matches!(mode, "auto" | "cpu" | "gpu") {
+            self.min_reps = WHOLE_CALL_REPS;
+        }
+        self
     }
     /// (median seconds, calls timed).
     fn median(&self) -> (f64, usize) {
@@ -431,7 +447,7 @@ impl<'a> Timed<'a> {
 /// point's 165 ms and 13.5 ms after the others), then times a block of up to three calls (as
 /// many as fit in 30 ms). A point takes one warm-up call first (unless predicted longer than
 /// 0.3 s), then samples until it has `max_reps` or they add up to `budget` seconds (at least
-/// one).
+/// one; at least its `min_reps` while they add up to less than [`MIN_REPS_SECS`]).
 fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize) {
     let mut est = vec![0.0f64; points.len()];
     for (p, e) in points.iter_mut().zip(&mut est) {
@@ -442,7 +458,10 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize) {
             *e = t.elapsed().as_secs_f64();
         }
     }
-    let wants = |p: &Timed| p.secs.is_empty() || (p.secs.len() < max_reps && p.secs.iter().sum::<f64>() < budget);
+    let wants = |p: &Timed| {
+        let (n, sum) = (p.secs.len(), p.secs.iter().sum::<f64>());
+        n == 0 || (n < max_reps && (sum < budget || (n < p.min_reps && sum < MIN_REPS_SECS)))
+    };
     let mut round = 0;
     while points.iter().any(wants) {
         let len = points.len();
@@ -671,7 +690,7 @@ impl Bench<'_> {
                 let row = self.rows.len() - 1;
                 if place.is_some() {
                     let cbuf = &cbuf;
-                    timed.push(Timed::new(row, pred_s, move || call(&mut cbuf.borrow_mut())));
+                    timed.push(Timed::new(row, pred_s, move || call(&mut cbuf.borrow_mut())).min_reps_for(&mode));
                 } else {
                     // NVBLAS on a C of its own, timed alone (see `time_size`).
                     let mut c = c0.clone();
@@ -1562,7 +1581,7 @@ fn level3_routine(b: &mut Bench, name: &str) {
                 alone.push(Timed::new(row, pred_s, move || call(&mut c)));
             } else {
                 let cbuf = &cbuf;
-                timed.push(Timed::new(row, pred_s, move || call(&mut cbuf.borrow_mut())));
+                timed.push(Timed::new(row, pred_s, move || call(&mut cbuf.borrow_mut())).min_reps_for(mode));
             }
         }
         time_size(&mut timed, &mut alone, o.budget, o.max_reps());
