@@ -880,11 +880,7 @@ impl Rates {
     /// the engine's rate while the GPU side runs (until `gpu_end`, s), at its full rate after.
     fn cpu_side_secs(&self, p: &Problem, ng: usize, ct: usize, eff: f64, gpu_end: f64) -> f64 {
         let shared = self.cpu_cols_secs(p, p.n - ng, ct, eff);
-        if gpu_end >= shared {
-            return shared;
-        }
-        let alone = self.cpu_cols_secs(p, p.n - ng, ct, 1.0).min(shared);
-        gpu_end + (1.0 - gpu_end / shared) * alone
+        shared_then_alone(shared, || self.cpu_cols_secs(p, p.n - ng, ct, 1.0), gpu_end)
     }
 
     /// The split of `ng` (1..n-1) of C's columns to the GPU under one configuration.
@@ -898,8 +894,7 @@ impl Rates {
         // and memory back (at n = 8192 and shares of 0.1..0.7 the CPU side took its share of
         // the CPU alone, not the 1.2-1.3x the shared rate gave).
         let (c, g) = if gc > cc {
-            let free = self.pipe_secs(p, ng, self.feed_xfer(f.max(1))).0.min(gc);
-            (cc, cc + (1.0 - cc / gc) * free)
+            (cc, shared_then_alone(gc, || self.pipe_secs(p, ng, self.feed_xfer(f.max(1))).0, cc))
         } else {
             (self.cpu_side_secs(p, ng, ct, eff, gc), gc)
         };
@@ -1541,6 +1536,16 @@ pub fn fit_coexec(r: &Rates, samples: &[SplitSample]) -> (f64, f64, f64) {
     )
 }
 
+/// Seconds of a side that takes `shared` at its rate beside the other side and `alone()` at its
+/// own (never longer), when the other side ends at `other_end`: the part of its work done by
+/// then at the shared rate, the rest at its own.
+fn shared_then_alone(shared: f64, alone: impl FnOnce() -> f64, other_end: f64) -> f64 {
+    if other_end >= shared {
+        return shared;
+    }
+    other_end + (1.0 - other_end / shared) * alone().min(shared)
+}
+
 /// The factors [`fit_coexec`] considers.
 const FACTOR_RANGE: (f64, f64) = (0.05, 4.0);
 
@@ -1707,7 +1712,7 @@ fn time_cpu<T: Scalar>(n: usize) -> f64 {
 }
 
 /// Timed calls after a warm-up call of `first` seconds in one pass of a calibration step: two
-/// of a call over 0.3 s (the warm-up joins them), else as many as fit in [`PASS_SECS`], 3 to 25
+/// of a call over 0.3 s, else as many as fit in [`PASS_SECS`], 3 to 25
 /// (the H200 host's calls under a few ms vary by 10-20% from call to call: their medians need
 /// the most calls, and cost the least).
 fn timed_reps(first: f64) -> usize {
