@@ -387,8 +387,8 @@ pub struct Rates {
 /// and at small sizes fixed costs it does not describe (thread wake-ups, the first pieces'
 /// waits, co-execution's hand-offs) put it 20-70% off on the H200 host. Each prediction is
 /// multiplied by the residual at its size (measured over modelled, interpolated in log size,
-/// clamped at the ends), so the model is exact at the timed sizes and keeps its shape between
-/// them.
+/// clamped below the smallest timed size and faded out above the largest, [`fade_above`]), so
+/// the model is exact at the timed sizes and keeps its shape between them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Calls {
     /// GPU-only calls (`offload gpu_call_ms <p> <n> <ms>`).
@@ -682,7 +682,7 @@ impl Rates {
     }
 
     /// Co-execution's residuals at `p`'s size: (CPU side, GPU side, own cost in s), linear in
-    /// log n between the timed sizes, clamped at the ends.
+    /// log n between the timed sizes, clamped below them, faded out above ([`fade_above`]).
     fn split_fix(&self, p: &Problem) -> (f64, f64, f64) {
         let t = fix_table(&self.calls.split_fix, prec_index(p.prec));
         if t.is_empty() {
