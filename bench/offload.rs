@@ -28,7 +28,7 @@ mod svg_axes;
 use fortran_gemm::Sym;
 
 use hyblas::gpu::Runtime;
-use hyblas::plan::offload::{self as off, Problem, Rates, Side};
+use hyblas::plan::offload::{self as off, Learned, Problem, Rates, Side};
 use hyblas::types::{Scalar, C32, C64};
 use rayon::prelude::*;
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -69,6 +69,9 @@ usage: offloadbench [options]
                      file `hyblas tune offload` wrote on that machine) and --threads T (its
                      CPU threads; default the recipe's cpu_threads); --samples FILE then
                      names where the rescored CSV goes. Needs no GPU.
+  --replay           with --rescore: price each size as the planner did in the run, having
+                     learnt from the whole calls (cpu, gpu, auto) of the sizes before it
+                     (plan::learned); without it, the calibrated model alone.
 ";
 
 /// The LP64 Fortran GEMM signature (NVBLAS's and hyblas's).
@@ -98,6 +101,7 @@ struct Opts {
     samples: Option<PathBuf>,
     /// Score this earlier CSV against the model instead of measuring (with `recipe`).
     rescore: Option<PathBuf>,
+    replay: bool,
     recipe: Option<PathBuf>,
     threads: Option<usize>,
 }
@@ -148,6 +152,7 @@ fn parse_opts() -> Result<Opts, String> {
         reps: None,
         samples: None,
         rescore: None,
+        replay: false,
         recipe: None,
         threads: None,
     };
@@ -219,6 +224,7 @@ fn parse_opts() -> Result<Opts, String> {
             "--reps" => o.reps = Some(value()?.parse().map_err(|_| "bad --reps")?),
             "--samples" => o.samples = Some(PathBuf::from(value()?)),
             "--rescore" => o.rescore = Some(PathBuf::from(value()?)),
+            "--replay" => o.replay = true,
             "--recipe" => o.recipe = Some(PathBuf::from(value()?)),
             "--threads" => o.threads = Some(value()?.parse().map_err(|_| "bad --threads")?),
             _ => return Err(format!("unknown argument `{arg}` (see --help)")),
@@ -355,7 +361,15 @@ struct Row {
     /// NVBLAS.
     gpu_share: Option<f64>,
     us: Option<f64>,
+    /// The planner's prediction before the point was timed (with what it had learnt from the
+    /// calls before, `plan::learned`); `model` rows: its best split's time.
     pred_us: Option<f64>,
+    /// The calibrated model's prediction alone (nothing learnt).
+    static_us: Option<f64>,
+    /// Co-executed points: the median of the planner's predictions at the point's timed calls
+    /// (what its trace lines said; it learns from the whole calls timed beside them, never
+    /// from a co-executed one).
+    call_pred_us: Option<f64>,
     reps: usize,
     /// Largest relative difference from the CPU engine's result (n <= 2048).
     check: Option<f64>,
@@ -373,6 +387,8 @@ impl Row {
             gpu_share: None,
             us: None,
             pred_us: None,
+            static_us: None,
+            call_pred_us: None,
             reps: 0,
             check: None,
             measured_share: None,
@@ -408,6 +424,8 @@ struct Timed<'a> {
     calls: Vec<(usize, f64, f64)>,
     /// What hyblas reported for the point's last call.
     outcome: Option<off::Outcome>,
+    /// The planner's prediction at each timed call (microseconds, where it priced one).
+    preds: Vec<f64>,
     /// Timed calls wanted past the budget (up to [`MIN_REPS_SECS`]).
     min_reps: usize,
 }
@@ -421,7 +439,16 @@ const MIN_REPS_SECS: f64 = 4.0;
 
 impl<'a> Timed<'a> {
     fn new(row: usize, pred_s: Option<f64>, call: impl FnMut() + 'a) -> Timed<'a> {
-        Timed { row, call: Box::new(call), pred_s, secs: Vec::new(), calls: Vec::new(), outcome: None, min_reps: 1 }
+        Timed {
+            row,
+            call: Box::new(call),
+            pred_s,
+            secs: Vec::new(),
+            calls: Vec::new(),
+            outcome: None,
+            preds: Vec::new(),
+            min_reps: 1,
+        }
     }
     /// At least `k` timed calls (see [`MIN_REPS_SECS`]) for the whole-call modes.
     fn min_reps_for(mut self, mode: &str) -> Self {
@@ -432,9 +459,7 @@ impl<'a> Timed<'a> {
     }
     /// (median seconds, calls timed).
     fn median(&self) -> (f64, usize) {
-        let mut v = self.secs.clone();
-        v.sort_by(f64::total_cmp);
-        (v[v.len() / 2], v.len())
+        (median(&self.secs), self.secs.len())
     }
 }
 
@@ -485,6 +510,7 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize) {
                 p.secs.push(t.elapsed().as_secs_f64());
                 p.outcome = off::last();
                 let st = p.outcome.as_ref().and_then(|o| o.stats.as_ref());
+                p.preds.extend(st.map(|s| s.pred_us).filter(|u| *u > 0.0));
                 p.calls.push((round, st.map_or(0.0, |s| s.gpu_side_secs), st.map_or(0.0, |s| s.cpu_side_secs)));
             }
         }
@@ -500,6 +526,13 @@ fn time_size(shared: &mut [Timed], alone: &mut [Timed], budget: f64, max_reps: u
     for t in alone {
         time_interleaved(std::slice::from_mut(t), budget, max_reps);
     }
+}
+
+/// The upper median (NaN for none).
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 fn fill<T: Scalar>(len: usize, seed: u64) -> Vec<T> {
@@ -571,6 +604,7 @@ impl Bench<'_> {
         let o = self.o;
         let threads = hyblas::cpu::threads::nthreads();
         let rates = self.rt.map(Rates::for_device);
+        let calibrated = rates.as_ref().map(|r| r.calibrated());
         // Seconds per call of each point at the previous size: NVBLAS (and everything, without
         // a model) is skipped when that extrapolates past the limit.
         let mut last: std::collections::HashMap<String, (usize, f64)> = Default::default();
@@ -634,6 +668,9 @@ impl Bench<'_> {
                 };
                 row.pred_us =
                     rates.as_ref().and_then(|r| point_pred(r, name, n, &mode, row.gpu_share, beta.is_zero(), threads));
+                row.static_us = calibrated
+                    .as_ref()
+                    .and_then(|r| point_pred(r, name, n, &mode, row.gpu_share, beta.is_zero(), threads));
                 let pred_s = row.pred_us.map(|us| us * 1e-6);
                 if let Some(s) = pred_s.filter(|s| *s > o.max_call_s) {
                     row.note = format!("skipped: predicted {s:.1} s > --max-call-s {}", o.max_call_s);
@@ -699,6 +736,9 @@ impl Bench<'_> {
             }
             time_size(&mut timed, &mut alone, o.budget, o.max_reps());
             self.samples(&timed, &alone);
+            if let Some(r) = rates.as_ref().filter(|_| o.modes.iter().any(|m| m == "split") && !late) {
+                self.rows.push(model_row(r, name, n, beta.is_zero(), threads));
+            }
             for t in timed.iter().chain(&alone) {
                 let (secs, reps) = t.median();
                 let row = &mut self.rows[t.row];
@@ -706,6 +746,9 @@ impl Bench<'_> {
                 let (hyblas, auto) = (row.mode != "nvblas", row.mode == "auto");
                 row.us = Some(secs * 1e6);
                 row.reps = reps;
+                if row.mode == "split" && !t.preds.is_empty() {
+                    row.call_pred_us = Some(median(&t.preds));
+                }
                 last.insert(key, (n, secs));
                 // NVBLAS leaves no outcome; hyblas says where the call ran.
                 let outcome = if hyblas { t.outcome.clone() } else { None };
@@ -751,12 +794,14 @@ fn share_label(r: &Row) -> String {
 // ---- Output ----
 
 fn csv(rows: &[Row]) -> String {
-    let mut s = String::from("routine,n,mode,gpu_share,us,tflops,pred_us,reps,check,measured_share,note\n");
+    let mut s = String::from(
+        "routine,n,mode,gpu_share,us,tflops,pred_us,static_us,call_pred_us,reps,check,measured_share,note\n",
+    );
     let opt = |v: Option<f64>, p: usize| v.map(|v| format!("{v:.p$}")).unwrap_or_default();
     for r in rows {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
             r.routine,
             r.n,
             r.mode,
@@ -764,6 +809,8 @@ fn csv(rows: &[Row]) -> String {
             opt(r.us, 1),
             opt(r.tflops(), 4),
             opt(r.pred_us, 1),
+            opt(r.static_us, 1),
+            opt(r.call_pred_us, 1),
             r.reps,
             r.check.map(|c| format!("{c:.2e}")).unwrap_or_default(),
             opt(r.measured_share, 3),
@@ -789,6 +836,17 @@ fn problem_of(routine: &str, n: usize, beta_zero: bool) -> Problem {
     Problem { c_in: !beta_zero, ..Problem::square(routine.chars().next().unwrap_or('d'), n) }
 }
 
+/// The problem the model prices for a routine's point at n (DSYRK n x n, left DTRSM n x n, a
+/// square GEMM).
+fn point_problem(routine: &str, n: usize, beta_zero: bool) -> Problem {
+    use hyblas::plan::offload::Level3;
+    match routine {
+        "dsyrk" => Problem::level3::<f64>(Level3::Syrk { n, k: n }, false, beta_zero),
+        "dtrsm" => Problem::level3::<f64>(Level3::Trsm { left: true, m: n, n }, false, beta_zero),
+        _ => problem_of(routine, n, beta_zero),
+    }
+}
+
 /// The model's microseconds for one point: `mode` cpu, gpu, auto (what the planner picks) or
 /// split at the GPU's `share` (GEMM only); None for NVBLAS. Measured and rescored runs alike.
 fn point_pred(
@@ -800,12 +858,7 @@ fn point_pred(
     beta_zero: bool,
     threads: usize,
 ) -> Option<f64> {
-    use hyblas::plan::offload::Level3;
-    let p = match routine {
-        "dsyrk" => Problem::level3::<f64>(Level3::Syrk { n, k: n }, false, beta_zero),
-        "dtrsm" => Problem::level3::<f64>(Level3::Trsm { left: true, m: n, n }, false, beta_zero),
-        _ => problem_of(routine, n, beta_zero),
-    };
+    let p = point_problem(routine, n, beta_zero);
     let gemm = p.op == hyblas::plan::offload::Op::Gemm;
     let pr = r.predict(&p, threads);
     match mode {
@@ -816,6 +869,28 @@ fn point_pred(
         "split" if gemm => share.map(|x| r.split_at(&p, x, threads).us),
         _ => None,
     }
+}
+
+/// The model's best for a square GEMM at n: (GPU share, microseconds), the share where its two
+/// sides meet, or an end (the CPU or the GPU alone) when that is predicted faster.
+fn model_best(r: &Rates, routine: &str, n: usize, beta_zero: bool, threads: usize) -> (f64, f64) {
+    let p = problem_of(routine, n, beta_zero);
+    let e = r.predict(&p, threads);
+    let mut best = if e.cpu_us < e.gpu_us { (0.0, e.cpu_us) } else { (1.0, e.gpu_us) };
+    if let Some(m) = r.best_split(&p, threads).filter(|m| m.us < best.1) {
+        best = (m.share, m.us);
+    }
+    best
+}
+
+/// The planner's best share at n as a `model` row (measured runs record it once the size's
+/// whole calls were timed; the table scores it against the measured best).
+fn model_row(r: &Rates, routine: &str, n: usize, beta_zero: bool, threads: usize) -> Row {
+    let mut m = Row::new(routine, n, "model");
+    let (share, us) = model_best(r, routine, n, beta_zero, threads);
+    (m.gpu_share, m.pred_us) = (Some(share), Some(us));
+    m.note = "the planner's best share once the size's whole calls were timed".into();
+    m
 }
 
 /// `--rescore`: an earlier run's CSV read back, every point's model time recomputed with
@@ -838,20 +913,78 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
         });
     }
     let threads = threads.unwrap_or(16);
-    let mut rows = Vec::new();
+    let calibrated = rates.clone();
+    if o.replay {
+        rates.learned = Some(std::sync::Arc::new(Learned::default()));
+    }
+    let share_col = head.iter().position(|h| *h == "measured_share");
+    let reps_col = head.iter().position(|h| *h == "reps");
+    let mut rows: Vec<Row> = Vec::new();
     for l in lines {
         let f: Vec<&str> = l.split(',').collect();
         if f.len() < head.len() {
+            continue;
+        }
+        if f[mi] == "model" {
+            // The measured run's live best; a rescore scores the rates given.
             continue;
         }
         let mut r = Row::new(f[ri], f[ni].parse().map_err(|_| format!("bad n in `{l}`"))?, f[mi]);
         r.gpu_share = num(f[si]);
         r.us = num(f[ui]);
         r.note = f.last().unwrap_or(&"").to_string();
-        let forced = if r.mode == "split" { r.gpu_share } else { None };
-        r.pred_us = point_pred(&rates, &r.routine, r.n, &r.mode, forced, o.beta == 0.0, threads);
+        r.measured_share = share_col.and_then(|c| num(f[c]));
+        r.reps = reps_col.and_then(|c| f[c].parse().ok()).unwrap_or(1);
         rows.push(r);
     }
+    // Each size's points priced before the size's calls are learnt from (as the planner did
+    // in the run, `--replay`), then its whole calls taught to the rates.
+    let mut model_rows = Vec::new();
+    let mut i = 0;
+    while i < rows.len() {
+        let (routine, n) = (rows[i].routine.clone(), rows[i].n);
+        let end = rows[i..].iter().position(|r| r.routine != routine || r.n != n).map_or(rows.len(), |j| i + j);
+        let p = point_problem(&routine, n, o.beta == 0.0);
+        let e = calibrated.predict(&p, threads);
+        // A whole call's side, and its time over the calibrated model's.
+        let whole = |r: &Row| {
+            let side = match (r.mode.as_str(), r.measured_share) {
+                ("cpu", _) | ("auto", Some(0.0)) => Side::Cpu,
+                ("gpu", _) | ("auto", Some(1.0)) => Side::Gpu,
+                _ => return None,
+            };
+            Some((side, r.us? / if side == Side::Cpu { e.cpu_us } else { e.gpu_us }))
+        };
+        let learn = rates.learned.clone().filter(|_| o.replay);
+        for r in &mut rows[i..end] {
+            let forced = if r.mode == "split" { r.gpu_share } else { None };
+            r.pred_us = point_pred(&rates, &r.routine, r.n, &r.mode, forced, o.beta == 0.0, threads);
+            r.static_us = point_pred(&calibrated, &r.routine, r.n, &r.mode, forced, o.beta == 0.0, threads);
+            // The run's checked call (n <= 2048) right after the point was priced.
+            if let (Some(l), Some((side, ratio)), true) = (&learn, whole(r), n <= 2048) {
+                l.observe(&p, side, ratio);
+            }
+        }
+        // Then the size's timed calls, and what the planner predicted for its co-executed
+        // calls among them, and its best share after them.
+        if let Some(l) = &learn {
+            for r in &rows[i..end] {
+                if let Some((side, ratio)) = whole(r) {
+                    for _ in 0..r.reps.min(200) {
+                        l.observe(&p, side, ratio);
+                    }
+                }
+            }
+            for r in rows[i..end].iter_mut().filter(|r| r.mode == "split") {
+                r.call_pred_us = point_pred(&rates, &r.routine, r.n, &r.mode, r.gpu_share, o.beta == 0.0, threads);
+            }
+            if rows[i..end].iter().any(|r| r.mode == "split") {
+                model_rows.push(model_row(&rates, &routine, n, o.beta == 0.0, threads));
+            }
+        }
+        i = end;
+    }
+    rows.extend(model_rows);
     let mut o2 = Opts { ns: Vec::new(), routines: Vec::new(), ..o.clone() };
     for r in &rows {
         if !o2.routines.contains(&r.routine) {
@@ -862,7 +995,12 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
         }
     }
     o2.ns.sort_unstable();
-    println!("offloadbench --rescore {}: rates {}, {threads} CPU threads", path.display(), rates.source);
+    println!(
+        "offloadbench --rescore {}: rates {}, {threads} CPU threads{}",
+        path.display(),
+        rates.source,
+        if o.replay { ", replaying what the planner learnt from the run's whole calls" } else { "" }
+    );
     print!("{}", table(&rows, &o2, Some(&rates), threads));
     if let Some(out) = &o.samples {
         std::fs::write(out, csv(&rows)).map_err(|e| format!("{}: {e}", out.display()))?;
@@ -965,7 +1103,7 @@ fn table(rows: &[Row], o: &Opts, rates: Option<&Rates>, threads: usize) -> Strin
         "prec", "n", "meas share", "meas ms", "model share", "model ms", "d(pp)", "max |err|", "mean|err|", "at model sh", "points"
     );
     let mut share_ok = (0, 0);
-    let mut errs = Vec::new();
+    let (mut errs, mut before, mut fixed) = (Vec::new(), Vec::new(), Vec::new());
     for routine in &o.routines {
         for &n in &o.ns {
             let sp = splits(rows, routine, n);
@@ -974,21 +1112,19 @@ fn table(rows: &[Row], o: &Opts, rates: Option<&Rates>, threads: usize) -> Strin
                 continue;
             }
             let mb = meas.iter().min_by(|x, y| x.us.unwrap().total_cmp(&y.us.unwrap())).unwrap();
-            let model = rates.and_then(|r| r.best_split(&problem_of(routine, n, o.beta == 0.0), threads));
-            // The model's best: the share where its two sides meet, or an end (the CPU or the GPU
-            // alone) when that is predicted faster.
-            let best_of_model = rates.map(|r| {
-                let p = problem_of(routine, n, o.beta == 0.0);
-                let e = r.predict(&p, threads);
-                let mut best = if e.cpu_us < e.gpu_us { (0.0, e.cpu_us) } else { (1.0, e.gpu_us) };
-                if let Some(m) = model.filter(|m| m.us < best.1) {
-                    best = (m.share, m.us);
-                }
-                best
-            });
+            // The planner's best as recorded before the size was timed (a measured run), or
+            // the rates' (a rescored one).
+            let best_of_model = match find(rows, routine, n, "model") {
+                Some(m) => m.gpu_share.zip(m.pred_us),
+                None => rates.map(|r| model_best(r, routine, n, o.beta == 0.0, threads)),
+            };
             let model_share = best_of_model.map(|b| b.0);
-            let e_all: Vec<f64> = meas.iter().filter_map(|r| pct(r.pred_us, r.us)).collect();
+            // The planner's prediction at the calls (a measured run, or --replay), else the
+            // rates'.
+            let e_all: Vec<f64> = meas.iter().filter_map(|r| pct(r.call_pred_us.or(r.pred_us), r.us)).collect();
             errs.extend(e_all.iter().copied());
+            before.extend(meas.iter().filter(|r| r.call_pred_us.is_some()).filter_map(|r| pct(r.pred_us, r.us)));
+            fixed.extend(meas.iter().filter_map(|r| pct(r.static_us, r.us)));
             let maxe = e_all.iter().map(|v| v.abs()).fold(0.0, f64::max);
             let meane = e_all.iter().map(|v| v.abs()).sum::<f64>() / e_all.len().max(1) as f64;
             let d = model_share.map(|m| (m - mb.gpu_share.unwrap_or(0.0)).abs() * 100.0);
@@ -1025,6 +1161,23 @@ fn table(rows: &[Row], o: &Opts, rates: Option<&Rates>, threads: usize) -> Strin
             s,
             "  {r}: NVBLAS/auto geomean (n >= 1024) {}, auto > 1.03 x best at {slow} of {count} sizes",
             gm.map(|g| format!("{g:.2}x")).unwrap_or_else(|| "-".into())
+        );
+    }
+    let within = |v: &[f64]| v.iter().filter(|e| e.abs() <= 15.0).count();
+    if !before.is_empty() {
+        let _ = writeln!(
+            s,
+            "  split sweep, priced before the size was timed: within 15% at {} of {} points",
+            within(&before),
+            before.len()
+        );
+    }
+    if !fixed.is_empty() && fixed.len() == errs.len() && fixed != errs {
+        let _ = writeln!(
+            s,
+            "  split sweep, the calibrated model alone (nothing learnt from the calls): within 15% at {} of {} points",
+            within(&fixed),
+            fixed.len()
         );
     }
     if !errs.is_empty() {
@@ -1214,7 +1367,10 @@ fn svg_split(rows: &[Row], o: &Opts, rates: Option<&Rates>, threads: usize, titl
             let sp = splits(rows, routine, n);
             let meas: Vec<(f64, f64)> = sp.iter().filter_map(|r| Some((r.gpu_share?, r.us? / 1e3))).collect();
             let p = problem_of(routine, n, o.beta == 0.0);
-            let model: Vec<(f64, f64)> = match rates {
+            // A measured run's model is what the planner predicted before timing the size; a
+            // rescored one's the rates'.
+            let recorded = find(rows, routine, n, "model");
+            let model: Vec<(f64, f64)> = match rates.filter(|_| recorded.is_none()) {
                 Some(r) => {
                     (0..=40).map(|i| i as f64 / 40.0).map(|x| (x, r.split_at(&p, x, threads).us / 1e3)).collect()
                 }
@@ -1266,11 +1422,15 @@ fn svg_split(rows: &[Row], o: &Opts, rates: Option<&Rates>, threads: usize, titl
             if let Some(a) = auto {
                 let _ = writeln!(s, "{}", line(&[(0.0, a), (1.0, a)], "#000000", r#" stroke-dasharray="2,3""#, 1.2));
             }
-            if let Some(b) = rates.and_then(|r| r.best_split(&p, threads)) {
+            let best = match recorded {
+                Some(m) => m.gpu_share,
+                None => rates.and_then(|r| r.best_split(&p, threads)).map(|b| b.share),
+            };
+            if let Some(b) = best {
                 let _ = writeln!(
                     s,
                     r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{y1}" stroke="#888" stroke-dasharray="1,2"/>"##,
-                    x = xs(b.share)
+                    x = xs(b)
                 );
             }
         }
@@ -1477,6 +1637,7 @@ fn level3_routine(b: &mut Bench, name: &str) {
     let o = b.o;
     let threads = hyblas::cpu::threads::nthreads();
     let rates = b.rt.map(Rates::for_device);
+    let calibrated = rates.as_ref().map(|r| r.calibrated());
     let syrk = name == "dsyrk";
     let nv = b.nv.and_then(|nv| nvblas_symbol(nv, if syrk { "dsyrk_" } else { "dtrsm_" }));
     let mut last: std::collections::HashMap<String, (usize, f64)> = Default::default();
@@ -1556,6 +1717,8 @@ fn level3_routine(b: &mut Bench, name: &str) {
                     }
                 })
             };
+            row.pred_us = rates.as_ref().and_then(|r| point_pred(r, name, n, mode, None, beta == 0.0, threads));
+            row.static_us = calibrated.as_ref().and_then(|r| point_pred(r, name, n, mode, None, beta == 0.0, threads));
             if check {
                 let mut c = c0.clone();
                 call(&mut c);
@@ -1571,7 +1734,6 @@ fn level3_routine(b: &mut Bench, name: &str) {
                     None => {}
                 }
             }
-            row.pred_us = rates.as_ref().and_then(|r| point_pred(r, name, n, mode, None, beta == 0.0, threads));
             let pred_s = row.pred_us.map(|u| u * 1e-6);
             b.rows.push(row);
             let row = b.rows.len() - 1;
@@ -1648,6 +1810,7 @@ mod tests {
             reps: None,
             samples: None,
             rescore: None,
+            replay: false,
             recipe: None,
             threads: None,
         };
@@ -1711,9 +1874,26 @@ mod tests {
             "{back}"
         );
         assert!(back.lines().filter(|l| l.contains(",nvblas,")).all(|l| l.split(',').nth(6) == Some("")), "{back}");
+        // Replayed: each size is priced having learnt from the calls before it (the first
+        // size from nothing), and gets its planner's best.
+        let replay = Opts { replay: true, ..o.clone() };
+        rescore(&replay, &runp).unwrap();
+        let learnt = std::fs::read_to_string(&outp).unwrap();
+        let cpu_pred = |text: &str, n: usize| -> f64 {
+            let l = text.lines().find(|l| l.starts_with(&format!("dgemm,{n},cpu,"))).unwrap();
+            l.split(',').nth(6).unwrap().parse().unwrap()
+        };
+        assert_eq!(cpu_pred(&learnt, 1024), cpu_pred(&back, 1024), "nothing learnt before the first size");
+        // 1024's CPU call against its model time: 2048's prediction moves the same way.
+        let r1024 = 8.0 * 1024.0 * 1024.0 * 1e-3 / cpu_pred(&back, 1024);
+        let moved = cpu_pred(&learnt, 2048) / cpu_pred(&back, 2048);
+        assert!((moved > 1.0) == (r1024 > 1.0) && (moved - 1.0).abs() > 0.01, "{moved} {r1024}");
+        assert!(learnt.lines().any(|l| l.starts_with("dgemm,2048,model,")), "{learnt}");
         assert!(rescore(&o, &dir.join("missing.csv")).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
-        assert!(c.starts_with("routine,n,mode,gpu_share,us,tflops,pred_us,reps,check,measured_share,note\n"));
+        assert!(c.starts_with(
+            "routine,n,mode,gpu_share,us,tflops,pred_us,static_us,call_pred_us,reps,check,measured_share,note\n"
+        ));
         assert!(c.contains("dgemm,2048,split,0.30,"));
         assert!(svg(&rows, &opts.routines, "t", "s").contains("model auto"));
     }

@@ -1952,6 +1952,10 @@ pub unsafe fn host_gemm<T: Scalar>(
     let name = || format!("{}gemm", T::PREFIX);
     let shape = || format!("ta={ta:?} tb={tb:?} m={m} n={n} k={k} lda={lda} ldb={ldb} ldc={ldc}");
     let whole = [Tile { i0: 0, j0: 0, m, n }];
+    // What the planner learns from: whole calls on one side, against its prediction.
+    let learn = |side, d: &off::Decision, secs| {
+        off::observe(&off::Problem::gemm::<T>(m, n, k, alpha.is_zero(), beta.is_zero()), side, d, secs)
+    };
     match plan {
         GemmPlan::Cpu(None) => unreachable!(),
         GemmPlan::Cpu(Some(d)) => {
@@ -1964,6 +1968,7 @@ pub unsafe fn host_gemm<T: Scalar>(
             if trace::enabled() {
                 trace::note(&format!("{} {} offload: {d} measured={:.1}us", name(), shape(), secs * 1e6));
             }
+            learn(Side::Cpu, &d, secs);
             let stats = OffloadStats { mode: "cpu", secs, pred_us, cpu_threads: threads, ..Default::default() };
             off::set_last(Outcome {
                 routine: name(),
@@ -1981,6 +1986,7 @@ pub unsafe fn host_gemm<T: Scalar>(
                     stats.gpu_share = 1.0;
                     stats.pred_us = pred_us;
                     stats.secs = start.elapsed().as_secs_f64();
+                    learn(Side::Gpu, &d, stats.secs);
                     if trace::enabled() {
                         trace::line(&name(), &shape(), "gpu-offload", 0, stats.secs);
                         trace::note(&format!(

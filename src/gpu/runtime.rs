@@ -347,6 +347,12 @@ impl Runtime {
         }
     }
 
+    /// Whether device 0's runtime exists already (this process asked for the GPU before):
+    /// cheap, and never creates one.
+    pub fn started() -> bool {
+        Self::first().is_some()
+    }
+
     /// Whether a GPU is usable, without creating anything if it was never asked for.
     pub fn available() -> bool {
         config::get().device != DeviceChoice::Cpu && driver_present() && Self::get(0).is_ok()

@@ -5,6 +5,7 @@
 //! (and later the GPU decision) lives in one spot.
 
 pub mod gpu;
+pub mod learned;
 pub mod offload;
 pub mod trace;
 

@@ -34,6 +34,11 @@
 //! pointer) and the model's arithmetic (the split's search only for calls long enough for it,
 //! and remembered per shape in a small per-thread cache).
 //!
+//! After calibration the planner learns from the calls it times ([`learned`]): each CPU-only or
+//! GPU-only call's measured time over the calibrated prediction feeds a factor per routine,
+//! precision, side and octave of size, which later predictions (and each side of a split)
+//! include; `HYBLAS_OFFLOAD_LEARN=0` turns it off.
+//!
 //! Controls: `HYBLAS_DEVICE=cpu|gpu|split|auto` (default auto; `split` forces co-execution
 //! starting from the model's share) for the whole process; `HYBLAS_OFFLOAD_SHARE=x` (0..1) a
 //! fixed GPU share; [`force`] / [`with_side`], [`with_share`] and [`with_split`] the same for
@@ -44,6 +49,7 @@
 
 use crate::config::{self, DeviceChoice};
 use crate::gpu::{self, runtime::DeviceProps, Runtime};
+pub use crate::plan::learned::{self, Learned};
 use crate::types::Scalar;
 use once_cell::sync::Lazy;
 use parking_lot::RwLock;
@@ -380,6 +386,9 @@ pub struct Rates {
     /// Whole calls `hyblas tune offload` timed on the machine, and what they say about the
     /// model at each size ([`Calls`]).
     pub calls: Calls,
+    /// What the planner learnt from the calls it timed since ([`learned`]): the device's rates
+    /// consult the process's table; rates built for tests, tuning and offline scoring none.
+    pub learned: Option<Arc<Learned>>,
 }
 
 /// Square GEMM calls (host memory, beta != 0) timed by `hyblas tune offload`, and the model's
@@ -489,6 +498,7 @@ impl Rates {
             gpu_coexec: 0.8,
             op_factors: if p.cc.0 >= 9 { h200_op_factors() } else { Vec::new() },
             calls: Calls::default(),
+            learned: None,
         }
     }
 
@@ -629,6 +639,7 @@ impl Rates {
     fn derive_fixes(&mut self) {
         let mut unit = self.clone();
         unit.calls = Calls::default();
+        unit.learned = None;
         let mut gpu: [Vec<(f64, f64)>; 4] = Default::default();
         for s in &self.calls.gpu {
             let model = unit.gpu_secs(&s.p, 1.0).0;
@@ -643,7 +654,7 @@ impl Rates {
             if s.ng == 0 || s.ng >= s.p.n {
                 continue;
             }
-            let e = unit.split_eval(&s.p, s.ng, cfg);
+            let e = unit.split_eval(&s.p, s.ng, cfg, (1.0, 1.0));
             if e.cpu_us > 0.0 && e.gpu_us > 0.0 && s.cpu_secs > 0.0 && s.gpu_secs > 0.0 {
                 split[prec_index(s.p.prec)].push((
                     s.p.n as f64,
@@ -708,7 +719,7 @@ impl Rates {
             Ok(text) => base.with_lines(&text, &format!("tuned {}", path.display())),
             Err(_) => base,
         };
-        let r = Arc::new(r);
+        let r = Arc::new(Rates { learned: Some(Learned::global().clone()), ..r });
         RATES.write().insert(key, r.clone());
         r
     }
@@ -846,7 +857,28 @@ impl Rates {
     pub fn predict(&self, p: &Problem, threads: usize) -> Prediction {
         let (gpu, bound) = self.gpu_secs(p, 1.0);
         let (fc, fg) = self.op_factor(p);
-        Prediction { cpu_us: self.cpu_secs(p, threads) * 1e6 * fc, gpu_us: gpu * 1e6 * fg, bound, threads }
+        let (dc, dg) = self.drift(p);
+        Prediction {
+            cpu_us: self.cpu_secs(p, threads) * 1e6 * fc * dc,
+            gpu_us: gpu * 1e6 * fg * dg,
+            bound,
+            threads,
+            drift: [dc, dg],
+        }
+    }
+
+    /// The (CPU, GPU) factors learnt from timed calls at `p`'s size ([`learned`]; 1 and 1
+    /// without a table or with `HYBLAS_OFFLOAD_LEARN=0`).
+    pub fn drift(&self, p: &Problem) -> (f64, f64) {
+        match &self.learned {
+            Some(l) if learned::enabled() => l.factors(p),
+            _ => (1.0, 1.0),
+        }
+    }
+
+    /// These rates without what was learnt: the calibrated model alone.
+    pub fn calibrated(&self) -> Rates {
+        Rates { learned: None, ..self.clone() }
     }
 
     /// The (CPU, GPU) factors of `p`'s routine on the GEMM the model prices for it (1 for GEMM
@@ -884,7 +916,14 @@ impl Rates {
     }
 
     /// The split of `ng` (1..n-1) of C's columns to the GPU under one configuration.
-    fn split_eval(&self, p: &Problem, ng: usize, (f, ct, x, eff): (usize, usize, Xfer, f64)) -> SplitPrediction {
+    /// `drift`: the (CPU, GPU) factors learnt at this size ([`Rates::drift`]).
+    fn split_eval(
+        &self,
+        p: &Problem,
+        ng: usize,
+        (f, ct, x, eff): (usize, usize, Xfer, f64),
+        drift: (f64, f64),
+    ) -> SplitPrediction {
         let (gc, _) = self.pipe_secs(p, ng, x);
         let cc = self.cpu_cols_secs(p, p.n - ng, ct, eff);
         // Each side runs at its shared rate only while the other runs. Once the CPU's columns
@@ -898,9 +937,10 @@ impl Rates {
         } else {
             (self.cpu_side_secs(p, ng, ct, eff, gc), gc)
         };
-        // What the timed calls at this size say the two sides and the hand-offs really take.
+        // What the timed calls at this size say the two sides and the hand-offs really take,
+        // and how far the host has drifted since (learnt from whole calls).
         let (fc, fg, own) = self.split_fix(p);
-        let (c, g) = (c * fc, g * fg);
+        let (c, g) = (c * fc * drift.0, g * fg * drift.1);
         SplitPrediction {
             share: ng as f64 / p.n.max(1) as f64,
             us: (g.max(c) + own) * 1e6,
@@ -918,14 +958,10 @@ impl Rates {
     pub fn split_at(&self, p: &Problem, share: f64, threads: usize) -> SplitPrediction {
         let threads = threads.max(1);
         let ng = split_cols(share, p.n);
+        let drift = self.drift(p);
         if ng == 0 || ng >= p.n {
-            let (secs, g, c) = if ng == 0 {
-                let c = self.cpu_secs(p, threads);
-                (c, 0.0, c)
-            } else {
-                let g = self.gpu_secs(p, 1.0).0;
-                (g, g, 0.0)
-            };
+            let (cpu, gpu) = (self.cpu_secs(p, threads) * drift.0, self.gpu_secs(p, 1.0).0 * drift.1);
+            let (secs, g, c) = if ng == 0 { (cpu, 0.0, cpu) } else { (gpu, gpu, 0.0) };
             let cols = p.n as f64;
             return SplitPrediction {
                 share: if ng == 0 { 0.0 } else { 1.0 },
@@ -934,12 +970,12 @@ impl Rates {
                 cpu_us: c * 1e6,
                 cpu_threads: if ng == 0 { threads } else { 0 },
                 feeders: 0,
-                gpu_cols_per_s: cols / self.gpu_secs(p, 1.0).0.max(1e-9),
-                cpu_cols_per_s: cols / self.cpu_secs(p, threads).max(1e-9),
+                gpu_cols_per_s: cols / gpu.max(1e-9),
+                cpu_cols_per_s: cols / cpu.max(1e-9),
             };
         }
         self.split_configs(threads)
-            .map(|cfg| self.split_eval(p, ng, cfg))
+            .map(|cfg| self.split_eval(p, ng, cfg, drift))
             .min_by(|a, b| a.us.total_cmp(&b.us))
             .expect("at least one configuration")
     }
@@ -953,8 +989,9 @@ impl Rates {
             return None;
         }
         let mut best: Option<SplitPrediction> = None;
+        let drift = self.drift(p);
         for cfg in self.split_configs(threads) {
-            let at = |ng: usize| self.split_eval(p, ng, cfg);
+            let at = |ng: usize| self.split_eval(p, ng, cfg, drift);
             // The first ng (1..n-1) where the GPU side is at least as long as the CPU's.
             let (mut lo, mut hi) = (1usize, p.n - 1);
             let gpu_longer = |s: &SplitPrediction| s.gpu_us >= s.cpu_us;
@@ -1055,6 +1092,7 @@ static GENERATION: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsi
 /// Forget loaded rates (after `hyblas tune` wrote new ones).
 pub fn reload() {
     RATES.write().clear();
+    Learned::global().clear();
     GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
@@ -1164,6 +1202,9 @@ pub struct Prediction {
     /// The GPU pipeline's bounding path: "h2d", "compute", "a-panels" or "d2h".
     pub bound: &'static str,
     pub threads: usize,
+    /// The (CPU, GPU) factors learnt from timed calls that the two times include
+    /// ([`Rates::drift`]; the calibrated model's times are these times over them).
+    pub drift: [f64; 2],
 }
 
 /// A predicted co-execution.
@@ -1237,6 +1278,9 @@ pub fn describe(d: &Decision, split: Option<&SplitPlan>) -> String {
             " predicted cpu={:.1}us ({} threads) gpu={:.1}us ({}-bound)",
             p.cpu_us, p.threads, p.gpu_us, p.bound
         );
+        if p.drift != [1.0, 1.0] {
+            let _ = write!(s, " drift cpu=x{:.3} gpu=x{:.3}", p.drift[0], p.drift[1]);
+        }
     }
     if let Some(sp) = split {
         let x = &sp.pred;
@@ -1298,10 +1342,12 @@ pub fn decide_gemm<T: Scalar>(
     b: *const c_void,
 ) -> GemmPlan {
     let forced = forced_gemm();
-    if let Some(Force::Side(Side::Cpu, _)) = forced {
-        return GemmPlan::Cpu(None);
-    }
     let p = Problem::gemm::<T>(m, n, k, alpha_zero, beta_zero);
+    if let Some(Force::Side(Side::Cpu, _)) = forced {
+        if !times_forced_cpu(&p) {
+            return GemmPlan::Cpu(None);
+        }
+    }
     if forced.is_none() && p.flops() < *MIN_FLOPS {
         return GemmPlan::Cpu(None);
     }
@@ -1343,7 +1389,11 @@ fn decide_slow(p: Problem, forced: Option<(Side, &'static str)>, a: *const c_voi
     let pred = rates.predict(&p, crate::cpu::threads::nthreads());
     let src = Some(rates.source.clone());
     if let Some((side, by)) = forced {
-        return Plan::Gpu(rt, Decision { side, reason: Reason::Forced(by), pred: Some(pred), rates: src });
+        let d = Decision { side, reason: Reason::Forced(by), pred: Some(pred), rates: src };
+        return match side {
+            Side::Cpu => Plan::Cpu(Some(d)),
+            Side::Gpu => Plan::Gpu(rt, d),
+        };
     }
     if !p.host[0] || !p.host[1] {
         return Plan::Gpu(
@@ -1373,6 +1423,7 @@ fn decide_gemm_slow(p: Problem, forced: Option<Force>, a: *const c_void, b: *con
     // Co-execution needs A, B and C where the CPU can read them.
     let host = p.host.iter().all(|&h| h);
     match forced {
+        Some(Force::Side(Side::Cpu, by)) => return GemmPlan::Cpu(Some(dec(Side::Cpu, Reason::Forced(by)))),
         Some(Force::Side(side, by)) => return GemmPlan::Gpu(rt, dec(side, Reason::Forced(by))),
         Some(Force::Share(s, by)) if host => {
             let d = |side| dec(side, Reason::Forced(by));
@@ -1407,7 +1458,7 @@ fn decide_gemm_slow(p: Problem, forced: Option<Force>, a: *const c_void, b: *con
 
 /// The model's choices for the last few shapes of this thread (the split's search is tens of
 /// evaluations of the pipeline model; a program calls the same shapes again and again).
-type ChoiceKey = (Problem, usize, usize, (usize, usize));
+type ChoiceKey = (Problem, usize, usize, (usize, usize), (i64, i64));
 type Choice = (Prediction, Option<SplitPrediction>);
 thread_local! {
     static CHOICES: std::cell::RefCell<Vec<(ChoiceKey, Choice)>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -1415,8 +1466,16 @@ thread_local! {
 
 fn choose_cached(rates: &Arc<Rates>, p: &Problem, threads: usize) -> Choice {
     let generation = GENERATION.load(std::sync::atomic::Ordering::Relaxed);
-    let key =
-        (*p, threads, Arc::as_ptr(rates) as usize ^ generation.rotate_left(48), gpu::offload::tile_for(p.m, p.n, p.k));
+    // What was learnt at this size is part of the key, to 0.1%.
+    let (dc, dg) = rates.drift(p);
+    let learnt = ((dc.ln() * 1e3).round() as i64, (dg.ln() * 1e3).round() as i64);
+    let key = (
+        *p,
+        threads,
+        Arc::as_ptr(rates) as usize ^ generation.rotate_left(48),
+        gpu::offload::tile_for(p.m, p.n, p.k),
+        learnt,
+    );
     if let Some(c) = CHOICES.with(|c| c.borrow().iter().find(|(k, _)| *k == key).map(|(_, v)| *v)) {
         return c;
     }
@@ -1429,6 +1488,67 @@ fn choose_cached(rates: &Arc<Rates>, p: &Problem, threads: usize) -> Choice {
         cs.push((key, c));
     });
     c
+}
+
+// ---- Learning from the calls ----
+
+/// Whether a call forced onto the CPU is still priced and timed, to learn from
+/// ([`learned`]): past the flop threshold, and only in a process whose GPU runtime exists
+/// already (a forced CPU never starts the driver).
+fn times_forced_cpu(p: &Problem) -> bool {
+    learned::enabled()
+        && p.flops() >= *MIN_FLOPS
+        && !DISABLED.load(std::sync::atomic::Ordering::Relaxed)
+        && Runtime::started()
+}
+
+/// Learn from a call that ran on `side` as decided in `d` and took `secs` ([`learned`]): its
+/// time over the calibrated model's prediction (`d`'s, without the factors it included).
+/// Calls the model did not price as they ran are skipped: operands in device memory, no
+/// prediction.
+pub fn observe(p: &Problem, side: Side, d: &Decision, secs: f64) {
+    if !learned::enabled() || d.reason == Reason::DeviceOperand {
+        return;
+    }
+    let Some(pr) = &d.pred else { return };
+    let (us, drift) = match side {
+        Side::Cpu => (pr.cpu_us, pr.drift[0]),
+        Side::Gpu => (pr.gpu_us, pr.drift[1]),
+    };
+    if us > 0.0 && drift > 0.0 {
+        Learned::global().observe(p, side, secs * 1e6 / (us / drift));
+    }
+}
+
+/// A host Level-3 call the planner priced and sent to the CPU engine, timed while it lives
+/// (the caller runs the engine, then drops it): on drop, the trace line with the measured
+/// time, and [`observe`]. A panic unwinding through it records nothing.
+pub struct CpuWatch {
+    p: Problem,
+    d: Decision,
+    /// The call's name and shape, when tracing.
+    what: Option<String>,
+    start: std::time::Instant,
+}
+
+impl CpuWatch {
+    pub fn start(p: Problem, d: Decision, what: impl FnOnce() -> String) -> CpuWatch {
+        let what = super::trace::enabled().then(what);
+        CpuWatch { p, d, what, start: std::time::Instant::now() }
+    }
+}
+
+impl Drop for CpuWatch {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        let secs = self.start.elapsed().as_secs_f64();
+        if let Some(w) = &self.what {
+            super::trace::note(&format!("{w} offload: {} measured={:.1}us", self.d, secs * 1e6));
+        }
+        observe(&self.p, Side::Cpu, &self.d, secs);
+    }
 }
 
 // ---- Calibration (`hyblas tune`) ----
@@ -2207,8 +2327,10 @@ mod tests {
         assert_eq!(r.calls.split.len(), 3);
         for (share, f) in want {
             let cfg = r.split_configs(16).find(|c| c.0 == f).unwrap();
-            let (b, x) =
-                (base.split_eval(&p, split_cols(share, p.n), cfg), r.split_eval(&p, split_cols(share, p.n), cfg));
+            let (b, x) = (
+                base.split_eval(&p, split_cols(share, p.n), cfg, (1.0, 1.0)),
+                r.split_eval(&p, split_cols(share, p.n), cfg, (1.0, 1.0)),
+            );
             assert!((x.cpu_us / b.cpu_us - 1.0).abs() < 1e-9, "median CPU factor 1.0");
             assert!((x.gpu_us / b.gpu_us - 1.3).abs() < 1e-9, "median GPU factor 1.3");
             assert!((x.us - x.gpu_us.max(x.cpu_us) - 250.0).abs() < 1e-6, "own cost 0.25 ms");
@@ -2216,11 +2338,11 @@ mod tests {
         // Another precision without timed splits borrows the nearest one's (s from d).
         let q = Problem::square('s', 2048);
         let cfg = r.split_configs(16).next().unwrap();
-        let (b, x) = (base.split_eval(&q, 1000, cfg), r.split_eval(&q, 1000, cfg));
+        let (b, x) = (base.split_eval(&q, 1000, cfg, (1.0, 1.0)), r.split_eval(&q, 1000, cfg, (1.0, 1.0)));
         assert!((x.gpu_us / b.gpu_us - 1.3).abs() < 1e-9);
         // Twice the largest timed size: no correction left.
         let q = Problem::square('d', 4096);
-        let (b, x) = (base.split_eval(&q, 2000, cfg), r.split_eval(&q, 2000, cfg));
+        let (b, x) = (base.split_eval(&q, 2000, cfg, (1.0, 1.0)), r.split_eval(&q, 2000, cfg, (1.0, 1.0)));
         assert!((x.gpu_us / b.gpu_us - 1.0).abs() < 1e-9 && (x.us - b.us).abs() < 1e-6, "{x:?} {b:?}");
     }
 
@@ -2322,7 +2444,7 @@ mod tests {
             let cfg = r.split_configs(16).find(|c| c.0 == s.feeders).unwrap();
             let ng = split_cols(s.share, p.n);
             let longer = |ng: usize| {
-                let x = r.split_eval(&p, ng, cfg);
+                let x = r.split_eval(&p, ng, cfg, (1.0, 1.0));
                 x.gpu_us >= x.cpu_us
             };
             assert!((longer(ng) && !longer(ng - 1)) || (!longer(ng) && longer(ng + 1)), "{what}: {s:?}");
@@ -2337,7 +2459,7 @@ mod tests {
             let one_feeder = r.split_configs(16).find(|c| c.0 == 1).unwrap();
             let (mut g, mut c) = (0.0, f64::INFINITY);
             for i in 1..10 {
-                let at = r.split_eval(&p, split_cols(i as f64 / 10.0, p.n), one_feeder);
+                let at = r.split_eval(&p, split_cols(i as f64 / 10.0, p.n), one_feeder, (1.0, 1.0));
                 assert!(at.gpu_us >= g && at.cpu_us <= c, "{what}: share {i}0%");
                 (g, c) = (at.gpu_us, at.cpu_us);
             }
@@ -2564,16 +2686,64 @@ mod tests {
     }
 
     #[test]
+    fn the_planner_prices_with_what_it_learnt() {
+        let r = Rates { learned: Some(Arc::new(Learned::default())), ..tuned() };
+        let p = Problem::square('d', 2048);
+        let (before, split_before) = (r.predict(&p, 16), r.split_at(&p, 0.5, 16));
+        assert_eq!(before.drift, [1.0, 1.0]);
+        assert_eq!(r.calibrated().predict(&p, 16), before);
+        // The CPU ran twice as slow as priced, call after call; the GPU as priced.
+        let l = r.learned.as_ref().unwrap();
+        for _ in 0..200 {
+            l.observe(&p, Side::Cpu, 2.0);
+            l.observe(&p, Side::Gpu, 1.0);
+        }
+        let after = r.predict(&p, 16);
+        assert!((after.cpu_us / before.cpu_us - 2.0).abs() < 1e-6, "{after:?}");
+        assert!((after.gpu_us - before.gpu_us).abs() < 1e-6);
+        assert!((after.drift[0] - 2.0).abs() < 1e-6);
+        // The split's CPU side with it, the GPU side as it was.
+        let split = r.split_at(&p, 0.5, 16);
+        assert!((split.cpu_us / split_before.cpu_us - 2.0).abs() < 1e-6, "{split:?} {split_before:?}");
+        assert!((split.gpu_us - split_before.gpu_us).abs() < 1e-6);
+        // The best split moves towards the GPU; the calibrated model's stays.
+        let (b0, b1) = (r.calibrated().best_split(&p, 16).unwrap(), r.best_split(&p, 16).unwrap());
+        assert!(b1.share > b0.share + 0.03, "{} -> {}", b0.share, b1.share);
+        // A size four octaves away learnt nothing.
+        let far = Problem::square('d', 128);
+        assert_eq!(r.predict(&far, 16).drift, [1.0, 1.0]);
+    }
+
+    #[test]
+    fn calls_teach_the_process_table_unless_the_model_did_not_price_them() {
+        // A problem no other test touches (the table is the process's).
+        let p = Problem { op: Op::Trmm, ..Problem::square('c', 3000) };
+        let pred = Prediction { cpu_us: 2000.0, gpu_us: 900.0, bound: "h2d", threads: 16, drift: [2.0, 0.9] };
+        let d = |reason| Decision { side: Side::Cpu, reason, pred: Some(pred), rates: None };
+        // Device operands: the host pipeline's model did not describe the call.
+        observe(&p, Side::Cpu, &d(Reason::DeviceOperand), 1.5e-3);
+        observe(&p, Side::Cpu, &Decision { pred: None, ..d(Reason::Model) }, 1.5e-3);
+        assert_eq!(Learned::global().factors(&p), (1.0, 1.0));
+        // 1.5 ms against the calibrated 1000 us (2000 us included a learnt 2x): ratio 1.5, half
+        // way from the model's 1 in ln. The GPU: 1.5 ms against 1000 us.
+        observe(&p, Side::Cpu, &d(Reason::Model), 1.5e-3);
+        observe(&p, Side::Gpu, &d(Reason::Forced("forced")), 1.5e-3);
+        let (c, g) = Learned::global().factors(&p);
+        assert!((c - 1.5f64.sqrt()).abs() < 1e-9 && (g - 1.5f64.sqrt()).abs() < 1e-9, "{c} {g}");
+    }
+
+    #[test]
     fn decisions_print_their_inputs() {
         let d = Decision {
             side: Side::Gpu,
             reason: Reason::Model,
-            pred: Some(Prediction { cpu_us: 1000.0, gpu_us: 500.0, bound: "h2d", threads: 16 }),
+            pred: Some(Prediction { cpu_us: 1000.0, gpu_us: 500.0, bound: "h2d", threads: 16, drift: [1.1, 0.95] }),
             rates: Some("tuned x".into()),
         };
         assert_eq!(
             d.to_string(),
-            "side=gpu (model) predicted cpu=1000.0us (16 threads) gpu=500.0us (h2d-bound) rates=tuned x"
+            "side=gpu (model) predicted cpu=1000.0us (16 threads) gpu=500.0us (h2d-bound) drift cpu=x1.100 \
+             gpu=x0.950 rates=tuned x"
         );
         let sp = SplitPlan {
             pred: SplitPrediction {
@@ -2590,7 +2760,7 @@ mod tests {
         };
         assert_eq!(
             describe(&d, Some(&sp)),
-            "side=split (model) predicted cpu=1000.0us (16 threads) gpu=500.0us (h2d-bound) split=420.0us at gpu share 0.800 dynamic (gpu side 400.0us, cpu side 390.0us on 15 threads, 1 feeder) rates=tuned x"
+            "side=split (model) predicted cpu=1000.0us (16 threads) gpu=500.0us (h2d-bound) drift cpu=x1.100 gpu=x0.950 split=420.0us at gpu share 0.800 dynamic (gpu side 400.0us, cpu side 390.0us on 15 threads, 1 feeder) rates=tuned x"
         );
     }
 }
@@ -2668,7 +2838,9 @@ impl Problem {
 pub fn decide_level3(p: Problem, operands: &[*const c_void]) -> Plan {
     let forced = forced();
     if let Some((Side::Cpu, _)) = forced {
-        return Plan::Cpu(None);
+        if !times_forced_cpu(&p) {
+            return Plan::Cpu(None);
+        }
     }
     if forced.is_none() && p.flops() < *MIN_FLOPS {
         return Plan::Cpu(None);
@@ -2699,7 +2871,11 @@ fn decide_level3_slow(p: Problem, forced: Option<(Side, &'static str)>, operands
     let pred = rates.predict(&p, crate::cpu::threads::nthreads());
     let src = Some(rates.source.clone());
     if let Some((side, by)) = forced {
-        return Plan::Gpu(rt, Decision { side, reason: Reason::Forced(by), pred: Some(pred), rates: src });
+        let d = Decision { side, reason: Reason::Forced(by), pred: Some(pred), rates: src };
+        return match side {
+            Side::Cpu => Plan::Cpu(Some(d)),
+            Side::Gpu => Plan::Gpu(rt, d),
+        };
     }
     if on_device {
         return Plan::Gpu(

@@ -126,12 +126,23 @@ pub unsafe fn gemm_run<T: Scalar>(
     plan::run::<T, _>("gemm", desc, || eng::gemm(alpha, av, ca, bv, cb, beta, cv));
 }
 
+/// What [`offload_level3`] did with a call.
+pub(crate) enum Level3Run {
+    /// Done: on the GPU, or (after a GPU failure that wrote part of the output) finished by
+    /// the CPU engine on exactly the parts left.
+    Done,
+    /// The caller runs the CPU engine on the whole call, holding the watch until it is done
+    /// (a call the planner priced: its trace line and what the planner learns from it, when
+    /// it drops).
+    Cpu(Option<crate::plan::offload::CpuWatch>),
+}
+
 /// A host SYMM/HEMM, SYRK/HERK, SYR2K/HER2K (and, from `level3_tri`, TRMM/TRSM) call that the
-/// offload planner (`plan::offload::decide_level3`) sends to the GPU: runs it through
-/// `gpu::offload::l3` and returns true. A failed offload that wrote part of the output is
-/// finished by `finish` (the CPU engine on exactly the parts left), with a trace line. False:
-/// the caller runs the CPU engine on the whole call (the planner said so, cheaply for small
-/// calls; or the GPU failed before writing anything: out of memory, no cuBLAS, ...).
+/// offload planner (`plan::offload::decide_level3`) sends to the GPU runs through
+/// `gpu::offload::l3`. A failed offload that wrote part of the output is finished by `finish`
+/// (the CPU engine on exactly the parts left), with a trace line. [`Level3Run::Cpu`]: the
+/// caller runs the CPU engine on the whole call (the planner said so, cheaply for small calls;
+/// or the GPU failed before writing anything: out of memory, no cuBLAS, ...).
 ///
 /// # Safety
 /// `call` built from validated, non-empty arguments.
@@ -139,33 +150,31 @@ pub(crate) unsafe fn offload_level3<T: Scalar>(
     call: &l3::Call<T>,
     shape: &dyn Fn() -> String,
     finish: &dyn Fn(&[gpu::offload::Tile]),
-) -> bool {
-    use crate::plan::offload::{self as off, Outcome, Plan, Reason, Side as Dev};
+) -> Level3Run {
+    use crate::plan::offload::{self as off, CpuWatch, Outcome, Plan, Reason, Side as Dev};
     use crate::plan::trace;
     let base = call.kind.name();
     let name = || format!("{}{base}", T::PREFIX);
     let (rt, d) = match off::decide_level3(call.problem(), &call.operands()) {
-        Plan::Cpu(None) => return false,
+        Plan::Cpu(None) => return Level3Run::Cpu(None),
         Plan::Cpu(Some(d)) => {
-            if trace::enabled() {
-                trace::note(&format!("{} {} offload: {d}", name(), shape()));
-            }
             off::set_last(Outcome { routine: name(), planned: d.side, ran: Dev::Cpu, fallback: None, stats: None });
-            return false;
+            return Level3Run::Cpu(Some(CpuWatch::start(call.problem(), d, || format!("{} {}", name(), shape()))));
         }
         Plan::Gpu(rt, d) => (rt, d),
     };
     let start = std::time::Instant::now();
     match l3::run::<T>(rt, call) {
         Ok(stats) => {
+            let secs = start.elapsed().as_secs_f64();
+            off::observe(&call.problem(), Dev::Gpu, &d, secs);
             if trace::enabled() {
-                let secs = start.elapsed().as_secs_f64();
                 trace::line(&name(), &shape(), "gpu-offload", 0, secs);
                 trace::note(&format!("{} {} offload: {d} measured={:.1}us {stats}", name(), shape(), secs * 1e6));
             }
             let o = Outcome { routine: name(), planned: Dev::Gpu, ran: Dev::Gpu, fallback: None, stats: Some(stats) };
             off::set_last(o);
-            true
+            Level3Run::Done
         }
         Err(f) => {
             // The CPU engine cannot read device memory (and a device output may be half
@@ -176,7 +185,7 @@ pub(crate) unsafe fn offload_level3<T: Scalar>(
                 eprintln!("hyblas: {} with device operands failed on the GPU: {f}", name());
                 let fallback = Some(f.to_string());
                 off::set_last(Outcome { routine: name(), planned: Dev::Gpu, ran: Dev::Gpu, fallback, stats: None });
-                return true;
+                return Level3Run::Done;
             }
             if off::disables(&f.error) {
                 eprintln!("hyblas: {} offload: device error, later calls stay on the CPU: {f}", name());
@@ -188,11 +197,11 @@ pub(crate) unsafe fn offload_level3<T: Scalar>(
             let fallback = Some(f.to_string());
             off::set_last(Outcome { routine: name(), planned: Dev::Gpu, ran: Dev::Cpu, fallback, stats: None });
             if f.untouched_c() {
-                return false;
+                return Level3Run::Cpu(None);
             }
             let left = f.remaining();
             plan::run::<T, _>(base, shape, || finish(&left));
-            true
+            Level3Run::Done
         }
     }
 }
@@ -341,9 +350,9 @@ pub unsafe fn symm_run<T: Scalar>(
     let shape = || format!("side={side:?} uplo={uplo:?} m={m} n={n} lda={lda} ldb={ldb} ldc={ldc}");
     let (la, lb, lc) = (lda as usize, ldb as usize, ldc as usize);
     let call = l3::Call::symm(herm, side, uplo, m, n, alpha, a, la, b, lb, beta, c, lc);
-    if offload_level3(&call, &shape, &|left| l3::finish_rank(&call, left)) {
+    let Level3Run::Cpu(_watch) = offload_level3(&call, &shape, &|left| l3::finish_rank(&call, left)) else {
         return;
-    }
+    };
     let na = if side == Side::Left { m } else { n };
     let av = MatRef::col_major(a, na, na, lda as usize);
     let bv = MatRef::col_major(b, m, n, ldb as usize);
@@ -455,9 +464,9 @@ pub unsafe fn syrk_run<T: Scalar>(
     let herm = kind == RankKind::Herm;
     let shape = || format!("uplo={uplo:?} trans={trans:?} n={n} k={k} lda={lda} ldc={ldc}");
     let call = l3::Call::syrk(herm, uplo, trans, n, k, alpha, a, lda as usize, beta, c, ldc as usize);
-    if offload_level3(&call, &shape, &|left| l3::finish_rank(&call, left)) {
+    let Level3Run::Cpu(_watch) = offload_level3(&call, &shape, &|left| l3::finish_rank(&call, left)) else {
         return;
-    }
+    };
     let (xv, conj) = op_view(a, trans, n, k, lda as usize);
     let cv = MatMut::col_major(c, n, n, ldc as usize);
     plan::run::<T, _>(if herm { "herk" } else { "syrk" }, shape, || {
@@ -520,9 +529,9 @@ pub unsafe fn syr2k_run<T: Scalar>(
     let shape = || format!("uplo={uplo:?} trans={trans:?} n={n} k={k} lda={lda} ldb={ldb} ldc={ldc}");
     let (la, lb, lc) = (lda as usize, ldb as usize, ldc as usize);
     let call = l3::Call::syr2k(herm, uplo, trans, n, k, alpha, a, la, b, lb, beta, c, lc);
-    if offload_level3(&call, &shape, &|left| l3::finish_rank(&call, left)) {
+    let Level3Run::Cpu(_watch) = offload_level3(&call, &shape, &|left| l3::finish_rank(&call, left)) else {
         return;
-    }
+    };
     let (xv, conj) = op_view(a, trans, n, k, lda as usize);
     let (yv, _) = op_view(b, trans, n, k, ldb as usize);
     let cv = MatMut::col_major(c, n, n, ldc as usize);

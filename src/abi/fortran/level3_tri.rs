@@ -1,6 +1,6 @@
 //! Fortran TRMM and TRSM.
 
-use crate::abi::fortran::level3::offload_level3;
+use crate::abi::fortran::level3::{offload_level3, Level3Run};
 use crate::abi::fortran::util::report;
 use crate::cpu::level3::tri::{self as eng, TriScalar};
 use crate::gpu::offload::l3;
@@ -96,9 +96,9 @@ pub unsafe fn run<T: TriScalar>(
     };
     let call =
         l3::Call::trxm(routine == Routine::Trsm, o.side, o.uplo, o.trans, o.diag, m, n, alpha, a.ptr, lda, b.ptr, ldb);
-    if offload_level3(&call, &shape, &|left| l3::finish_tri(&call, left)) {
+    let Level3Run::Cpu(_watch) = offload_level3(&call, &shape, &|left| l3::finish_tri(&call, left)) else {
         return;
-    }
+    };
     plan::run::<T, _>(routine.base(), shape, || match routine {
         Routine::Trmm => eng::trmm(o.side, o.uplo, o.trans, o.diag, alpha, a, b),
         Routine::Trsm => eng::trsm(o.side, o.uplo, o.trans, o.diag, alpha, a, b),

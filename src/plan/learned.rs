@@ -1,0 +1,221 @@
+//! What the offload planner learns from the calls it times (issue 5).
+//!
+//! `hyblas tune offload` calibrates the cost model once; the host then drifts. On the lent
+//! H200 hosts the CPU ran 15-25% faster during a benchmark than during the calibration a
+//! minute before it (and the GPU pipeline, whose copies the CPU packs, 10-30%), which puts a
+//! once-calibrated model outside 15% at most CPU-bound points. So every host Level-3 call the
+//! planner times (CPU-only and GPU-only; co-executed calls are not, their two sides' errors
+//! being the split model's own) adds its measured time over the calibrated model's prediction
+//! to a running factor per routine, precision, side and octave of size, and later
+//! predictions at that size are multiplied by it: a history-based correction on top of the
+//! parametric model, as StarPU's history models do.
+//!
+//! A factor is the geometric running mean of its cell's ratios, the calibrated model counting
+//! as one observation of 1 (so the first call moves it half way), with weights floored at
+//! [`RATE_FLOOR`] so it keeps following drift. A cell without calls borrows the nearest
+//! octave's within [`REACH_OCTAVES`]. Ratios beyond [`MAX_RATIO`] either way are dropped: an
+//! interrupted call says nothing about the rates.
+//!
+//! `HYBLAS_OFFLOAD_LEARN=0` turns it off (predictions are the calibrated model's). The trace
+//! line shows the factors a prediction used (`drift cpu=x.. gpu=x..`).
+
+use super::offload::{Op, Problem, Side};
+use once_cell::sync::Lazy;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Environment switch (`0` / `off` / `false`: no learning).
+pub const LEARN_KEY: &str = "HYBLAS_OFFLOAD_LEARN";
+
+/// The smallest weight of a new call in its cell's factor: a cell follows a drift within about
+/// ten calls, and one call's noise (10-17% on the H200 host) moves it by under 2%.
+pub const RATE_FLOOR: f64 = 0.1;
+
+/// Calls measured more than this many times faster or slower than predicted are not learnt
+/// from (a first touch's page faults, another program taking the cores).
+pub const MAX_RATIO: f64 = 3.0;
+
+/// A size without calls of its own takes the factor of the nearest size with some, up to this
+/// many octaves away (a factor learnt at n = 512, where fixed costs dominate, says little
+/// about n = 8192).
+pub const REACH_OCTAVES: i32 = 2;
+
+static ENABLED: Lazy<bool> =
+    Lazy::new(|| crate::config::value(LEARN_KEY).is_none_or(|v| !matches!(v.trim(), "0" | "off" | "false" | "no")));
+
+/// Whether learning is on (`HYBLAS_OFFLOAD_LEARN`).
+pub fn enabled() -> bool {
+    *ENABLED
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    op: Op,
+    prec: char,
+    gpu: bool,
+    octave: i32,
+}
+
+impl Key {
+    fn of(p: &Problem, side: Side) -> Key {
+        Key { op: p.op, prec: p.prec, gpu: side == Side::Gpu, octave: octave(p.size()) }
+    }
+}
+
+fn octave(size: f64) -> i32 {
+    size.max(1.0).log2().round() as i32
+}
+
+/// One cell: ln of its factor, and how many calls made it.
+#[derive(Clone, Copy, Debug)]
+struct Cell {
+    ln: f64,
+    calls: u32,
+}
+
+/// The learnt factors (one table per process, [`Learned::global`]; tests and offline scoring
+/// make their own).
+#[derive(Debug, Default)]
+pub struct Learned {
+    cells: Mutex<HashMap<Key, Cell>>,
+}
+
+/// Two tables are the same only if they are one table (the rates that carry one compare
+/// equal by their figures and by which table they consult).
+impl PartialEq for Learned {
+    fn eq(&self, other: &Learned) -> bool {
+        std::ptr::eq(self, other)
+    }
+}
+
+static GLOBAL: Lazy<Arc<Learned>> = Lazy::new(|| Arc::new(Learned::default()));
+
+impl Learned {
+    /// The process's table, the one the planner's rates consult and its calls feed.
+    pub fn global() -> &'static Arc<Learned> {
+        &GLOBAL
+    }
+
+    /// ln of the factor for `key`: its own cell's, else the nearest populated cell's of the
+    /// same routine, precision and side within [`REACH_OCTAVES`] (the mean of two equally
+    /// near), else none.
+    fn ln_at(cells: &HashMap<Key, Cell>, key: Key) -> Option<f64> {
+        if let Some(c) = cells.get(&key) {
+            return Some(c.ln);
+        }
+        (1..=REACH_OCTAVES).find_map(|d| {
+            let near: Vec<f64> = [key.octave - d, key.octave + d]
+                .into_iter()
+                .filter_map(|o| cells.get(&Key { octave: o, ..key }).map(|c| c.ln))
+                .collect();
+            (!near.is_empty()).then(|| near.iter().sum::<f64>() / near.len() as f64)
+        })
+    }
+
+    /// The (CPU, GPU) factors for `p` (1 where nothing was learnt).
+    pub fn factors(&self, p: &Problem) -> (f64, f64) {
+        let cells = self.cells.lock();
+        let at = |side| Self::ln_at(&cells, Key::of(p, side)).map_or(1.0, f64::exp);
+        (at(Side::Cpu), at(Side::Gpu))
+    }
+
+    /// Learn from one call of `p` on `side` that took `ratio` times the calibrated model's
+    /// prediction. A new cell starts from the factor it borrowed.
+    pub fn observe(&self, p: &Problem, side: Side, ratio: f64) {
+        if !(1.0 / MAX_RATIO..=MAX_RATIO).contains(&ratio) {
+            return;
+        }
+        let key = Key::of(p, side);
+        let mut cells = self.cells.lock();
+        let start = Self::ln_at(&cells, key).unwrap_or(0.0);
+        let c = cells.entry(key).or_insert(Cell { ln: start, calls: 0 });
+        c.calls += 1;
+        let w = (1.0 / (c.calls as f64 + 1.0)).max(RATE_FLOOR);
+        c.ln += w * (ratio.ln() - c.ln);
+    }
+
+    /// Forget everything (new rates were loaded: the factors were relative to the old ones).
+    pub fn clear(&self) {
+        self.cells.lock().clear();
+    }
+
+    /// Calls learnt from, over all cells.
+    pub fn calls(&self) -> u64 {
+        self.cells.lock().values().map(|c| c.calls as u64).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(n: usize) -> Problem {
+        Problem::square('d', n)
+    }
+
+    #[test]
+    fn a_cell_moves_to_its_calls_ratio_and_keeps_following() {
+        let l = Learned::default();
+        assert_eq!(l.factors(&p(1024)), (1.0, 1.0));
+        l.observe(&p(1024), Side::Cpu, 1.2);
+        // The calibrated model counts as one call of 1: half way in ln.
+        let (c, g) = l.factors(&p(1024));
+        assert!((c - 1.2f64.sqrt()).abs() < 1e-12, "{c}");
+        assert_eq!(g, 1.0);
+        for _ in 0..60 {
+            l.observe(&p(1024), Side::Cpu, 1.2);
+        }
+        assert!((l.factors(&p(1024)).0 - 1.2).abs() < 1e-3);
+        // A later drift is followed at the floor's rate, not drowned by the history.
+        for _ in 0..40 {
+            l.observe(&p(1024), Side::Cpu, 0.9);
+        }
+        assert!((l.factors(&p(1024)).0 - 0.9).abs() < 0.01, "{:?}", l.factors(&p(1024)));
+        assert_eq!(l.calls(), 101);
+    }
+
+    #[test]
+    fn sizes_without_calls_borrow_the_nearest_within_reach() {
+        let l = Learned::default();
+        for _ in 0..200 {
+            l.observe(&p(1024), Side::Gpu, 0.8);
+            l.observe(&p(4096), Side::Gpu, 1.25);
+        }
+        let g = |n| l.factors(&p(n)).1;
+        assert!((g(1024) - 0.8).abs() < 1e-6 && (g(4096) - 1.25).abs() < 1e-6);
+        // 2048 lies between the two: the mean in ln.
+        assert!((g(2048) - 1.0).abs() < 1e-6, "{}", g(2048));
+        assert!((g(512) - 0.8).abs() < 1e-6 && (g(16384) - 1.25).abs() < 1e-6);
+        // Out of reach, and other precisions and routines: the calibrated model.
+        assert_eq!(g(64), 1.0);
+        assert_eq!(g(65536), 1.0);
+        assert_eq!(l.factors(&Problem::square('s', 1024)), (1.0, 1.0));
+        let syrk = Problem { op: Op::Syrk, ..p(1024) };
+        assert_eq!(l.factors(&syrk), (1.0, 1.0));
+        // A new cell starts from what it borrowed: one call of 1.25 at 2048 moves it half way.
+        l.observe(&p(2048), Side::Gpu, 1.25);
+        assert!((g(2048) - 1.25f64.sqrt()).abs() < 1e-6, "{}", g(2048));
+    }
+
+    #[test]
+    fn wild_calls_are_not_learnt_from_and_clear_forgets() {
+        let l = Learned::default();
+        for r in [0.0, -1.0, f64::NAN, f64::INFINITY, 3.5, 0.2] {
+            l.observe(&p(2048), Side::Cpu, r);
+        }
+        assert_eq!(l.calls(), 0);
+        assert_eq!(l.factors(&p(2048)), (1.0, 1.0));
+        l.observe(&p(2048), Side::Cpu, 2.0);
+        assert!(l.factors(&p(2048)).0 > 1.4);
+        l.clear();
+        assert_eq!(l.factors(&p(2048)), (1.0, 1.0));
+    }
+
+    #[test]
+    fn tables_are_equal_only_to_themselves() {
+        let (a, b) = (Learned::default(), Learned::default());
+        assert!(a == a && a != b);
+        assert!(Learned::global() == Learned::global());
+    }
+}
