@@ -131,31 +131,39 @@ fn default_out_dir() -> PathBuf {
 
 const MODES: [&str; 5] = ["auto", "cpu", "gpu", "split", "nvblas"];
 
+/// The options without arguments (budget and --max-call-s: NaN until the sizes and --quick
+/// settle them).
+impl Default for Opts {
+    fn default() -> Opts {
+        Opts {
+            ns: Vec::new(),
+            routines: vec!["dgemm".into(), "sgemm".into(), "zgemm".into()],
+            modes: MODES.iter().map(|m| m.to_string()).collect(),
+            shares: Vec::new(),
+            beta: 0.5,
+            nvblas: None,
+            nvblas_off: false,
+            cpu_blas: None,
+            nvblas_tile: 2048,
+            autopin: true,
+            budget: f64::NAN,
+            max_call_s: f64::NAN,
+            max_s: 8.0,
+            deadline: f64::INFINITY,
+            out: default_out_dir(),
+            quick: false,
+            reps: None,
+            samples: None,
+            rescore: None,
+            replay: false,
+            recipe: None,
+            threads: None,
+        }
+    }
+}
+
 fn parse_opts() -> Result<Opts, String> {
-    let mut o = Opts {
-        ns: Vec::new(),
-        routines: vec!["dgemm".into(), "sgemm".into(), "zgemm".into()],
-        modes: MODES.iter().map(|m| m.to_string()).collect(),
-        shares: Vec::new(),
-        beta: 0.5,
-        nvblas: None,
-        nvblas_off: false,
-        cpu_blas: None,
-        nvblas_tile: 2048,
-        autopin: true,
-        budget: f64::NAN,
-        max_call_s: f64::NAN,
-        max_s: 8.0,
-        deadline: f64::INFINITY,
-        out: default_out_dir(),
-        quick: false,
-        reps: None,
-        samples: None,
-        rescore: None,
-        replay: false,
-        recipe: None,
-        threads: None,
-    };
+    let mut o = Opts::default();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let (key, inline) = match arg.split_once('=') {
@@ -1793,26 +1801,11 @@ mod tests {
         let opts = Opts {
             ns: vec![1024, 2048, 16384],
             routines: vec!["dgemm".into(), "zgemm".into()],
-            modes: MODES.iter().map(|m| m.to_string()).collect(),
             shares: (0..=10).map(|i| i as f64 / 10.0).collect(),
-            beta: 0.5,
-            nvblas: None,
-            nvblas_off: false,
-            cpu_blas: None,
-            nvblas_tile: 2048,
-            autopin: true,
             budget: 0.1,
             max_call_s: 2.5,
-            max_s: 8.0,
-            deadline: f64::INFINITY,
             out: PathBuf::from("/nonexistent"),
-            quick: false,
-            reps: None,
-            samples: None,
-            rescore: None,
-            replay: false,
-            recipe: None,
-            threads: None,
+            ..Opts::default()
         };
         let mut rows = Vec::new();
         for r in ["dgemm", "zgemm"] {
