@@ -11,7 +11,7 @@
 //!
 //! Every point: C := A*B + beta*C on square n x n host matrices (Vec, pageable memory): one
 //! warm-up call (not for calls predicted longer than 0.3 s), then timed calls filling
-//! `--budget-s` (at least one; three for auto, cpu and gpu where they take under 4 s), median.
+//! `--budget-s` (at least one; three where they take under 4 s), median.
 //! A point the model predicts longer than `--max-call-s` is skipped and says so (CPU-only and
 //! low GPU shares at large n, where the CPU would take minutes); NVBLAS, which the model does not price, is skipped when its previous size
 //! extrapolates past `--max-s`. For n <= 2048 each result is checked against the CPU engine's.
@@ -72,6 +72,9 @@ usage: offloadbench [options]
   --replay           with --rescore: price each size as the planner did in the run, having
                      learnt from the whole calls (cpu, gpu, auto) of the sizes before it
                      (plan::learned); without it, the calibrated model alone.
+  --sides FILE       with --rescore: the run's --samples file; prints each co-executed point's
+                     GPU side, CPU side and whole call (medians over its calls) beside the
+                     calibrated model's, to show which side the model has wrong
 ";
 
 /// The LP64 Fortran GEMM signature (NVBLAS's and hyblas's).
@@ -102,6 +105,9 @@ struct Opts {
     /// Score this earlier CSV against the model instead of measuring (with `recipe`).
     rescore: Option<PathBuf>,
     replay: bool,
+    /// With `rescore`: an earlier run's samples file, whose co-executed calls' sides are set
+    /// against the model's (`--sides`).
+    sides: Option<PathBuf>,
     recipe: Option<PathBuf>,
     threads: Option<usize>,
 }
@@ -156,6 +162,7 @@ impl Default for Opts {
             samples: None,
             rescore: None,
             replay: false,
+            sides: None,
             recipe: None,
             threads: None,
         }
@@ -233,6 +240,7 @@ fn parse_opts() -> Result<Opts, String> {
             "--samples" => o.samples = Some(PathBuf::from(value()?)),
             "--rescore" => o.rescore = Some(PathBuf::from(value()?)),
             "--replay" => o.replay = true,
+            "--sides" => o.sides = Some(PathBuf::from(value()?)),
             "--recipe" => o.recipe = Some(PathBuf::from(value()?)),
             "--threads" => o.threads = Some(value()?.parse().map_err(|_| "bad --threads")?),
             _ => return Err(format!("unknown argument `{arg}` (see --help)")),
@@ -438,10 +446,11 @@ struct Timed<'a> {
     min_reps: usize,
 }
 
-/// Timed calls of the whole-call modes (auto, cpu, gpu): the issue's "auto against the better
-/// of cpu and gpu" compares their medians, and one call of a point that takes most of the
-/// budget varies by 5-10% on the H200 host.
-const WHOLE_CALL_REPS: usize = 3;
+/// Timed calls of hyblas's points (auto, cpu, gpu, split): the issue's "auto against the
+/// better of cpu and gpu" compares their medians, and the split sweep's model against them;
+/// one call of a point that takes most of the budget varies by 5-10% on the H200 host (a
+/// co-executed DGEMM n = 8192 by up to 15%, which one call a share left in the sweep).
+const MIN_CALLS: usize = 3;
 /// Seconds a point may take to reach its `min_reps`.
 const MIN_REPS_SECS: f64 = 4.0;
 
@@ -458,10 +467,10 @@ impl<'a> Timed<'a> {
             min_reps: 1,
         }
     }
-    /// At least `k` timed calls (see [`MIN_REPS_SECS`]) for the whole-call modes.
+    /// At least [`MIN_CALLS`] timed calls (see [`MIN_REPS_SECS`]) for hyblas's modes.
     fn min_reps_for(mut self, mode: &str) -> Self {
-        if matches!(mode, "auto" | "cpu" | "gpu") {
-            self.min_reps = WHOLE_CALL_REPS;
+        if matches!(mode, "auto" | "cpu" | "gpu" | "split") {
+            self.min_reps = MIN_CALLS;
         }
         self
     }
@@ -1010,10 +1019,68 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
         if o.replay { ", replaying what the planner learnt from the run's whole calls" } else { "" }
     );
     print!("{}", table(&rows, &o2, Some(&rates), threads));
+    if let Some(f) = &o.sides {
+        print!("{}", sides_table(f, &calibrated, o.beta == 0.0, threads)?);
+    }
     if let Some(out) = &o.samples {
         std::fs::write(out, csv(&rows)).map_err(|e| format!("{}: {e}", out.display()))?;
     }
     Ok(())
+}
+
+/// `--sides`: per co-executed point of a samples file (routine,n,mode,share,round,us,
+/// gpu_side_us,cpu_side_us), the medians of each side and of the call beside the calibrated
+/// model's.
+fn sides_table(path: &Path, rates: &Rates, beta_zero: bool, threads: usize) -> Result<String, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // (routine, n, share) -> each call's (time, GPU side, CPU side).
+    type Point = ((String, usize, String), [Vec<f64>; 3]);
+    let mut points: Vec<Point> = Vec::new();
+    for l in text.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        if f.len() < 8 || f[2] != "split" {
+            continue;
+        }
+        let (Ok(n), Ok(us), Ok(g), Ok(c)) = (f[1].parse(), f[5].parse(), f[6].parse(), f[7].parse()) else { continue };
+        let key = (f[0].to_string(), n, f[3].to_string());
+        let i = match points.iter().position(|p| p.0 == key) {
+            Some(i) => i,
+            None => {
+                points.push((key, Default::default()));
+                points.len() - 1
+            }
+        };
+        for (v, x) in points[i].1.iter_mut().zip([us, g, c]) {
+            v.push(x);
+        }
+    }
+    let mut s = String::from(
+        "\nco-executed calls' sides (ms; medians over each point's calls) against the calibrated model\n\
+         routine      n share | call    gpu     cpu   | model   gpu     cpu   | call   gpu    cpu  | feeders\n",
+    );
+    for ((routine, n, share), v) in &points {
+        let Ok(x) = share.parse::<f64>() else { continue };
+        if x <= 0.0 || x >= 1.0 {
+            continue;
+        }
+        let e = rates.split_at(&point_problem(routine, *n, beta_zero), x, threads);
+        let m = [median(&v[0]), median(&v[1]), median(&v[2])];
+        let pm = [e.us, e.gpu_us, e.cpu_us];
+        let err: Vec<String> = pm.iter().zip(&m).map(|(p, m)| format!("{:+5.0}%", (p / m - 1.0) * 100.0)).collect();
+        let _ = writeln!(
+            s,
+            "{routine:<8} {n:>6} {share:>5} | {:7.3} {:7.3} {:7.3} | {:7.3} {:7.3} {:7.3} | {} | {}",
+            m[0] / 1e3,
+            m[1] / 1e3,
+            m[2] / 1e3,
+            pm[0] / 1e3,
+            pm[1] / 1e3,
+            pm[2] / 1e3,
+            err.join(" "),
+            e.feeders
+        );
+    }
+    Ok(s)
 }
 
 fn pct(pred: Option<f64>, meas: Option<f64>) -> Option<f64> {
@@ -1883,6 +1950,24 @@ mod tests {
         assert!((moved > 1.0) == (r1024 > 1.0) && (moved - 1.0).abs() > 0.01, "{moved} {r1024}");
         assert!(learnt.lines().any(|l| l.starts_with("dgemm,2048,model,")), "{learnt}");
         assert!(rescore(&o, &dir.join("missing.csv")).is_err());
+        // --sides: each co-executed point's sides (medians of its calls) beside the model's;
+        // whole calls and the ends of the sweep are left out.
+        let sp = dir.join("samples.csv");
+        std::fs::write(
+            &sp,
+            "routine,n,mode,share,round,us,gpu_side_us,cpu_side_us\n\
+             dgemm,2048,split,0.30,0,9000,5000,8900\ndgemm,2048,split,0.30,1,7000,3000,6900\n\
+             dgemm,2048,split,0.30,2,8000,4000,7900\ndgemm,2048,split,0.00,0,9000,0,9000\n\
+             dgemm,2048,cpu,0.00,0,9000,0,0\n",
+        )
+        .unwrap();
+        let t = sides_table(&sp, &r8, false, 8).unwrap();
+        let e = r8.split_at(&point_problem("dgemm", 2048, false), 0.3, 8);
+        let row = t.lines().find(|l| l.starts_with("dgemm") && l.contains(" 0.30 |")).unwrap_or_else(|| panic!("{t}"));
+        assert!(row.contains("|   8.000   4.000   7.900 |"), "the medians: {row}");
+        assert!(row.contains(&format!("{:7.3} {:7.3} {:7.3}", e.us / 1e3, e.gpu_us / 1e3, e.cpu_us / 1e3)), "{row}");
+        assert_eq!(t.lines().filter(|l| l.starts_with("dgemm")).count(), 1, "{t}");
+        assert!(sides_table(&dir.join("missing.csv"), &r8, false, 8).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(c.starts_with(
             "routine,n,mode,gpu_share,us,tflops,pred_us,static_us,call_pred_us,reps,check,measured_share,note\n"

@@ -805,6 +805,29 @@ fn split_every_precision_transpose_and_share() {
     split_every_transpose::<C64>(104, true);
 }
 
+/// A co-execution with feeders of its own pins its two sides to CPUs of their own
+/// (`HYBLAS_OFFLOAD_PIN`) and gives every thread its CPUs back after: the caller, the
+/// engine's pool.
+#[test]
+fn a_split_gives_its_pinned_cpus_back() {
+    let Some(_rt) = gpu_or_skip("a_split_gives_its_pinned_cpus_back") else { return };
+    let all = hyblas::cpu::threads::allowed_cpus().len();
+    let mask = || {
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        unsafe { libc::CPU_COUNT(&set) as usize }
+    };
+    let mut rng = Rng::new(140);
+    for how in [Split::Share(0.5), Split::Dynamic] {
+        let o = compare_split(&rcase::<f64>(&mut rng, b'N', b'N', 700, 650, 300, 3), how, Knobs::default());
+        let st = o.stats.unwrap();
+        println!("{how:?}: {} feeders, {} CPU threads", st.feeders, st.cpu_threads);
+        assert_eq!(mask(), all, "{how:?}: the caller's CPUs back");
+        let pool: Vec<usize> = hyblas::cpu::threads::install(2, || rayon::broadcast(|_| mask()));
+        assert!(pool.iter().all(|&c| c == all), "{how:?}: the engine's pool's CPUs back: {pool:?}");
+    }
+}
+
 #[test]
 fn split_shapes_and_special_scalars() {
     let Some(_rt) = gpu_or_skip("split_shapes_and_special_scalars") else { return };

@@ -323,6 +323,77 @@ pub fn threads_for(work: usize, min_per_thread: usize) -> usize {
     }
 }
 
+/// The CPUs this process may run on, ascending (the first caller's mask, read once; empty
+/// where the platform does not say).
+pub fn allowed_cpus() -> &'static [usize] {
+    static CPUS: Lazy<Vec<usize>> = Lazy::new(|| {
+        #[cfg(target_os = "linux")]
+        // SAFETY: a plain syscall on this thread with a properly sized, zeroed set.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {
+                return (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect();
+            }
+        }
+        Vec::new()
+    });
+    &CPUS
+}
+
+/// A thread's CPU mask, as [`pin_current`] found it.
+#[derive(Clone, Copy)]
+pub struct Mask(#[cfg(target_os = "linux")] libc::cpu_set_t);
+
+/// Restrict the calling thread to `cpus` (all of [`allowed_cpus`] when empty). Returns the
+/// mask it had, for [`restore_current`]; None when the system refused (nothing changed).
+pub fn pin_current(cpus: &[usize]) -> Option<Mask> {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on this thread with properly sized, initialised sets.
+    unsafe {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        let mut saved: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, size, &mut saved) != 0 {
+            return None;
+        }
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in if cpus.is_empty() { allowed_cpus() } else { cpus } {
+            libc::CPU_SET(c, &mut set);
+        }
+        (libc::CPU_COUNT(&set) > 0 && libc::sched_setaffinity(0, size, &set) == 0).then_some(Mask(saved))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = cpus;
+        None
+    }
+}
+
+/// Give the calling thread back the mask [`pin_current`] returned.
+pub fn restore_current(m: &Mask) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: a plain syscall on this thread with a set read from the system.
+    unsafe {
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &m.0);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = m;
+}
+
+/// Restrict every thread of `pool` to `cpus` (all of [`allowed_cpus`] when empty). Waits for
+/// each thread to take the order between its jobs.
+pub fn pin_pool_threads(pool: &rayon::ThreadPool, cpus: &[usize]) {
+    pool.broadcast(|_| {
+        pin_current(cpus);
+    });
+}
+
+/// [`pin_pool_threads`] on the engine's pool (none in a forked child or a serial build).
+pub fn pin_pool(cpus: &[usize]) {
+    if let (Some(pool), false) = (POOL.as_ref(), FORKED_CHILD.load(Ordering::Relaxed)) {
+        pin_pool_threads(pool, cpus);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,5 +419,29 @@ mod tests {
                 peak.load(Ordering::SeqCst)
             );
         }
+    }
+
+    /// A pinned thread runs only where it was pinned; its mask comes back after; a pool's
+    /// threads all take the order.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn pinning_holds_threads_to_their_cpus_and_gives_the_mask_back() {
+        let all = allowed_cpus();
+        assert!(!all.is_empty());
+        let last = *all.last().unwrap();
+        let saved = pin_current(&[last]).expect("pin");
+        for _ in 0..100 {
+            assert_eq!(unsafe { libc::sched_getcpu() }, last as i32);
+            std::thread::yield_now();
+        }
+        restore_current(&saved);
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        assert_eq!(unsafe { libc::CPU_COUNT(&set) } as usize, all.len(), "the whole mask back");
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        pin_pool_threads(&pool, &[all[0]]);
+        let cpus: Vec<i32> = pool.broadcast(|_| unsafe { libc::sched_getcpu() });
+        assert!(cpus.iter().all(|&c| c == all[0] as i32), "{cpus:?}");
+        pin_pool_threads(&pool, &[]);
     }
 }

@@ -1556,6 +1556,7 @@ fn cpu_loop(q: &Queue, t0: Instant, unit: impl Fn(usize, usize)) -> f64 {
 fn drive(
     q: &Queue,
     m: usize,
+    pins: Option<&Pins>,
     gpu: impl FnOnce(&Queue) -> GpuOut,
     cpu: impl FnOnce(&Queue) -> f64 + Send,
 ) -> (GpuOut, f64, Vec<Tile>) {
@@ -1568,9 +1569,13 @@ fn drive(
         }
     }
     let (g, c) = std::thread::scope(|s| {
-        let h = s.spawn(|| cpu(q));
+        let h = s.spawn(|| {
+            let _pin = pins.map(|p| EnginePin::new(&p.engine));
+            cpu(q)
+        });
         let g = {
             let _stop = Stop(q);
+            let _pin = pins.map(|p| FeedPin::new(&p.feed));
             gpu(q)
         };
         (g, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
@@ -1581,6 +1586,77 @@ fn drive(
         left.push(Tile { i0: 0, j0: st.lo, m, n: st.hi - st.lo });
     }
     (g, c, left)
+}
+
+/// `HYBLAS_OFFLOAD_PIN`: whether co-execution pins its two sides to CPUs of their own (default
+/// on; `0` leaves placement to the scheduler).
+static PIN: Lazy<bool> =
+    Lazy::new(|| config::value("HYBLAS_OFFLOAD_PIN").is_none_or(|v| !matches!(v.trim(), "0" | "off" | "false" | "no")));
+
+/// The CPUs of a co-execution's two sides: the GPU side's feeders on the last of the
+/// process's CPUs, the engine's threads on the others. With as many busy threads as CPUs the
+/// scheduler alone now and then put a feeder and an engine thread on one CPU for a whole call:
+/// on the H200 host the GPU side of a DGEMM n = 2048 at a share of 0.5 took 7-8 ms in some
+/// calls and 14-18 ms in others, a spread no model of the median can follow.
+pub(crate) struct Pins {
+    feed: Vec<usize>,
+    engine: Vec<usize>,
+}
+
+impl Pins {
+    /// For `feeders` feeding threads beside `cpu_threads` of the engine; None where they would
+    /// share CPUs anyway (a feeder on the engine's cores, more threads than CPUs) or pinning
+    /// is off.
+    fn for_split(feeders: usize, cpu_threads: usize) -> Option<Pins> {
+        let all = threads::allowed_cpus();
+        if !*PIN || feeders == 0 || all.len() < feeders + cpu_threads.max(1) {
+            return None;
+        }
+        let (engine, feed) = all.split_at(all.len() - feeders);
+        Some(Pins { feed: feed.to_vec(), engine: engine.to_vec() })
+    }
+}
+
+/// The engine's pool (and the calling thread, the CPU side's own) held to `cpus` until dropped.
+struct EnginePin;
+
+impl EnginePin {
+    fn new(cpus: &[usize]) -> EnginePin {
+        threads::pin_current(cpus);
+        threads::pin_pool(cpus);
+        EnginePin
+    }
+}
+
+impl Drop for EnginePin {
+    fn drop(&mut self) {
+        threads::pin_pool(&[]);
+    }
+}
+
+/// The calling thread and the feeders' pool held to `cpus` until dropped (the caller's own
+/// mask given back).
+struct FeedPin(Option<threads::Mask>);
+
+impl FeedPin {
+    fn new(cpus: &[usize]) -> FeedPin {
+        let saved = threads::pin_current(cpus);
+        if let Some(pool) = FEED_POOL.as_ref() {
+            threads::pin_pool_threads(pool, cpus);
+        }
+        FeedPin(saved)
+    }
+}
+
+impl Drop for FeedPin {
+    fn drop(&mut self) {
+        if let Some(m) = &self.0 {
+            threads::restore_current(m);
+        }
+        if let Some(pool) = FEED_POOL.as_ref() {
+            threads::pin_pool_threads(pool, &[]);
+        }
+    }
 }
 
 /// op(X) of a stored column-major matrix as a view (rows x cols of op(X)), and whether it is
@@ -1711,7 +1787,8 @@ pub unsafe fn coexec<T: Scalar>(
         })
     };
     let gpu = |q: &Queue| gpu_side(rt, q, &p, tile, kn, Copier::Feed(feeders), t0);
-    let (g, cpu_end, left) = drive(&q, m, gpu, cpu);
+    let pins = Pins::for_split(sp.feeders, cpu_threads);
+    let (g, cpu_end, left) = drive(&q, m, pins.as_ref(), gpu, cpu);
 
     // The GPU's unfinished claims and anything neither side took: the CPU engine, all threads.
     let fallback: usize = left.iter().map(|t| t.m * t.n).sum();
@@ -2837,7 +2914,7 @@ mod tests {
                 );
             })
         };
-        let (g, _, left) = drive(&q, m, gpu, cpu);
+        let (g, _, left) = drive(&q, m, None, gpu, cpu);
         unsafe { cpu_rects(ta, tb, (m, n, k), al, a.as_ptr(), lda, b.as_ptr(), ldb, be, c.as_mut_ptr(), ldc, &left) };
         assert_eq!(g.error.is_some(), fail_after.is_some_and(|f| f < usize::MAX) && g.error.is_some(), "{what}");
         if let Some(f) = fence {
