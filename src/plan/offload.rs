@@ -318,20 +318,17 @@ fn bracket(xs: &[f64], x: f64) -> (usize, f64) {
 /// [`bracket`] over `len` ascending keys read by `key` (no copy of a table's keys per lookup:
 /// the planner prices every Level-3 call through these).
 fn bracket_by(len: usize, key: impl Fn(usize) -> f64, x: f64) -> (usize, f64) {
-    if len < 2 || x <= key(0) {
-        return (0, 0.0);
-    }
-    let last = len - 1;
-    if x >= key(last) {
-        return (last, 0.0);
-    }
-    let i = (0..len).rposition(|i| key(i) <= x).unwrap_or(0).min(last - 1);
-    let f = (x / key(i)).ln() / (key(i + 1) / key(i)).ln();
-    (i, f.clamp(0.0, 1.0))
+    bracket_with(len, key, x, |a, b, x| (x / a).ln() / (b / a).ln())
 }
 
 /// [`bracket_by`] linear in x (x's may be 0).
 fn bracket_lin(len: usize, key: impl Fn(usize) -> f64, x: f64) -> (usize, f64) {
+    bracket_with(len, key, x, |a, b, x| (x - a) / (b - a))
+}
+
+/// The interval of `len` ascending keys holding `x`, and `frac(lo, hi, x)` across it (clamped
+/// to 0..1; the first or last key, fraction 0, outside them).
+fn bracket_with(len: usize, key: impl Fn(usize) -> f64, x: f64, frac: impl Fn(f64, f64, f64) -> f64) -> (usize, f64) {
     if len < 2 || x <= key(0) {
         return (0, 0.0);
     }
@@ -340,7 +337,7 @@ fn bracket_lin(len: usize, key: impl Fn(usize) -> f64, x: f64) -> (usize, f64) {
         return (last, 0.0);
     }
     let i = (0..len).rposition(|i| key(i) <= x).unwrap_or(0).min(last - 1);
-    (i, ((x - key(i)) / (key(i + 1) - key(i))).clamp(0.0, 1.0))
+    (i, frac(key(i), key(i + 1), x).clamp(0.0, 1.0))
 }
 
 /// Piecewise-linear interpolation of `pts` (x ascending) in log x, clamped at the ends.
