@@ -59,6 +59,11 @@ pub fn value(key: &str) -> Option<String> {
     std::env::var(key).ok().filter(|v| !v.is_empty()).or_else(|| FILE.get(key).cloned())
 }
 
+/// A switch that is on unless its key is set to `0`, `off`, `false` or `no`.
+pub fn enabled(key: &str) -> bool {
+    value(key).is_none_or(|v| !matches!(v.trim(), "0" | "off" | "false" | "no"))
+}
+
 /// A numeric threshold with a default and an env/config override (`HYBLAS_<NAME>`).
 pub fn threshold(key: &str, default: usize) -> usize {
     value(key).and_then(|v| v.parse().ok()).unwrap_or(default)

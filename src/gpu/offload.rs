@@ -1570,12 +1570,12 @@ fn drive(
     }
     let (g, c) = std::thread::scope(|s| {
         let h = s.spawn(|| {
-            let _pin = pins.map(|p| EnginePin::new(&p.engine));
+            let _pin = pins.map(|p| EnginePin::new(p.engine));
             cpu(q)
         });
         let g = {
             let _stop = Stop(q);
-            let _pin = pins.map(|p| FeedPin::new(&p.feed));
+            let _pin = pins.map(|p| FeedPin::new(p.feed));
             gpu(q)
         };
         (g, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
@@ -1590,8 +1590,7 @@ fn drive(
 
 /// `HYBLAS_OFFLOAD_PIN`: whether co-execution pins its two sides to CPUs of their own (default
 /// on; `0` leaves placement to the scheduler).
-static PIN: Lazy<bool> =
-    Lazy::new(|| config::value("HYBLAS_OFFLOAD_PIN").is_none_or(|v| !matches!(v.trim(), "0" | "off" | "false" | "no")));
+static PIN: Lazy<bool> = Lazy::new(|| config::enabled("HYBLAS_OFFLOAD_PIN"));
 
 /// The CPUs of a co-execution's two sides: the GPU side's feeders on the last of the
 /// process's CPUs, the engine's threads on the others. With as many busy threads as CPUs the
@@ -1599,8 +1598,8 @@ static PIN: Lazy<bool> =
 /// on the H200 host the GPU side of a DGEMM n = 2048 at a share of 0.5 took 7-8 ms in some
 /// calls and 14-18 ms in others, a spread no model of the median can follow.
 pub(crate) struct Pins {
-    feed: Vec<usize>,
-    engine: Vec<usize>,
+    feed: &'static [usize],
+    engine: &'static [usize],
 }
 
 impl Pins {
@@ -1613,7 +1612,7 @@ impl Pins {
             return None;
         }
         let (engine, feed) = all.split_at(all.len() - feeders);
-        Some(Pins { feed: feed.to_vec(), engine: engine.to_vec() })
+        Some(Pins { feed, engine })
     }
 }
 

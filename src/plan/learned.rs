@@ -41,8 +41,7 @@ pub const MAX_RATIO: f64 = 3.0;
 /// about n = 8192).
 pub const REACH_OCTAVES: i32 = 2;
 
-static ENABLED: Lazy<bool> =
-    Lazy::new(|| crate::config::value(LEARN_KEY).is_none_or(|v| !matches!(v.trim(), "0" | "off" | "false" | "no")));
+static ENABLED: Lazy<bool> = Lazy::new(|| crate::config::enabled(LEARN_KEY));
 
 /// Whether learning is on (`HYBLAS_OFFLOAD_LEARN`).
 pub fn enabled() -> bool {

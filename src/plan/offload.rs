@@ -973,12 +973,19 @@ impl Rates {
     /// shares between the timed ones, configurations whose residual belonged to another:
     /// the H200 host's DGEMM n = 1024 at a GPU share of 0.3 moved from the two feeders timed
     /// to three, priced with the two feeders' factor.)
-    fn split_config(&self, p: &Problem, ng: usize, threads: usize) -> (usize, usize, Xfer, f64) {
+    /// Returns it with its (CPU side, GPU side) seconds ([`Rates::split_sides`]).
+    fn split_config(&self, p: &Problem, ng: usize, threads: usize) -> ((usize, usize, Xfer, f64), (f64, f64)) {
         self.split_configs(threads)
             .map(|cfg| (cfg, self.split_sides(p, ng, cfg)))
             .min_by(|a, b| a.1 .0.max(a.1 .1).total_cmp(&b.1 .0.max(b.1 .1)))
             .expect("at least one configuration")
-            .0
+    }
+
+    /// The split of `ng` (1..n-1) of C's columns in the configuration it runs in
+    /// ([`Rates::split_config`]), with the residuals and `drift`.
+    fn split_chosen(&self, p: &Problem, ng: usize, threads: usize, drift: (f64, f64)) -> SplitPrediction {
+        let (cfg, sides) = self.split_config(p, ng, threads);
+        self.split_priced(p, ng, cfg, sides, drift)
     }
 
     /// The split of `ng` (1..n-1) of C's columns to the GPU under one configuration.
@@ -990,7 +997,18 @@ impl Rates {
         (f, ct, x, eff): (usize, usize, Xfer, f64),
         drift: (f64, f64),
     ) -> SplitPrediction {
-        let (c, g) = self.split_sides(p, ng, (f, ct, x, eff));
+        self.split_priced(p, ng, (f, ct, x, eff), self.split_sides(p, ng, (f, ct, x, eff)), drift)
+    }
+
+    /// [`Rates::split_eval`] from the configuration's parametric `(c, g)` sides.
+    fn split_priced(
+        &self,
+        p: &Problem,
+        ng: usize,
+        (f, ct, _, _): (usize, usize, Xfer, f64),
+        (c, g): (f64, f64),
+        drift: (f64, f64),
+    ) -> SplitPrediction {
         // What the timed calls at this size and share say the two sides and the hand-offs
         // really take, and how far the host has drifted since (learnt from whole calls).
         let (fc, fg, own) = self.split_fix(p, ng as f64 / p.n.max(1) as f64);
@@ -1028,7 +1046,7 @@ impl Rates {
                 cpu_cols_per_s: cols / cpu.max(1e-9),
             };
         }
-        self.split_eval(p, ng, self.split_config(p, ng, threads), drift)
+        self.split_chosen(p, ng, threads, drift)
     }
 
     /// The best split of `p` (None when C has fewer than two columns): the fastest of GPU
@@ -1043,7 +1061,7 @@ impl Rates {
             return None;
         }
         let drift = self.drift(p);
-        let at = |ng: usize| self.split_eval(p, ng, self.split_config(p, ng, threads), drift);
+        let at = |ng: usize| self.split_chosen(p, ng, threads, drift);
         let mut grid: Vec<usize> = (0..=SPLIT_GRID).map(|j| (p.n * j / SPLIT_GRID).clamp(1, p.n - 1)).collect();
         grid.dedup();
         let evals: Vec<SplitPrediction> = grid.iter().map(|&ng| at(ng)).collect();
@@ -1051,7 +1069,7 @@ impl Rates {
         let mut best = evals[j];
         // The crossing between the grid's neighbours of the best, in its configuration, where
         // there is one.
-        let cfg = self.split_config(p, grid[j], threads);
+        let cfg = self.split_config(p, grid[j], threads).0;
         let at = |ng: usize| self.split_eval(p, ng, cfg, drift);
         let gpu_longer = |s: &SplitPrediction| s.gpu_us >= s.cpu_us;
         let (mut lo, mut hi) = (grid[j.saturating_sub(1)], grid[(j + 1).min(grid.len() - 1)]);
