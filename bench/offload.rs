@@ -451,6 +451,10 @@ struct Timed<'a> {
 /// one call of a point that takes most of the budget varies by 5-10% on the H200 host (a
 /// co-executed DGEMM n = 8192 by up to 15%, which one call a share left in the sweep).
 const MIN_CALLS: usize = 3;
+/// At least this many timed calls of auto and of the whole calls it is held against (cpu,
+/// gpu): where auto runs what the better side runs, the two medians differ by noise alone,
+/// and at 4-5 calls of 125 ms (DSYRK n = 16384 on the H200 host, calls 115-130 ms) by 5%.
+const MIN_WHOLE_CALLS: usize = 7;
 /// Seconds a point may take to reach its `min_reps`.
 const MIN_REPS_SECS: f64 = 4.0;
 
@@ -467,10 +471,13 @@ impl<'a> Timed<'a> {
             min_reps: 1,
         }
     }
-    /// At least [`MIN_CALLS`] timed calls (see [`MIN_REPS_SECS`]) for hyblas's modes.
+    /// At least [`MIN_WHOLE_CALLS`] (auto, cpu, gpu) or [`MIN_CALLS`] (split) timed calls
+    /// for hyblas's modes, within [`MIN_REPS_SECS`].
     fn min_reps_for(mut self, mode: &str) -> Self {
-        if matches!(mode, "auto" | "cpu" | "gpu" | "split") {
-            self.min_reps = MIN_CALLS;
+        match mode {
+            "auto" | "cpu" | "gpu" => self.min_reps = MIN_WHOLE_CALLS,
+            "split" => self.min_reps = MIN_CALLS,
+            _ => {}
         }
         self
     }
@@ -910,6 +917,46 @@ fn model_row(r: &Rates, routine: &str, n: usize, beta_zero: bool, threads: usize
     m
 }
 
+/// One call of a `--samples` file: (routine, n, mode, share label, round, us, (CPU side,
+/// GPU side) in seconds).
+type SampleCall = (String, usize, String, String, usize, f64, (f64, f64));
+
+fn read_calls(path: &Path) -> Result<Vec<SampleCall>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    for l in text.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        if f.len() < 8 {
+            continue;
+        }
+        let (Ok(n), Ok(round), Ok(us), Ok(g), Ok(c)) =
+            (f[1].parse(), f[4].parse(), f[5].parse::<f64>(), f[6].parse::<f64>(), f[7].parse::<f64>())
+        else {
+            continue;
+        };
+        out.push((f[0].to_string(), n, f[2].to_string(), f[3].to_string(), round, us, (c * 1e-6, g * 1e-6)));
+    }
+    Ok(out)
+}
+
+/// The calls of one size's rows (`rows`, the first at index `first`) in the order the run made
+/// them: by round, and within a round each point's calls together (the file's order).
+/// Returns (row index, microseconds, (CPU side, GPU side) seconds).
+fn size_calls(calls: &[SampleCall], rows: &[Row], first: usize) -> Vec<(usize, f64, (f64, f64))> {
+    let label = |r: &Row| r.gpu_share.filter(|_| r.mode != "auto").map(|x| format!("{x:.2}")).unwrap_or_default();
+    let mut out: Vec<(usize, usize, f64, (f64, f64))> = calls
+        .iter()
+        .filter_map(|(routine, n, mode, share, round, us, sides)| {
+            let j = rows
+                .iter()
+                .position(|r| &r.routine == routine && r.n == *n && &r.mode == mode && label(r) == *share)?;
+            Some((*round, first + j, *us, *sides))
+        })
+        .collect();
+    out.sort_by_key(|c| c.0);
+    out.into_iter().map(|(_, j, us, sides)| (j, us, sides)).collect()
+}
+
 /// `--rescore`: an earlier run's CSV read back, every point's model time recomputed with
 /// `rates`, and the tables printed (the measured columns as they were).
 fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
@@ -954,8 +1001,14 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
         r.reps = reps_col.and_then(|c| f[c].parse().ok()).unwrap_or(1);
         rows.push(r);
     }
+    let calls = match (&o.sides, o.replay) {
+        (Some(f), true) => Some(read_calls(f)?),
+        _ => None,
+    };
     // Each size's points priced before the size's calls are learnt from (as the planner did
-    // in the run, `--replay`), then its whole calls taught to the rates.
+    // in the run, `--replay`), then its calls taught to the rates: every call in the order
+    // it ran with `--sides` (the run's --samples file), else each whole-call point's median
+    // as many times as it ran.
     let mut model_rows = Vec::new();
     let mut i = 0;
     while i < rows.len() {
@@ -966,34 +1019,81 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
         // A whole call's side, and its time over the calibrated model's.
         let whole = |r: &Row| {
             let side = match (r.mode.as_str(), r.measured_share) {
-                ("cpu", _) | ("auto", Some(0.0)) => Side::Cpu,
-                ("gpu", _) | ("auto", Some(1.0)) => Side::Gpu,
+                ("cpu", _) | ("auto" | "split", Some(0.0)) => Side::Cpu,
+                ("gpu", _) | ("auto" | "split", Some(1.0)) => Side::Gpu,
                 _ => return None,
             };
             Some((side, r.us? / if side == Side::Cpu { e.cpu_us } else { e.gpu_us }))
         };
         let learn = rates.learned.clone().filter(|_| o.replay);
-        for r in &mut rows[i..end] {
+        // The run's calls of this size, in the order they ran, when its --samples file is
+        // given: (row, time, (CPU side, GPU side)).
+        let calls = calls.as_ref().map(|c| size_calls(c, &rows[i..end], i)).filter(|c| !c.is_empty());
+        // What a call of row `r` teaches: a whole call its side's time; a co-executed call
+        // with a forced share its sides' ([`off::split_lessons`]).
+        let teach = |l: &Learned, r: &Row, us: f64, sides: Option<(f64, f64)>| {
+            if let Some((side, _)) = whole(r) {
+                l.observe(&p, side, us / if side == Side::Cpu { e.cpu_us } else { e.gpu_us });
+            } else if let (Some(x), Some((c, g)), "split") = (r.gpu_share, sides, r.mode.as_str()) {
+                let sp = calibrated.split_at(&p, x, threads);
+                let ng = off::split_cols(x, n);
+                for (side, ratio) in off::split_lessons(&calibrated, &p, ng, sp.feeders, sp.cpu_threads, (c, g)) {
+                    l.observe_split(&p, side, ratio);
+                }
+            }
+        };
+        for (j, r) in rows.iter_mut().enumerate().take(end).skip(i) {
             let forced = if r.mode == "split" { r.gpu_share } else { None };
             r.pred_us = point_pred(&rates, &r.routine, r.n, &r.mode, forced, o.beta == 0.0, threads);
             r.static_us = point_pred(&calibrated, &r.routine, r.n, &r.mode, forced, o.beta == 0.0, threads);
-            // The run's checked call (n <= 2048) right after the point was priced.
-            if let (Some(l), Some((side, ratio)), true) = (&learn, whole(r), n <= 2048) {
-                l.observe(&p, side, ratio);
+            // The run's checked call (n <= 2048) right after the point was priced (its sides:
+            // the point's first timed call's).
+            if let (Some(l), true) = (&learn, n <= 2048) {
+                match calls.as_ref().and_then(|c| c.iter().find(|c| c.0 == j)) {
+                    Some(&(_, us, sides)) => teach(l, r, us, Some(sides)),
+                    None => teach(l, r, r.us.unwrap_or(f64::NAN), None),
+                }
             }
         }
         // Then the size's timed calls, and what the planner predicted for its co-executed
         // calls among them, and its best share after them.
         if let Some(l) = &learn {
-            for r in &rows[i..end] {
-                if let Some((side, ratio)) = whole(r) {
-                    for _ in 0..r.reps.min(200) {
-                        l.observe(&p, side, ratio);
+            match &calls {
+                Some(calls) => {
+                    // Each co-executed call priced as it ran, then learnt from.
+                    let mut preds: Vec<Vec<f64>> = vec![Vec::new(); end - i];
+                    for &(j, us, sides) in calls {
+                        let r = &rows[j];
+                        if r.mode == "split" {
+                            preds[j - i].extend(point_pred(
+                                &rates,
+                                &r.routine,
+                                n,
+                                "split",
+                                r.gpu_share,
+                                o.beta == 0.0,
+                                threads,
+                            ));
+                        }
+                        teach(l, r, us, Some(sides));
+                    }
+                    for (r, v) in rows[i..end].iter_mut().zip(&preds) {
+                        r.call_pred_us = (!v.is_empty()).then(|| median(v));
                     }
                 }
-            }
-            for r in rows[i..end].iter_mut().filter(|r| r.mode == "split") {
-                r.call_pred_us = point_pred(&rates, &r.routine, r.n, &r.mode, r.gpu_share, o.beta == 0.0, threads);
+                None => {
+                    for r in &rows[i..end] {
+                        if let Some((side, ratio)) = whole(r) {
+                            for _ in 0..r.reps.min(200) {
+                                l.observe(&p, side, ratio);
+                            }
+                        }
+                    }
+                    for r in rows[i..end].iter_mut().filter(|r| r.mode == "split") {
+                        r.call_pred_us =
+                            point_pred(&rates, &r.routine, r.n, &r.mode, r.gpu_share, o.beta == 0.0, threads);
+                    }
+                }
             }
             if rows[i..end].iter().any(|r| r.mode == "split") {
                 model_rows.push(model_row(&rates, &routine, n, o.beta == 0.0, threads));
@@ -1968,6 +2068,29 @@ mod tests {
         assert!(row.contains(&format!("{:7.3} {:7.3} {:7.3}", e.us / 1e3, e.gpu_us / 1e3, e.cpu_us / 1e3)), "{row}");
         assert_eq!(t.lines().filter(|l| l.starts_with("dgemm")).count(), 1, "{t}");
         assert!(sides_table(&dir.join("missing.csv"), &r8, false, 8).is_err());
+        // Replayed call by call from a --samples file: the co-executed calls teach the split.
+        // Two runs alike but for the CPU side of the point at 0.30 (as the model, or twice
+        // it): only that point's prediction at the calls differs, and it follows.
+        let e2048 = r8.split_at(&point_problem("dgemm", 2048, false), 0.3, 8);
+        let per_call = |cpu_x: f64| -> String {
+            let mut text = String::from("routine,n,mode,share,round,us,gpu_side_us,cpu_side_us\n");
+            for round in 0..3 {
+                let c = cpu_x * e2048.cpu_us * (1.0 + 0.01 * round as f64);
+                let _ = writeln!(text, "dgemm,2048,split,0.30,{round},{:.1},{:.1},{c:.1}", c + 50.0, 0.1 * c);
+                let _ = writeln!(text, "dgemm,2048,cpu,0.00,{round},{:.1},0,0", 8.0 * 2048.0 * 2048.0 * 1e-3);
+            }
+            std::fs::write(&sp, text).unwrap();
+            rescore(&Opts { replay: true, sides: Some(sp.clone()), ..o.clone() }, &runp).unwrap();
+            std::fs::read_to_string(&outp).unwrap()
+        };
+        let (same, slow) = (per_call(1.0), per_call(2.0));
+        let call_pred = |text: &str, share: &str| -> Option<f64> {
+            let l = text.lines().find(|l| l.starts_with(&format!("dgemm,2048,split,{share},")))?;
+            l.split(',').nth(8)?.parse().ok()
+        };
+        let (a, b) = (call_pred(&same, "0.30").unwrap(), call_pred(&slow, "0.30").unwrap());
+        assert!(b / a > 1.3, "a CPU side twice the model's: {a} -> {b}");
+        assert_eq!(call_pred(&same, "0.20"), None, "no calls, no prediction at them");
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(c.starts_with(
             "routine,n,mode,gpu_share,us,tflops,pred_us,static_us,call_pred_us,reps,check,measured_share,note\n"

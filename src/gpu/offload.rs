@@ -382,6 +382,7 @@ pub enum Copier {
 pub const MAX_FEEDERS: usize = 8;
 
 static FEED_POOL: Lazy<Option<rayon::ThreadPool>> = Lazy::new(|| {
+    crate::plan::learned::went_cold();
     rayon::ThreadPoolBuilder::new()
         .num_threads(MAX_FEEDERS - 1)
         .thread_name(|i| format!("hyblas-feed-{i}"))
@@ -539,6 +540,7 @@ fn event() -> Result<sys::CUevent> {
 
 impl Pipe {
     fn new(rt: &Runtime) -> Result<Pipe> {
+        crate::plan::learned::went_cold();
         let mut p = Pipe {
             ordinal: rt.props.ordinal,
             h2d: std::ptr::null_mut(),
@@ -593,6 +595,7 @@ impl Pipe {
     /// A device arena of at least `bytes` (grow-only, in 256 MiB steps).
     fn arena(&mut self, bytes: usize) -> Result<u64> {
         if self.arena.as_ref().is_none_or(|a| a.bytes < bytes) {
+            crate::plan::learned::went_cold();
             self.arena = None;
             let want = bytes.div_ceil(256 << 20) * (256 << 20);
             self.arena = Some(DeviceBuffer::new(want).or_else(|_| DeviceBuffer::new(bytes))?);
@@ -2025,12 +2028,16 @@ pub unsafe fn host_gemm<T: Scalar>(
         return false;
     }
     let start = Instant::now();
+    let warm = crate::plan::learned::Warm::start();
     let name = || format!("{}gemm", T::PREFIX);
     let shape = || format!("ta={ta:?} tb={tb:?} m={m} n={n} k={k} lda={lda} ldb={ldb} ldc={ldc}");
     let whole = [Tile { i0: 0, j0: 0, m, n }];
-    // What the planner learns from: whole calls on one side, against its prediction.
+    // What the planner learns from: whole calls on one side, against its prediction, when
+    // they did no set-up work.
     let learn = |side, d: &off::Decision, secs| {
-        off::observe(&off::Problem::gemm::<T>(m, n, k, alpha.is_zero(), beta.is_zero()), side, d, secs)
+        if warm.stayed() {
+            off::observe(&off::Problem::gemm::<T>(m, n, k, alpha.is_zero(), beta.is_zero()), side, d, secs)
+        }
     };
     match plan {
         GemmPlan::Cpu(None) => unreachable!(),
@@ -2137,6 +2144,10 @@ pub unsafe fn host_gemm<T: Scalar>(
             let (mut stats, err) = coexec::<T>(rt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &sp);
             stats.pred_us = sp.pred.us;
             stats.secs = start.elapsed().as_secs_f64();
+            if warm.stayed() {
+                let p = off::Problem::gemm::<T>(m, n, k, alpha.is_zero(), beta.is_zero());
+                off::observe_split(&off::Rates::for_device(rt), &p, &stats);
+            }
             if let Some(e) = &err {
                 if off::disables(e) {
                     eprintln!("hyblas: {} co-execution: device error, later calls stay on the CPU: {e}", name());

@@ -4,11 +4,18 @@
 //! H200 hosts the CPU ran 15-25% faster during a benchmark than during the calibration a
 //! minute before it (and the GPU pipeline, whose copies the CPU packs, 10-30%), which puts a
 //! once-calibrated model outside 15% at most CPU-bound points. So every host Level-3 call the
-//! planner times (CPU-only and GPU-only; co-executed calls are not, their two sides' errors
-//! being the split model's own) adds its measured time over the calibrated model's prediction
-//! to a running factor per routine, precision, side and octave of size, and later
+//! planner times (CPU-only and GPU-only) adds its measured time over the calibrated model's
+//! prediction to a running factor per routine, precision, side and octave of size, and later
 //! predictions at that size are multiplied by it: a history-based correction on top of the
 //! parametric model, as StarPU's history models do.
+//!
+//! Co-executed calls keep factors of their own ([`Learned::observe_split`]): each side of a
+//! split against the calibrated split model's side at the share it reached. A side sharing
+//! the machine with the other drifts apart from the same side alone (on the H200 host the
+//! CPU side of DGEMM n = 8192 ran 20% faster than the calibration while whole CPU calls ran
+//! 8% faster), so a split is priced with the split factors where there are some, else with
+//! the whole calls' ([`Learned::split_factors`]). A split's factor is not lent to other
+//! sizes: it corrects residuals timed at its own.
 //!
 //! A factor is the geometric running mean of its cell's ratios, the calibrated model counting
 //! as one observation of 1 (so the first call moves it half way), with weights floored at
@@ -23,6 +30,7 @@ use super::offload::{Op, Problem, Side};
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Environment switch (`0` / `off` / `false`: no learning).
@@ -43,6 +51,33 @@ pub const REACH_OCTAVES: i32 = 2;
 
 static ENABLED: Lazy<bool> = Lazy::new(|| crate::config::enabled(LEARN_KEY));
 
+/// Once-only set-up work a call may do on the way, counted: the CPU engine's threads started,
+/// an offload pipeline's streams and pinned chunks made, its device arena grown, the feed
+/// pool's threads started. A call during which the count moved paid costs later calls do not
+/// (on the H200 host the process's first CPU DGEMM n = 1024 took 2.2x the next, which taught
+/// the CPU's factor x1.5) and is not learnt from ([`Warm`]).
+static COLD_EVENTS: AtomicUsize = AtomicUsize::new(0);
+
+/// Count one piece of set-up work ([`COLD_EVENTS`]).
+pub fn went_cold() {
+    COLD_EVENTS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Whether a call did none of [`COLD_EVENTS`]' set-up work: taken when the call starts, asked
+/// when it ends. (Set-up work by another thread meanwhile counts too: that call is not learnt
+/// from either, which costs one observation.)
+#[derive(Clone, Copy, Debug)]
+pub struct Warm(usize);
+
+impl Warm {
+    pub fn start() -> Warm {
+        Warm(COLD_EVENTS.load(Ordering::Relaxed))
+    }
+    pub fn stayed(self) -> bool {
+        COLD_EVENTS.load(Ordering::Relaxed) == self.0
+    }
+}
+
 /// Whether learning is on (`HYBLAS_OFFLOAD_LEARN`).
 pub fn enabled() -> bool {
     *ENABLED
@@ -53,12 +88,14 @@ struct Key {
     op: Op,
     prec: char,
     gpu: bool,
+    /// A side of a co-executed call, not a whole call.
+    split: bool,
     octave: i32,
 }
 
 impl Key {
-    fn of(p: &Problem, side: Side) -> Key {
-        Key { op: p.op, prec: p.prec, gpu: side == Side::Gpu, octave: octave(p.size()) }
+    fn of(p: &Problem, side: Side, split: bool) -> Key {
+        Key { op: p.op, prec: p.prec, gpu: side == Side::Gpu, split, octave: octave(p.size()) }
     }
 }
 
@@ -96,14 +133,19 @@ impl Learned {
         &GLOBAL
     }
 
-    /// ln of the factor for `key`: its own cell's, else the nearest populated cell's of the
-    /// same routine, precision and side within [`REACH_OCTAVES`] (the mean of two equally
-    /// near), else none.
+    /// ln of the factor for `key`: its own cell's, else (whole calls) the nearest populated
+    /// cell's of the same routine, precision and side within [`REACH_OCTAVES`] (the mean of
+    /// two equally near), else none.
     fn ln_at(cells: &HashMap<Key, Cell>, key: Key) -> Option<f64> {
         if let Some(c) = cells.get(&key) {
             return Some(c.ln);
         }
-        (1..=REACH_OCTAVES).find_map(|d| {
+        // A split's factor corrects the residuals timed at its own size (`offload
+        // split_call_ms`), which differ from size to size: it is not lent to other sizes
+        // (borrowed, it priced the H200 host's sweep at sizes not yet called worse than the
+        // whole calls' factors did: within 15% at 90 of 116 points against 92).
+        let reach = if key.split { 0 } else { REACH_OCTAVES };
+        (1..=reach).find_map(|d| {
             let near: Vec<f64> = [key.octave - d, key.octave + d]
                 .into_iter()
                 .filter_map(|o| cells.get(&Key { octave: o, ..key }).map(|c| c.ln))
@@ -112,22 +154,46 @@ impl Learned {
         })
     }
 
-    /// The (CPU, GPU) factors for `p` (1 where nothing was learnt).
+    /// The (CPU, GPU) factors for `p`'s whole calls (1 where nothing was learnt).
     pub fn factors(&self, p: &Problem) -> (f64, f64) {
         let cells = self.cells.lock();
-        let at = |side| Self::ln_at(&cells, Key::of(p, side)).map_or(1.0, f64::exp);
+        let at = |side| Self::ln_at(&cells, Key::of(p, side, false)).map_or(1.0, f64::exp);
+        (at(Side::Cpu), at(Side::Gpu))
+    }
+
+    /// The (CPU side, GPU side) factors for a split of `p`: the co-executed calls' where
+    /// there are some within reach, else the whole calls' of that side.
+    pub fn split_factors(&self, p: &Problem) -> (f64, f64) {
+        let cells = self.cells.lock();
+        let at = |side| {
+            Self::ln_at(&cells, Key::of(p, side, true))
+                .or_else(|| Self::ln_at(&cells, Key::of(p, side, false)))
+                .map_or(1.0, f64::exp)
+        };
         (at(Side::Cpu), at(Side::Gpu))
     }
 
     /// Learn from one call of `p` on `side` that took `ratio` times the calibrated model's
     /// prediction. A new cell starts from the factor it borrowed.
     pub fn observe(&self, p: &Problem, side: Side, ratio: f64) {
+        self.observe_in(Key::of(p, side, false), ratio)
+    }
+
+    /// Learn from one side of a co-executed call of `p` that took `ratio` times the
+    /// calibrated split model's side. A new cell starts from the split factor it would have
+    /// used ([`Learned::split_factors`]).
+    pub fn observe_split(&self, p: &Problem, side: Side, ratio: f64) {
+        self.observe_in(Key::of(p, side, true), ratio)
+    }
+
+    fn observe_in(&self, key: Key, ratio: f64) {
         if !(1.0 / MAX_RATIO..=MAX_RATIO).contains(&ratio) {
             return;
         }
-        let key = Key::of(p, side);
         let mut cells = self.cells.lock();
-        let start = Self::ln_at(&cells, key).unwrap_or(0.0);
+        let start = Self::ln_at(&cells, key)
+            .or_else(|| key.split.then(|| Self::ln_at(&cells, Key { split: false, ..key })).flatten())
+            .unwrap_or(0.0);
         let c = cells.entry(key).or_insert(Cell { ln: start, calls: 0 });
         c.calls += 1;
         let w = (1.0 / (c.calls as f64 + 1.0)).max(RATE_FLOOR);
@@ -195,6 +261,40 @@ mod tests {
         // A new cell starts from what it borrowed: one call of 1.25 at 2048 moves it half way.
         l.observe(&p(2048), Side::Gpu, 1.25);
         assert!((g(2048) - 1.25f64.sqrt()).abs() < 1e-6, "{}", g(2048));
+    }
+
+    #[test]
+    fn a_call_that_set_things_up_is_not_warm() {
+        // The engine's threads started first (another test may be starting them now).
+        crate::cpu::threads::install(2, || ());
+        let w = Warm::start();
+        assert!(w.stayed());
+        went_cold();
+        assert!(!w.stayed());
+        assert!(Warm::start().stayed());
+    }
+
+    #[test]
+    fn splits_keep_factors_of_their_own_and_start_from_the_whole_calls() {
+        let l = Learned::default();
+        for _ in 0..200 {
+            l.observe(&p(2048), Side::Cpu, 1.2);
+        }
+        // No co-executed call yet: a split is priced with the whole calls' factors.
+        assert!((l.split_factors(&p(2048)).0 - 1.2).abs() < 1e-6);
+        assert_eq!(l.split_factors(&p(2048)).1, 1.0);
+        // The first co-executed call starts its cell from 1.2 and moves it half way in ln.
+        l.observe_split(&p(2048), Side::Cpu, 0.8);
+        let want = (1.2f64.ln() + 0.8f64.ln()) / 2.0;
+        assert!((l.split_factors(&p(2048)).0.ln() - want).abs() < 1e-9, "{:?}", l.split_factors(&p(2048)));
+        // The whole calls' factor is untouched, and a neighbouring octave does not borrow the
+        // split's: it has the whole calls' it borrows.
+        assert!((l.factors(&p(2048)).0 - 1.2).abs() < 1e-6);
+        assert!((l.split_factors(&p(4096)).0 - 1.2).abs() < 1e-6);
+        // Wild ratios are dropped here too.
+        l.observe_split(&p(2048), Side::Gpu, 5.0);
+        assert_eq!(l.split_factors(&p(2048)).1, 1.0);
+        assert_eq!(l.calls(), 201);
     }
 
     #[test]

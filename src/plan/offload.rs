@@ -909,6 +909,15 @@ impl Rates {
         }
     }
 
+    /// The (CPU side, GPU side) factors learnt for a split of `p`: from co-executed calls at
+    /// its size where there are some, else from whole calls ([`Learned::split_factors`]).
+    pub fn split_drift(&self, p: &Problem) -> (f64, f64) {
+        match &self.learned {
+            Some(l) if learned::enabled() => l.split_factors(p),
+            _ => (1.0, 1.0),
+        }
+    }
+
     /// These rates without what was learnt: the calibrated model alone.
     pub fn calibrated(&self) -> Rates {
         Rates { learned: None, ..self.clone() }
@@ -1030,8 +1039,8 @@ impl Rates {
     pub fn split_at(&self, p: &Problem, share: f64, threads: usize) -> SplitPrediction {
         let threads = threads.max(1);
         let ng = split_cols(share, p.n);
-        let drift = self.drift(p);
         if ng == 0 || ng >= p.n {
+            let drift = self.drift(p);
             let (cpu, gpu) = (self.cpu_secs(p, threads) * drift.0, self.gpu_secs(p, 1.0).0 * drift.1);
             let (secs, g, c) = if ng == 0 { (cpu, 0.0, cpu) } else { (gpu, gpu, 0.0) };
             let cols = p.n as f64;
@@ -1046,7 +1055,25 @@ impl Rates {
                 cpu_cols_per_s: cols / cpu.max(1e-9),
             };
         }
-        self.split_chosen(p, ng, threads, drift)
+        self.split_chosen(p, ng, threads, self.split_drift(p))
+    }
+
+    /// The split configuration with `feeders` feeders and `cpu_threads` engine threads
+    /// ([`Rates::split_configs`]).
+    fn config_ran(&self, feeders: usize, cpu_threads: usize) -> Option<(usize, usize, Xfer, f64)> {
+        self.split_configs(cpu_threads + feeders).find(|c| c.0 == feeders && c.1 == cpu_threads)
+    }
+
+    /// The calibrated model's (CPU side, GPU side) seconds for a split of `p` that ran `ng`
+    /// columns on the GPU with `feeders` feeders and `cpu_threads` engine threads: the
+    /// residuals of the timed calls, nothing learnt. None for a configuration the model does
+    /// not have. (What a co-executed call is learnt against, [`observe_split`].)
+    pub fn split_sides_ran(&self, p: &Problem, ng: usize, feeders: usize, cpu_threads: usize) -> Option<(f64, f64)> {
+        if ng == 0 || ng >= p.n {
+            return None;
+        }
+        let s = self.split_eval(p, ng, self.config_ran(feeders, cpu_threads)?, (1.0, 1.0));
+        Some((s.cpu_us * 1e-6, s.gpu_us * 1e-6))
     }
 
     /// The best split of `p` (None when C has fewer than two columns): the fastest of GPU
@@ -1060,7 +1087,7 @@ impl Rates {
         if p.n < 2 || p.m == 0 {
             return None;
         }
-        let drift = self.drift(p);
+        let drift = self.split_drift(p);
         let at = |ng: usize| self.split_chosen(p, ng, threads, drift);
         let mut grid: Vec<usize> = (0..=SPLIT_GRID).map(|j| (p.n * j / SPLIT_GRID).clamp(1, p.n - 1)).collect();
         grid.dedup();
@@ -1105,6 +1132,24 @@ impl Rates {
         }
         let split = self.best_split(p, threads).filter(|s| s.us <= best * (1.0 - *SPLIT_GAIN));
         (pred, split)
+    }
+
+    /// [`Rates::choose`]'s `prev` choice for `p` priced with what has been learnt since: the
+    /// same side, or the same share in its configuration (see [`RESEARCH_DRIFT`]).
+    pub fn reprice(
+        &self,
+        p: &Problem,
+        threads: usize,
+        prev: &(Prediction, Option<SplitPrediction>),
+    ) -> (Prediction, Option<SplitPrediction>) {
+        let split = prev.1.map(|s| {
+            let (ng, drift) = (split_cols(s.share, p.n), self.split_drift(p));
+            match self.config_ran(s.feeders, s.cpu_threads) {
+                Some(cfg) => self.split_eval(p, ng, cfg, drift),
+                None => self.split_chosen(p, ng, threads.max(1), drift),
+            }
+        });
+        (self.predict(p, threads), split)
     }
 
     /// The model's predicted time for what [`Rates::choose`] picks, microseconds.
@@ -1530,35 +1575,39 @@ fn decide_gemm_slow(p: Problem, forced: Option<Force>, a: *const c_void, b: *con
 }
 
 /// The model's choices for the last few shapes of this thread (the split's search is tens of
-/// evaluations of the pipeline model; a program calls the same shapes again and again).
-type ChoiceKey = (Problem, usize, usize, (usize, usize), (i64, i64));
+/// evaluations of the pipeline model, ~90 us; a program calls the same shapes again and
+/// again), with the learnt factors each was searched under.
+type ChoiceKey = (Problem, usize, usize, (usize, usize));
 type Choice = (Prediction, Option<SplitPrediction>);
 thread_local! {
-    static CHOICES: std::cell::RefCell<Vec<(ChoiceKey, Choice)>> = const { std::cell::RefCell::new(Vec::new()) };
+    static CHOICES: std::cell::RefCell<Vec<(ChoiceKey, [f64; 4], Choice)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
+
+/// A cached choice is repriced, not searched again, while every learnt factor it was searched
+/// under has moved by less than this (relative): each timed call moves its factor by a
+/// tenth of its error or more, so a search per call would cost a co-executed DGEMM n = 1024
+/// (2 ms) 4%; a drift this small moves the best share by a point or two.
+pub const RESEARCH_DRIFT: f64 = 0.02;
 
 fn choose_cached(rates: &Arc<Rates>, p: &Problem, threads: usize) -> Choice {
     let generation = GENERATION.load(std::sync::atomic::Ordering::Relaxed);
-    // What was learnt at this size is part of the key, to 0.1%.
-    let (dc, dg) = rates.drift(p);
-    let learnt = ((dc.ln() * 1e3).round() as i64, (dg.ln() * 1e3).round() as i64);
-    let key = (
-        *p,
-        threads,
-        Arc::as_ptr(rates) as usize ^ generation.rotate_left(48),
-        gpu::offload::tile_for(p.m, p.n, p.k),
-        learnt,
-    );
-    if let Some(c) = CHOICES.with(|c| c.borrow().iter().find(|(k, _)| *k == key).map(|(_, v)| *v)) {
-        return c;
+    let key =
+        (*p, threads, Arc::as_ptr(rates) as usize ^ generation.rotate_left(48), gpu::offload::tile_for(p.m, p.n, p.k));
+    let ((dc, dg), (sc, sg)) = (rates.drift(p), rates.split_drift(p));
+    let now = [dc, dg, sc, sg];
+    let near = |then: &[f64; 4]| now.iter().zip(then).all(|(a, b)| (a / b - 1.0).abs() < RESEARCH_DRIFT);
+    let hit = CHOICES.with(|c| c.borrow().iter().find(|(k, f, _)| *k == key && near(f)).map(|(_, _, v)| *v));
+    if let Some(c) = hit {
+        return rates.reprice(p, threads, &c);
     }
     let c = rates.choose(p, threads);
     CHOICES.with(|cs| {
         let mut cs = cs.borrow_mut();
+        cs.retain(|(k, _, _)| *k != key);
         if cs.len() >= 8 {
             cs.remove(0);
         }
-        cs.push((key, c));
+        cs.push((key, now, c));
     });
     c
 }
@@ -1593,6 +1642,51 @@ pub fn observe(p: &Problem, side: Side, d: &Decision, secs: f64) {
     }
 }
 
+/// `HYBLAS_OFFLOAD_LEARN_SIDE` (default 0.75): a side of a co-executed call is learnt from
+/// when it took at least this fraction of the longer side's time. A side that finished early
+/// says little about its rate where it bounds the call (on the H200 host the GPU side of
+/// DGEMM n = 8192 at a share of 0.1, idle most of the call, took 0.4x the model's time; at
+/// 0.9, where it bounds the call, 1.0x).
+pub static SPLIT_LEARN_SIDE: Lazy<f64> = Lazy::new(|| {
+    config::value("HYBLAS_OFFLOAD_LEARN_SIDE")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|g| g.is_finite())
+        .map_or(0.75, |g| g.clamp(0.0, 1.0))
+});
+
+/// Learn from a co-executed call of `p` that ran as `st` says ([`Learned::observe_split`],
+/// [`split_lessons`]). Calls the GPU failed are skipped.
+pub fn observe_split(rates: &Rates, p: &Problem, st: &gpu::offload::OffloadStats) {
+    if !learned::enabled() || st.gpu_error.is_some() || st.fallback_elems > 0 {
+        return;
+    }
+    let sides = (st.cpu_side_secs, st.gpu_side_secs);
+    for (side, ratio) in split_lessons(rates, p, st.gpu_cols, st.feeders, st.cpu_threads, sides) {
+        Learned::global().observe_split(p, side, ratio);
+    }
+}
+
+/// What a co-executed call of `p` teaches: `ng` columns ran on the GPU with `feeders` feeders
+/// and `cpu_threads` engine threads, its sides took `(cpu, gpu)` seconds; each side that
+/// bounded it ([`SPLIT_LEARN_SIDE`]), with its time over the calibrated model's side at that
+/// share in that configuration ([`Rates::split_sides_ran`]).
+pub fn split_lessons(
+    rates: &Rates,
+    p: &Problem,
+    ng: usize,
+    feeders: usize,
+    cpu_threads: usize,
+    (cpu, gpu): (f64, f64),
+) -> Vec<(Side, f64)> {
+    let Some((c, g)) = rates.split_sides_ran(p, ng, feeders, cpu_threads) else { return Vec::new() };
+    let longer = cpu.max(gpu);
+    [(Side::Cpu, cpu, c), (Side::Gpu, gpu, g)]
+        .into_iter()
+        .filter(|&(_, secs, pred)| secs >= *SPLIT_LEARN_SIDE * longer && pred > 0.0)
+        .map(|(side, secs, pred)| (side, secs / pred))
+        .collect()
+}
+
 /// A host Level-3 call the planner priced and sent to the CPU engine, timed while it lives
 /// (the caller runs the engine, then drops it): on drop, the trace line with the measured
 /// time, and [`observe`]. A panic unwinding through it records nothing.
@@ -1602,12 +1696,13 @@ pub struct CpuWatch {
     /// The call's name and shape, when tracing.
     what: Option<String>,
     start: std::time::Instant,
+    warm: learned::Warm,
 }
 
 impl CpuWatch {
     pub fn start(p: Problem, d: Decision, what: impl FnOnce() -> String) -> CpuWatch {
         let what = super::trace::enabled().then(what);
-        CpuWatch { p, d, what, start: std::time::Instant::now() }
+        CpuWatch { p, d, what, start: std::time::Instant::now(), warm: learned::Warm::start() }
     }
 }
 
@@ -1620,7 +1715,9 @@ impl Drop for CpuWatch {
         if let Some(w) = &self.what {
             super::trace::note(&format!("{w} offload: {} measured={:.1}us", self.d, secs * 1e6));
         }
-        observe(&self.p, Side::Cpu, &self.d, secs);
+        if self.warm.stayed() {
+            observe(&self.p, Side::Cpu, &self.d, secs);
+        }
     }
 }
 
@@ -2017,16 +2114,16 @@ fn measure_op_factors(rates: &Rates, threads: usize) -> Vec<String> {
 /// lines for the recipe file (the recipe parser skips them), followed by comment lines
 /// comparing the model with measured calls.
 ///
-/// Steps (about 60 s on an H200 host): staged transfers of 256 MiB each way, packed by the CPU
+/// Steps (about 85 s on an H200 host): staged transfers of 256 MiB each way, packed by the CPU
 /// engine's threads and by 1, 2, 4 feeders; cuBLAS ?GEMM at n = 4096 and on tiles of side
 /// 256..2048 with k = 256..16384; the CPU engine at n = 512..4096 and 8192 (2048 for complex);
 /// whole GPU-only calls (s, d at n = 512..8192, c, z to 4096) to which the latency, the
 /// per-piece cost and the transfer efficiency are fitted, and whose residuals the model then
 /// carries (`offload gpu_call_ms`, [`Calls`]); co-executed calls (d, s at n = 512..4096, z to
 /// 2048), first at GPU shares 0.3, 0.5, 0.7, 0.9 for the efficiencies while both run, then at
-/// 0.1, 0.3, .., 0.9 (and d, s at n = 8192 from 0.5) in the configurations the model with
-/// those efficiencies picks, for the residuals of each side (`offload split_call_ms`); DSYRK and DTRSM at n = 512..8192 on each side (`offload
-/// op_eff`). Whole calls are timed in [`PASSES`] passes over their sizes ([`in_passes`]).
+/// 0.1, 0.3, .., 0.9 (and d, s at n = 8192 and z at 4096 from 0.5) in the configurations
+/// the model with those efficiencies picks, for the residuals of each side (`offload
+/// split_call_ms`); DSYRK and DTRSM at n = 512..8192 on each side (`offload op_eff`). Whole calls are timed in [`PASSES`] passes over their sizes ([`in_passes`]).
 pub fn calibrate(rt: &'static Runtime) -> gpu::Result<Vec<String>> {
     use crate::gpu::offload::{measure_transfers, measure_transfers_with, Copier};
     use crate::gpu::{timing::Timer, DMat, DeviceBuffer, Exec};
@@ -2222,11 +2319,14 @@ pub fn calibrate(rt: &'static Runtime) -> gpu::Result<Vec<String>> {
     lines.push(format!("offload split_latency_us {:.1}", split_lat * 1e6));
     let rates = Rates::builtin(&rt.props).with_lines(&lines.join("\n"), "tuned");
     // Round 2: every fifth of the shares from 0.1 (the H200 host's n = 512 put a fixed cost
-    // on the CPU side that only small GPU shares show), and n = 8192 (s, d) where the GPU
-    // side is long enough to matter (its feeders slowed by the busy CPU: 1.3-1.6x the model
-    // at a share of 0.9).
+    // on the CPU side that only small GPU shares show), and n = 8192 (s, d) and 4096 (z)
+    // from a share of 0.5, where the GPU side is long enough to matter (its feeders slowed
+    // by the busy CPU: 1.3-1.6x the model at a share of 0.9) and the CPU side no longer
+    // follows the smaller sizes (ZGEMM n = 4096's CPU side, priced from n = 2048's, took
+    // 0.7-0.8x the model at shares 0.5-0.8).
     let mut keys = keys_at(&[0.1, 0.3, 0.5, 0.7, 0.9]);
-    keys.extend(['d', 's'].into_iter().flat_map(|pc| [0.5, 0.7, 0.9].map(|x| (pc, 8192, x))));
+    let tops = [('d', 8192), ('s', 8192), ('z', 4096)];
+    keys.extend(tops.into_iter().flat_map(|(pc, n)| [0.5, 0.7, 0.9].map(|x| (pc, n, x))));
     let splits = time_splits(&rates, &keys, PASSES, &mut lines)?;
     for s in &splits {
         lines.push(format!(
@@ -2810,6 +2910,45 @@ mod tests {
         // A size four octaves away learnt nothing.
         let far = Problem::square('d', 128);
         assert_eq!(r.predict(&far, 16).drift, [1.0, 1.0]);
+    }
+
+    #[test]
+    fn co_executed_calls_teach_the_split_its_bounding_sides() {
+        let r = Rates { learned: Some(Arc::new(Learned::default())), ..balanced() };
+        let l = r.learned.clone().unwrap();
+        let p = Problem::square('d', 2048);
+        let sp = r.split_at(&p, 0.5, 16);
+        let ng = split_cols(0.5, p.n);
+        let (c, g) = r.split_sides_ran(&p, ng, sp.feeders, sp.cpu_threads).unwrap();
+        // The calibrated model's sides, in the configuration the split runs in.
+        assert!((c * 1e6 - sp.cpu_us).abs() < 1e-6 && (g * 1e6 - sp.gpu_us).abs() < 1e-6, "{c} {g} {sp:?}");
+        assert_eq!(r.split_sides_ran(&p, 0, sp.feeders, sp.cpu_threads), None);
+        assert_eq!(r.split_sides_ran(&p, ng, 7, 9), None);
+        // The CPU side bounded the call, 1.2x its model; the GPU side idled most of it.
+        let lessons = split_lessons(&r, &p, ng, sp.feeders, sp.cpu_threads, (1.2 * c, 0.3 * c));
+        assert_eq!(lessons.len(), 1, "{lessons:?}");
+        assert_eq!(lessons[0].0, Side::Cpu);
+        assert!((lessons[0].1 - 1.2).abs() < 1e-9);
+        // Both sides ended together (the dynamic balance): both teach.
+        let both = split_lessons(&r, &p, ng, sp.feeders, sp.cpu_threads, (c.max(g), c.max(g)));
+        assert_eq!(both.iter().map(|x| x.0).collect::<Vec<_>>(), [Side::Cpu, Side::Gpu]);
+        // What they teach prices the split, and not the whole calls.
+        let whole = r.predict(&p, 16);
+        for _ in 0..200 {
+            l.observe_split(&p, Side::Cpu, 1.3);
+        }
+        let after = r.split_at(&p, 0.5, 16);
+        assert!((after.cpu_us / sp.cpu_us - 1.3).abs() < 1e-6, "{after:?} {sp:?}");
+        assert!((after.gpu_us - sp.gpu_us).abs() < 1e-6);
+        assert_eq!(r.predict(&p, 16), whole);
+        // A cached choice repriced: the same share and configuration, the new factors.
+        let prev = (whole, Some(sp));
+        let (pred, split) = r.reprice(&p, 16, &prev);
+        let split = split.unwrap();
+        assert_eq!(pred, whole);
+        assert_eq!((split.share, split.feeders, split.cpu_threads), (sp.share, sp.feeders, sp.cpu_threads));
+        assert!((split.cpu_us - after.cpu_us).abs() < 1e-6);
+        assert_eq!(r.reprice(&p, 16, &(whole, None)).1, None);
     }
 
     #[test]

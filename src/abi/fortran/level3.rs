@@ -134,7 +134,7 @@ pub(crate) enum Level3Run {
     /// The caller runs the CPU engine on the whole call, holding the watch until it is done
     /// (a call the planner priced: its trace line and what the planner learns from it, when
     /// it drops).
-    Cpu(Option<crate::plan::offload::CpuWatch>),
+    Cpu(Option<Box<crate::plan::offload::CpuWatch>>),
 }
 
 /// A host SYMM/HEMM, SYRK/HERK, SYR2K/HER2K (and, from `level3_tri`, TRMM/TRSM) call that the
@@ -159,15 +159,19 @@ pub(crate) unsafe fn offload_level3<T: Scalar>(
         Plan::Cpu(None) => return Level3Run::Cpu(None),
         Plan::Cpu(Some(d)) => {
             off::set_last(Outcome { routine: name(), planned: d.side, ran: Dev::Cpu, fallback: None, stats: None });
-            return Level3Run::Cpu(Some(CpuWatch::start(call.problem(), d, || format!("{} {}", name(), shape()))));
+            return Level3Run::Cpu(Some(Box::new(CpuWatch::start(call.problem(), d, || {
+                format!("{} {}", name(), shape())
+            }))));
         }
         Plan::Gpu(rt, d) => (rt, d),
     };
-    let start = std::time::Instant::now();
+    let (start, warm) = (std::time::Instant::now(), crate::plan::learned::Warm::start());
     match l3::run::<T>(rt, call) {
         Ok(stats) => {
             let secs = start.elapsed().as_secs_f64();
-            off::observe(&call.problem(), Dev::Gpu, &d, secs);
+            if warm.stayed() {
+                off::observe(&call.problem(), Dev::Gpu, &d, secs);
+            }
             if trace::enabled() {
                 trace::line(&name(), &shape(), "gpu-offload", 0, secs);
                 trace::note(&format!("{} {} offload: {d} measured={:.1}us {stats}", name(), shape(), secs * 1e6));
