@@ -54,7 +54,7 @@ static ENABLED: Lazy<bool> = Lazy::new(|| crate::config::enabled(LEARN_KEY));
 /// Once-only set-up work a call may do on the way, counted: the CPU engine's threads started,
 /// an offload pipeline's streams and pinned chunks made, its device arena grown, the feed
 /// pool's threads started. A call during which the count moved paid costs later calls do not
-/// (on the H200 host the process's first CPU DGEMM n = 1024 took 2.2x the next, which taught
+/// (on the H200 host the process's first CPU DGEMM n = 1024 took 2.1x the next, which taught
 /// the CPU's factor x1.5) and is not learnt from ([`Warm`]).
 static COLD_EVENTS: AtomicUsize = AtomicUsize::new(0);
 
@@ -154,23 +154,29 @@ impl Learned {
         })
     }
 
-    /// The (CPU, GPU) factors for `p`'s whole calls (1 where nothing was learnt).
-    pub fn factors(&self, p: &Problem) -> (f64, f64) {
+    /// ln of the factor a prediction for `key` uses: [`Learned::ln_at`], and for a split's
+    /// side without co-executed calls at its size, the whole calls' of that side.
+    fn ln_for(cells: &HashMap<Key, Cell>, key: Key) -> Option<f64> {
+        Self::ln_at(cells, key).or_else(|| key.split.then(|| Self::ln_at(cells, Key { split: false, ..key })).flatten())
+    }
+
+    /// The (CPU, GPU) factors for `p` (1 where nothing was learnt): of its whole calls, or
+    /// (`split`) of a split's two sides.
+    fn factors_of(&self, p: &Problem, split: bool) -> (f64, f64) {
         let cells = self.cells.lock();
-        let at = |side| Self::ln_at(&cells, Key::of(p, side, false)).map_or(1.0, f64::exp);
+        let at = |side| Self::ln_for(&cells, Key::of(p, side, split)).map_or(1.0, f64::exp);
         (at(Side::Cpu), at(Side::Gpu))
     }
 
-    /// The (CPU side, GPU side) factors for a split of `p`: the co-executed calls' where
-    /// there are some within reach, else the whole calls' of that side.
+    /// The (CPU, GPU) factors for `p`'s whole calls (1 where nothing was learnt).
+    pub fn factors(&self, p: &Problem) -> (f64, f64) {
+        self.factors_of(p, false)
+    }
+
+    /// The (CPU side, GPU side) factors for a split of `p`: the co-executed calls' at its
+    /// size where there are some, else the whole calls' of that side.
     pub fn split_factors(&self, p: &Problem) -> (f64, f64) {
-        let cells = self.cells.lock();
-        let at = |side| {
-            Self::ln_at(&cells, Key::of(p, side, true))
-                .or_else(|| Self::ln_at(&cells, Key::of(p, side, false)))
-                .map_or(1.0, f64::exp)
-        };
-        (at(Side::Cpu), at(Side::Gpu))
+        self.factors_of(p, true)
     }
 
     /// Learn from one call of `p` on `side` that took `ratio` times the calibrated model's
@@ -191,9 +197,7 @@ impl Learned {
             return;
         }
         let mut cells = self.cells.lock();
-        let start = Self::ln_at(&cells, key)
-            .or_else(|| key.split.then(|| Self::ln_at(&cells, Key { split: false, ..key })).flatten())
-            .unwrap_or(0.0);
+        let start = Self::ln_for(&cells, key).unwrap_or(0.0);
         let c = cells.entry(key).or_insert(Cell { ln: start, calls: 0 });
         c.calls += 1;
         let w = (1.0 / (c.calls as f64 + 1.0)).max(RATE_FLOOR);

@@ -1136,12 +1136,7 @@ impl Rates {
 
     /// [`Rates::choose`]'s `prev` choice for `p` priced with what has been learnt since: the
     /// same side, or the same share in its configuration (see [`RESEARCH_DRIFT`]).
-    pub fn reprice(
-        &self,
-        p: &Problem,
-        threads: usize,
-        prev: &(Prediction, Option<SplitPrediction>),
-    ) -> (Prediction, Option<SplitPrediction>) {
+    pub fn reprice(&self, p: &Problem, threads: usize, prev: &Choice) -> Choice {
         let split = prev.1.map(|s| {
             let (ng, drift) = (split_cols(s.share, p.n), self.split_drift(p));
             match self.config_ran(s.feeders, s.cpu_threads) {
