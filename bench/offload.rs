@@ -11,7 +11,8 @@
 //!
 //! Every point: C := A*B + beta*C on square n x n host matrices (Vec, pageable memory): one
 //! warm-up call (not for calls predicted longer than 0.3 s), then timed calls filling
-//! `--budget-s` (at least one; three where they take under 4 s), median.
+//! `--budget-s` (at least one; seven of auto, cpu and gpu and three of a split where they
+//! take under 4 s), median.
 //! A point the model predicts longer than `--max-call-s` is skipped and says so (CPU-only and
 //! low GPU shares at large n, where the CPU would take minutes); NVBLAS, which the model does not price, is skipped when its previous size
 //! extrapolates past `--max-s`. For n <= 2048 each result is checked against the CPU engine's.
@@ -71,7 +72,9 @@ usage: offloadbench [options]
                      names where the rescored CSV goes. Needs no GPU.
   --replay           with --rescore: price each size as the planner did in the run, having
                      learnt from the whole calls (cpu, gpu, auto) of the sizes before it
-                     (plan::learned); without it, the calibrated model alone.
+                     (plan::learned), and with --sides from every call, co-executed ones
+                     included, in the order the run made them; without it, the calibrated
+                     model alone.
   --sides FILE       with --rescore: the run's --samples file; prints each co-executed point's
                      GPU side, CPU side and whole call (medians over its calls) beside the
                      calibrated model's, to show which side the model has wrong
@@ -383,8 +386,8 @@ struct Row {
     /// The calibrated model's prediction alone (nothing learnt).
     static_us: Option<f64>,
     /// Co-executed points: the median of the planner's predictions at the point's timed calls
-    /// (what its trace lines said; it learns from the whole calls timed beside them, never
-    /// from a co-executed one).
+    /// (what its trace lines said; each made before its call, having learnt from the calls
+    /// before it, whole and co-executed).
     call_pred_us: Option<f64>,
     reps: usize,
     /// Largest relative difference from the CPU engine's result (n <= 2048).
@@ -917,8 +920,8 @@ fn model_row(r: &Rates, routine: &str, n: usize, beta_zero: bool, threads: usize
     m
 }
 
-/// One call of a `--samples` file: (routine, n, mode, share label, round, us, (CPU side,
-/// GPU side) in seconds).
+/// One call of a `--samples` file: (routine, n, mode, share label, round, and in microseconds
+/// the call and its (CPU side, GPU side)), as written.
 type SampleCall = (String, usize, String, String, usize, f64, (f64, f64));
 
 fn read_calls(path: &Path) -> Result<Vec<SampleCall>, String> {
@@ -934,14 +937,14 @@ fn read_calls(path: &Path) -> Result<Vec<SampleCall>, String> {
         else {
             continue;
         };
-        out.push((f[0].to_string(), n, f[2].to_string(), f[3].to_string(), round, us, (c * 1e-6, g * 1e-6)));
+        out.push((f[0].to_string(), n, f[2].to_string(), f[3].to_string(), round, us, (c, g)));
     }
     Ok(out)
 }
 
 /// The calls of one size's rows (`rows`, the first at index `first`) in the order the run made
 /// them: by round, and within a round each point's calls together (the file's order).
-/// Returns (row index, microseconds, (CPU side, GPU side) seconds).
+/// Returns (row index, and in microseconds the call and its (CPU side, GPU side)).
 fn size_calls(calls: &[SampleCall], rows: &[Row], first: usize) -> Vec<(usize, f64, (f64, f64))> {
     let label = |r: &Row| r.gpu_share.filter(|_| r.mode != "auto").map(|x| format!("{x:.2}")).unwrap_or_default();
     let mut out: Vec<(usize, usize, f64, (f64, f64))> = calls
@@ -1027,7 +1030,7 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
         };
         let learn = rates.learned.clone().filter(|_| o.replay);
         // The run's calls of this size, in the order they ran, when its --samples file is
-        // given: (row, time, (CPU side, GPU side)).
+        // given: (row, and in microseconds the call and its (CPU side, GPU side)).
         let calls = calls.as_ref().map(|c| size_calls(c, &rows[i..end], i)).filter(|c| !c.is_empty());
         // What a call of row `r` teaches: a whole call its side's time; a co-executed call
         // with a forced share its sides' ([`off::split_lessons`]).
@@ -1037,7 +1040,8 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
             } else if let (Some(x), Some((c, g)), "split") = (r.gpu_share, sides, r.mode.as_str()) {
                 let sp = calibrated.split_at(&p, x, threads);
                 let ng = off::split_cols(x, n);
-                for (side, ratio) in off::split_lessons(&calibrated, &p, ng, sp.feeders, sp.cpu_threads, (c, g)) {
+                let secs = (c * 1e-6, g * 1e-6);
+                for (side, ratio) in off::split_lessons(&calibrated, &p, ng, sp.feeders, sp.cpu_threads, secs) {
                     l.observe_split(&p, side, ratio);
                 }
             }
@@ -1116,7 +1120,11 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
         "offloadbench --rescore {}: rates {}, {threads} CPU threads{}",
         path.display(),
         rates.source,
-        if o.replay { ", replaying what the planner learnt from the run's whole calls" } else { "" }
+        match (o.replay, &o.sides) {
+            (true, Some(_)) => ", replaying what the planner learnt from the run's calls, one by one",
+            (true, None) => ", replaying what the planner learnt from the run's whole calls",
+            _ => "",
+        }
     );
     print!("{}", table(&rows, &o2, Some(&rates), threads));
     if let Some(f) = &o.sides {
@@ -1132,17 +1140,14 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
 /// gpu_side_us,cpu_side_us), the medians of each side and of the call beside the calibrated
 /// model's.
 fn sides_table(path: &Path, rates: &Rates, beta_zero: bool, threads: usize) -> Result<String, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    // (routine, n, share) -> each call's (time, GPU side, CPU side).
+    // (routine, n, share) -> each call's (time, GPU side, CPU side), microseconds.
     type Point = ((String, usize, String), [Vec<f64>; 3]);
     let mut points: Vec<Point> = Vec::new();
-    for l in text.lines().skip(1) {
-        let f: Vec<&str> = l.split(',').collect();
-        if f.len() < 8 || f[2] != "split" {
+    for (routine, n, mode, share, _, us, (c, g)) in read_calls(path)? {
+        if mode != "split" {
             continue;
         }
-        let (Ok(n), Ok(us), Ok(g), Ok(c)) = (f[1].parse(), f[5].parse(), f[6].parse(), f[7].parse()) else { continue };
-        let key = (f[0].to_string(), n, f[3].to_string());
+        let key = (routine, n, share);
         let i = match points.iter().position(|p| p.0 == key) {
             Some(i) => i,
             None => {

@@ -626,7 +626,7 @@ fn the_planner_learns_from_the_calls_it_times() {
             continue;
         }
         assert!((f.ln() - med.ln()).abs() < 0.25, "{} factor {f} against the calls' median {med}", side.name());
-        // The next call is priced with it (to the planner's cache's 0.1%).
+        // The next call is priced with it (the planner's cached choice repriced with it).
         c.run(side, f64::GEMM);
         let st = off::last().and_then(|o| o.stats).expect("stats");
         assert!(

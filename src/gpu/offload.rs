@@ -2034,9 +2034,10 @@ pub unsafe fn host_gemm<T: Scalar>(
     let whole = [Tile { i0: 0, j0: 0, m, n }];
     // What the planner learns from: whole calls on one side, against its prediction, when
     // they did no set-up work.
+    let problem = off::Problem::gemm::<T>(m, n, k, alpha.is_zero(), beta.is_zero());
     let learn = |side, d: &off::Decision, secs| {
         if warm.stayed() {
-            off::observe(&off::Problem::gemm::<T>(m, n, k, alpha.is_zero(), beta.is_zero()), side, d, secs)
+            off::observe(&problem, side, d, secs)
         }
     };
     match plan {
@@ -2145,8 +2146,7 @@ pub unsafe fn host_gemm<T: Scalar>(
             stats.pred_us = sp.pred.us;
             stats.secs = start.elapsed().as_secs_f64();
             if warm.stayed() {
-                let p = off::Problem::gemm::<T>(m, n, k, alpha.is_zero(), beta.is_zero());
-                off::observe_split(&off::Rates::for_device(rt), &p, &stats);
+                off::observe_split(&off::Rates::for_device(rt), &problem, &stats);
             }
             if let Some(e) = &err {
                 if off::disables(e) {

@@ -162,7 +162,7 @@ impl Learned {
 
     /// The (CPU, GPU) factors for `p` (1 where nothing was learnt): of its whole calls, or
     /// (`split`) of a split's two sides.
-    fn factors_of(&self, p: &Problem, split: bool) -> (f64, f64) {
+    pub(crate) fn factors_of(&self, p: &Problem, split: bool) -> (f64, f64) {
         let cells = self.cells.lock();
         let at = |side| Self::ln_for(&cells, Key::of(p, side, split)).map_or(1.0, f64::exp);
         (at(Side::Cpu), at(Side::Gpu))

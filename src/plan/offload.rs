@@ -36,8 +36,9 @@
 //!
 //! After calibration the planner learns from the calls it times ([`learned`]): each CPU-only or
 //! GPU-only call's measured time over the calibrated prediction feeds a factor per routine,
-//! precision, side and octave of size, which later predictions (and each side of a split)
-//! include; `HYBLAS_OFFLOAD_LEARN=0` turns it off.
+//! precision, side and octave of size, which later whole-call predictions include; each side
+//! of a co-executed call that bounded it feeds a split factor of its own ([`observe_split`]),
+//! which later splits at that size include. `HYBLAS_OFFLOAD_LEARN=0` turns it off.
 //!
 //! Controls: `HYBLAS_DEVICE=cpu|gpu|split|auto` (default auto; `split` forces co-execution
 //! starting from the model's share) for the whole process; `HYBLAS_OFFLOAD_SHARE=x` (0..1) a
@@ -903,17 +904,18 @@ impl Rates {
     /// The (CPU, GPU) factors learnt from timed calls at `p`'s size ([`learned`]; 1 and 1
     /// without a table or with `HYBLAS_OFFLOAD_LEARN=0`).
     pub fn drift(&self, p: &Problem) -> (f64, f64) {
-        match &self.learned {
-            Some(l) if learned::enabled() => l.factors(p),
-            _ => (1.0, 1.0),
-        }
+        self.learnt(p, false)
     }
 
     /// The (CPU side, GPU side) factors learnt for a split of `p`: from co-executed calls at
     /// its size where there are some, else from whole calls ([`Learned::split_factors`]).
     pub fn split_drift(&self, p: &Problem) -> (f64, f64) {
+        self.learnt(p, true)
+    }
+
+    fn learnt(&self, p: &Problem, split: bool) -> (f64, f64) {
         match &self.learned {
-            Some(l) if learned::enabled() => l.split_factors(p),
+            Some(l) if learned::enabled() => l.factors_of(p, split),
             _ => (1.0, 1.0),
         }
     }
@@ -998,15 +1000,9 @@ impl Rates {
     }
 
     /// The split of `ng` (1..n-1) of C's columns to the GPU under one configuration.
-    /// `drift`: the (CPU, GPU) factors learnt at this size ([`Rates::drift`]).
-    fn split_eval(
-        &self,
-        p: &Problem,
-        ng: usize,
-        (f, ct, x, eff): (usize, usize, Xfer, f64),
-        drift: (f64, f64),
-    ) -> SplitPrediction {
-        self.split_priced(p, ng, (f, ct, x, eff), self.split_sides(p, ng, (f, ct, x, eff)), drift)
+    /// `drift`: the (CPU side, GPU side) factors learnt at this size ([`Rates::split_drift`]).
+    fn split_eval(&self, p: &Problem, ng: usize, cfg: (usize, usize, Xfer, f64), drift: (f64, f64)) -> SplitPrediction {
+        self.split_priced(p, ng, cfg, self.split_sides(p, ng, cfg), drift)
     }
 
     /// [`Rates::split_eval`] from the configuration's parametric `(c, g)` sides.
@@ -1019,7 +1015,7 @@ impl Rates {
         drift: (f64, f64),
     ) -> SplitPrediction {
         // What the timed calls at this size and share say the two sides and the hand-offs
-        // really take, and how far the host has drifted since (learnt from whole calls).
+        // really take, and how far the host has drifted since (learnt from the calls).
         let (fc, fg, own) = self.split_fix(p, ng as f64 / p.n.max(1) as f64);
         let (c, g) = (c * fc * drift.0, g * fg * drift.1);
         SplitPrediction {
@@ -1096,7 +1092,7 @@ impl Rates {
         let mut best = evals[j];
         // The crossing between the grid's neighbours of the best, in its configuration, where
         // there is one.
-        let cfg = self.split_config(p, grid[j], threads).0;
+        let cfg = self.config_ran(best.feeders, best.cpu_threads).expect("the configuration the grid priced it in");
         let at = |ng: usize| self.split_eval(p, ng, cfg, drift);
         let gpu_longer = |s: &SplitPrediction| s.gpu_us >= s.cpu_us;
         let (mut lo, mut hi) = (grid[j.saturating_sub(1)], grid[(j + 1).min(grid.len() - 1)]);
@@ -1424,6 +1420,16 @@ pub enum Plan {
     Gpu(&'static Runtime, Decision),
 }
 
+impl Plan {
+    /// `d` carried out on the side it names.
+    fn on(rt: &'static Runtime, d: Decision) -> Plan {
+        match d.side {
+            Side::Cpu => Plan::Cpu(Some(d)),
+            Side::Gpu => Plan::Gpu(rt, d),
+        }
+    }
+}
+
 /// The planner's answer for a GEMM.
 pub enum GemmPlan {
     /// The CPU engine. None: decided on the fast path (small or forced), nothing to trace.
@@ -1502,11 +1508,7 @@ fn decide_slow(p: Problem, forced: Option<(Side, &'static str)>, a: *const c_voi
     let pred = rates.predict(&p, crate::cpu::threads::nthreads());
     let src = Some(rates.source.clone());
     if let Some((side, by)) = forced {
-        let d = Decision { side, reason: Reason::Forced(by), pred: Some(pred), rates: src };
-        return match side {
-            Side::Cpu => Plan::Cpu(Some(d)),
-            Side::Gpu => Plan::Gpu(rt, d),
-        };
+        return Plan::on(rt, Decision { side, reason: Reason::Forced(by), pred: Some(pred), rates: src });
     }
     if !p.host[0] || !p.host[1] {
         return Plan::Gpu(
@@ -1515,11 +1517,7 @@ fn decide_slow(p: Problem, forced: Option<(Side, &'static str)>, a: *const c_voi
         );
     }
     let side = if pred.gpu_us < pred.cpu_us { Side::Gpu } else { Side::Cpu };
-    let d = Decision { side, reason: Reason::Model, pred: Some(pred), rates: src };
-    match side {
-        Side::Gpu => Plan::Gpu(rt, d),
-        Side::Cpu => Plan::Cpu(Some(d)),
-    }
+    Plan::on(rt, Decision { side, reason: Reason::Model, pred: Some(pred), rates: src })
 }
 
 /// [`decide_slow`] for GEMM, with co-execution.
@@ -3103,11 +3101,7 @@ fn decide_level3_slow(p: Problem, forced: Option<(Side, &'static str)>, operands
     let pred = rates.predict(&p, crate::cpu::threads::nthreads());
     let src = Some(rates.source.clone());
     if let Some((side, by)) = forced {
-        let d = Decision { side, reason: Reason::Forced(by), pred: Some(pred), rates: src };
-        return match side {
-            Side::Cpu => Plan::Cpu(Some(d)),
-            Side::Gpu => Plan::Gpu(rt, d),
-        };
+        return Plan::on(rt, Decision { side, reason: Reason::Forced(by), pred: Some(pred), rates: src });
     }
     if on_device {
         return Plan::Gpu(
@@ -3116,11 +3110,7 @@ fn decide_level3_slow(p: Problem, forced: Option<(Side, &'static str)>, operands
         );
     }
     let side = if pred.gpu_us < pred.cpu_us { Side::Gpu } else { Side::Cpu };
-    let d = Decision { side, reason: Reason::Model, pred: Some(pred), rates: src };
-    match side {
-        Side::Gpu => Plan::Gpu(rt, d),
-        Side::Cpu => Plan::Cpu(Some(d)),
-    }
+    Plan::on(rt, Decision { side, reason: Reason::Model, pred: Some(pred), rates: src })
 }
 
 #[cfg(test)]
