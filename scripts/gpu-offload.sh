@@ -21,7 +21,7 @@
 #                     (--quick: ..4096), hyblas auto/cpu/gpu and split at GPU shares 0..1 in
 #                     steps of 0.1 (--quick 0.2) against NVBLAS on the staged Debian OpenBLAS;
 #                     CSV, two SVGs, tables                                       [not --tests-only]
-#   offload-zgemm     the same for ZGEMM without NVBLAS (see below), in $RESULTS/zgemm
+#   offload-zgemm     the same for ZGEMM (a stage of its own), in $RESULTS/zgemm
 # The whole call keeps to a budget (GPU_OFFLOAD_BUDGET seconds: 560 by default, 175 with
 # --quick): each stage's timeout is what is left, and the benchmark gets a deadline so that it
 # still writes its tables and plots. Typical times on an H200 host: tests ~1 min, tune ~15 s,
@@ -123,9 +123,8 @@ if [ "$mode" != tests ]; then
     deadline=$(($(left) - 25))
     [ "$deadline" -lt 30 ] && deadline=30
     # GEMM in two precisions and the two Level-3 routines the issue names (DSYRK, DTRSM)
-    # against NVBLAS. ZGEMM runs after them without NVBLAS: on the H200 host of 2026-11-22
-    # NVBLAS's zgemm_ died of a segmentation fault at every size, autopin on or off, whatever
-    # OpenBLAS core (its cgemm_ ran), which would lose the whole run's results.
+    # against NVBLAS, then ZGEMM in a stage of its own (its own CSV and plots; a ZGEMM that
+    # fails loses only its stage).
     args=(--out "$RESULTS" --deadline-s "$deadline" --routines "${OFFLOAD_ROUTINES:-dgemm,sgemm,dsyrk,dtrsm}")
     [ "$quick" -eq 1 ] && args=(--quick "${args[@]}")
     [ -e "$CPUBLAS/libopenblas.so.0" ] && args+=(--cpu-blas "$CPUBLAS/libopenblas.so.0")
@@ -137,9 +136,10 @@ if [ "$mode" != tests ]; then
     if [ -z "${OFFLOAD_ROUTINES:-}" ]; then
         deadline=$(($(left) - 15))
         [ "$deadline" -lt 20 ] && deadline=20
-        zargs=(--out "$RESULTS/zgemm" --deadline-s "$deadline" --routines zgemm --nvblas off --samples "$LOGS/offload-zgemm-samples.csv")
+        zargs=(--out "$RESULTS/zgemm" --deadline-s "$deadline" --routines zgemm --samples "$LOGS/offload-zgemm-samples.csv")
         [ "$quick" -eq 1 ] && zargs=(--quick "${zargs[@]}")
-        run offload-zgemm "$STAGE/offloadbench" "${zargs[@]}"
+        [ -e "$CPUBLAS/libopenblas.so.0" ] && zargs+=(--cpu-blas "$CPUBLAS/libopenblas.so.0")
+        run offload-zgemm env LD_LIBRARY_PATH="$CPUBLAS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$STAGE/offloadbench" "${zargs[@]}"
         sed -n '/^zgemm (ms/,$p' "$LOGS/offload-zgemm.log" | head -n 60
     fi
 fi
