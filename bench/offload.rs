@@ -28,6 +28,7 @@ mod fortran_gemm;
 mod svg_axes;
 use fortran_gemm::Sym;
 
+use hyblas::abi::cublas::A16;
 use hyblas::gpu::Runtime;
 use hyblas::plan::offload::{self as off, Learned, Problem, Rates, Side};
 use hyblas::types::{Scalar, C32, C64};
@@ -370,20 +371,6 @@ fn load_nvblas(o: &Opts) -> Result<Nvblas, String> {
 
 // ---- Measuring ----
 
-/// A scalar argument on a 16-byte boundary (see its use).
-#[derive(Clone, Copy)]
-#[repr(align(16))]
-struct Align16<T>(T);
-
-impl<T> Align16<T> {
-    /// The scalar's address. (A method, so that a closure that passes it captures the aligned
-    /// whole: one that named the field `.0` would capture the field alone, at its own
-    /// alignment.)
-    fn ptr(&self) -> *const T {
-        &self.0
-    }
-}
-
 /// A point's result.
 #[derive(Clone)]
 struct Row {
@@ -659,7 +646,7 @@ impl Bench<'_> {
             // 16-byte loads (cuDoubleComplex), and a Rust C64 is aligned to 8 only. From an
             // 8-byte boundary it died of a segmentation fault (a general protection fault:
             // address 0) in a cuBLAS-XT worker, at every size.
-            let (alpha, beta) = (Align16(T::one()), Align16(T::from_f64(o.beta)));
+            let (alpha, beta) = (A16(T::one()), A16(T::from_f64(o.beta)));
             let ni = n as i32;
             let check = n <= 2048;
             let mut cpu_result: Option<Vec<T>> = None;
@@ -1988,7 +1975,7 @@ mod tests {
         // reference (a capture of the field alone would be aligned to 8 only).
         for seed in 0..8u8 {
             let pad = vec![0u8; seed as usize];
-            let (alpha, beta) = (Align16(C64::one()), Align16(C64::from_f64(0.5)));
+            let (alpha, beta) = (A16(C64::one()), A16(C64::from_f64(0.5)));
             let call = move || {
                 let _ = &pad;
                 (alpha.ptr() as usize, beta.ptr() as usize)

@@ -934,6 +934,14 @@ unsafe fn gemm_strided<T: Scalar, I: Int>(
 #[derive(Clone, Copy, Debug)]
 pub struct A16<T>(pub T);
 
+impl<T> A16<T> {
+    /// The scalar's address. (In a closure, `a.ptr()` captures the aligned whole; `&a.0`
+    /// captures the field alone, at its own alignment.)
+    pub fn ptr(&self) -> *const T {
+        &self.0
+    }
+}
+
 static OWN_CREATE: Sym = Sym::new("cublasCreate_v2");
 static OWN_SET_STREAM: Sym = Sym::new("cublasSetStream_v2");
 static REAL_GEMM: [Sym; 4] =
