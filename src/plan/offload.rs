@@ -429,8 +429,9 @@ pub struct Calls {
     split_fix: [Vec<(f64, Vec<ShareFix>)>; 4],
 }
 
-/// One timed share's residuals: (GPU share, [CPU side factor, GPU side factor, own cost in s]).
-type ShareFix = (f64, [f64; 3]);
+/// One timed share's residuals: (GPU share, the feeders it ran with, [CPU side factor, GPU side
+/// factor, own cost in s]).
+type ShareFix = (f64, usize, [f64; 3]);
 
 /// A residual `fix` (measured over modelled, taken at sizes up to `top`) at size `x`: as is up
 /// to `top`, then linear in log size to `none` (no correction) at twice `top`. The model's
@@ -668,8 +669,9 @@ impl Rates {
                 gpu[prec_index(s.p.prec)].push((s.p.n as f64, s.secs / model));
             }
         }
-        // Per precision: (n, share, [CPU factor, GPU factor, own cost]) of each timed call.
-        let mut split: [Vec<(f64, f64, [f64; 3])>; 4] = Default::default();
+        // Per precision: (n, and the call's residuals at its share and feeders) of each timed
+        // call.
+        let mut split: [Vec<(f64, ShareFix)>; 4] = Default::default();
         for s in &self.calls.split {
             let Some(cfg) = unit.split_configs(s.threads.max(1)).find(|c| c.0 == s.feeders) else { continue };
             if s.ng == 0 || s.ng >= s.p.n {
@@ -677,15 +679,12 @@ impl Rates {
             }
             let e = unit.split_eval(&s.p, s.ng, cfg, (1.0, 1.0));
             if e.cpu_us > 0.0 && e.gpu_us > 0.0 && s.cpu_secs > 0.0 && s.gpu_secs > 0.0 {
-                split[prec_index(s.p.prec)].push((
-                    s.p.n as f64,
-                    e.share,
-                    [
-                        s.cpu_secs * 1e6 / e.cpu_us,
-                        s.gpu_secs * 1e6 / e.gpu_us,
-                        (s.secs - s.gpu_secs.max(s.cpu_secs)).max(0.0),
-                    ],
-                ));
+                let fix = [
+                    s.cpu_secs * 1e6 / e.cpu_us,
+                    s.gpu_secs * 1e6 / e.gpu_us,
+                    (s.secs - s.gpu_secs.max(s.cpu_secs)).max(0.0),
+                ];
+                split[prec_index(s.p.prec)].push((s.p.n as f64, (e.share, s.feeders, fix)));
             }
         }
         for i in 0..4 {
@@ -694,14 +693,14 @@ impl Rates {
             g.dedup_by(|a, b| a.0 == b.0);
             self.calls.gpu_fix[i] = std::mem::take(g);
             // Sorted by n, then share; a point timed twice (two recipe lines) takes the median.
-            let mut keys: Vec<(f64, f64)> = split[i].iter().map(|x| (x.0, x.1)).collect();
+            let mut keys: Vec<(f64, f64)> = split[i].iter().map(|x| (x.0, x.1 .0)).collect();
             keys.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
             keys.dedup();
             let mut table: Vec<(f64, Vec<ShareFix>)> = Vec::new();
             for (n, x) in keys {
-                let pts: Vec<&[f64; 3]> = split[i].iter().filter(|s| (s.0, s.1) == (n, x)).map(|s| &s.2).collect();
-                let at = |c: usize| median_of(pts.iter().map(|f| f[c]).collect());
-                let fix = (x, [at(0), at(1), at(2)]);
+                let pts: Vec<&ShareFix> = split[i].iter().filter(|s| (s.0, s.1 .0) == (n, x)).map(|s| &s.1).collect();
+                let at = |c: usize| median_of(pts.iter().map(|f| f.2[c]).collect());
+                let fix = (x, pts[0].1, [at(0), at(1), at(2)]);
                 match table.last_mut() {
                     Some(t) if t.0 == n => t.1.push(fix),
                     _ => table.push((n, vec![fix])),
@@ -719,25 +718,59 @@ impl Rates {
         t.last().map_or(1.0, |l| fade_above(f, 1.0, l.0, p.size()))
     }
 
-    /// Co-execution's residuals at `p`'s size and the GPU's `share`: (CPU side, GPU side, own
-    /// cost in s), at each timed size linear in the share between the shares timed (clamped
-    /// outside them), then linear in log n between the timed sizes, clamped below them, faded
-    /// out above ([`fade_above`]).
-    fn split_fix(&self, p: &Problem, share: f64) -> (f64, f64, f64) {
+    /// Co-execution's residuals at `p`'s size and the GPU's `share` with `feeders` feeders:
+    /// (CPU side, GPU side, own cost in s), at each timed size linear in the share between the
+    /// shares timed with those feeders (clamped outside them; between all the shares timed
+    /// where none was), then linear in log n between the timed sizes, clamped below them,
+    /// faded out above ([`fade_above`]). A residual corrects the configuration it was timed
+    /// in: blended across configurations (the H200 host's DGEMM n = 1024 timed with two
+    /// feeders at a share of 0.5, four at 0.7), the four feeders' cheaper sides at 0.61 took
+    /// part of the two feeders' residual and priced the split 9% under the time at 0.6.
+    fn split_fix(&self, p: &Problem, share: f64, feeders: usize) -> (f64, f64, f64) {
         let t = fix_table(&self.calls.split_fix, prec_index(p.prec));
         if t.is_empty() {
             return (1.0, 1.0, self.split_latency);
         }
-        let at = |pts: &[ShareFix], c: usize| {
-            let (i, f) = bracket_lin(pts.len(), |i| pts[i].0, share);
-            let j = (i + 1).min(pts.len() - 1);
-            pts[i].1[c] + f * (pts[j].1[c] - pts[i].1[c])
+        // At one timed size: between the timed shares on either side (clamped past the ends).
+        let at = |all: &[ShareFix], c: usize, none: f64| {
+            let any = all.iter().any(|x| x.1 == feeders);
+            let keep = |x: &&ShareFix| !any || x.1 == feeders;
+            let lo = all.iter().filter(keep).rfind(|x| x.0 <= share);
+            let hi = all.iter().filter(keep).find(|x| x.0 > share);
+            match (lo, hi) {
+                (Some(a), Some(b)) => a.2[c] + (share - a.0) / (b.0 - a.0) * (b.2[c] - a.2[c]),
+                (Some(a), None) | (None, Some(a)) => a.2[c],
+                (None, None) => none,
+            }
         };
         let (i, f) = bracket_by(t.len(), |i| t[i].0, p.size());
         let (lo, hi) = (&t[i].1, &t[(i + 1).min(t.len() - 1)].1);
         let top = t[t.len() - 1].0;
-        let v = |c: usize, none: f64| fade_above(at(lo, c) + f * (at(hi, c) - at(lo, c)), none, top, p.size());
+        let v = |c: usize, none: f64| {
+            let (a, b) = (at(lo, c, none), at(hi, c, none));
+            fade_above(a + f * (b - a), none, top, p.size())
+        };
         (v(0, 1.0), v(1, 1.0), v(2, self.split_latency))
+    }
+
+    /// The feeder counts of the co-executed calls timed nearest `share` at the timed sizes
+    /// around `p`'s, as a bit set (bit f: f feeders): the timed shares on either side of it,
+    /// or the one it equals (0 without timed calls).
+    fn timed_feeders(&self, p: &Problem, share: f64) -> u64 {
+        let t = fix_table(&self.calls.split_fix, prec_index(p.prec));
+        if t.is_empty() {
+            return 0;
+        }
+        let (i, _) = bracket_by(t.len(), |i| t[i].0, p.size());
+        let mut set = 0u64;
+        for pts in [&t[i].1, &t[(i + 1).min(t.len() - 1)].1] {
+            let (k, f) = bracket_lin(pts.len(), |k| pts[k].0, share);
+            set |= 1 << pts[k].1.min(63);
+            if f > 0.0 {
+                set |= 1 << pts[(k + 1).min(pts.len() - 1)].1.min(63);
+            }
+        }
+        set
     }
 
     /// The rates for `rt`'s device: its recipe file's `offload` lines over the built-in ones
@@ -977,19 +1010,35 @@ impl Rates {
         }
     }
 
-    /// The configuration (feeders, CPU threads) a split of `ng` columns runs in: the fastest
-    /// by the parametric model, before the timed calls' residuals and the learnt drift. It is
-    /// what `hyblas tune offload` ran at the shares it timed, so each residual corrects the
-    /// configuration it was measured in. (Choosing with the residuals applied picked, at
-    /// shares between the timed ones, configurations whose residual belonged to another:
-    /// the H200 host's DGEMM n = 1024 at a GPU share of 0.3 moved from the two feeders timed
-    /// to three, priced with the two feeders' factor.)
-    /// Returns it with its (CPU side, GPU side) seconds ([`Rates::split_sides`]).
+    /// The configuration (feeders, CPU threads) a split of `ng` columns runs in. Where
+    /// `hyblas tune offload` timed co-executed calls: one of those timed at the nearest timed
+    /// shares (the one timed at a share it equals), the fastest with its own residuals
+    /// ([`Rates::split_fix`]), so that no share is priced in a configuration nobody timed near
+    /// it. (Choosing among all, each residual applied to whichever configuration the model
+    /// picked, moved the H200 host's DGEMM n = 1024 at a share of 0.3 from the two feeders
+    /// timed to three, priced with the two feeders' factor.) Without timed calls, and in
+    /// `tune` itself: the fastest by the parametric model.
+    /// Returns it with its parametric (CPU side, GPU side) seconds ([`Rates::split_sides`]).
     fn split_config(&self, p: &Problem, ng: usize, threads: usize) -> ((usize, usize, Xfer, f64), (f64, f64)) {
+        let timed = self.timed_feeders(p, ng as f64 / p.n.max(1) as f64);
+        let with_sides = |cfg| (cfg, self.split_sides(p, ng, cfg));
+        let is_timed = |c: &(usize, usize, Xfer, f64)| timed >> c.0.min(63) & 1 == 1;
+        if !self.split_configs(threads).any(|c| is_timed(&c)) {
+            return self
+                .split_configs(threads)
+                .map(with_sides)
+                .min_by(|a, b| a.1 .0.max(a.1 .1).total_cmp(&b.1 .0.max(b.1 .1)))
+                .expect("at least one configuration");
+        }
         self.split_configs(threads)
-            .map(|cfg| (cfg, self.split_sides(p, ng, cfg)))
-            .min_by(|a, b| a.1 .0.max(a.1 .1).total_cmp(&b.1 .0.max(b.1 .1)))
-            .expect("at least one configuration")
+            .filter(is_timed)
+            .map(|cfg| {
+                let (cfg, sides) = with_sides(cfg);
+                (cfg, sides, self.split_priced(p, ng, cfg, sides, (1.0, 1.0)).us)
+            })
+            .min_by(|a, b| a.2.total_cmp(&b.2))
+            .map(|(cfg, sides, _)| (cfg, sides))
+            .expect("a timed configuration")
     }
 
     /// The split of `ng` (1..n-1) of C's columns in the configuration it runs in
@@ -1016,7 +1065,7 @@ impl Rates {
     ) -> SplitPrediction {
         // What the timed calls at this size and share say the two sides and the hand-offs
         // really take, and how far the host has drifted since (learnt from the calls).
-        let (fc, fg, own) = self.split_fix(p, ng as f64 / p.n.max(1) as f64);
+        let (fc, fg, own) = self.split_fix(p, ng as f64 / p.n.max(1) as f64, f);
         let (c, g) = (c * fc * drift.0, g * fg * drift.1);
         SplitPrediction {
             share: ng as f64 / p.n.max(1) as f64,
@@ -2517,8 +2566,10 @@ mod tests {
             assert!((x.gpu_us / b.gpu_us - fg).abs() < 1e-9, "share {share}: GPU factor");
             assert!((x.us - x.gpu_us.max(x.cpu_us) - 250.0).abs() < 1e-6, "own cost 0.25 ms");
         }
-        // Between and beyond the timed shares, in any one configuration.
-        let cfg = r.split_configs(16).next().unwrap();
+        // Between and beyond the timed shares, in a configuration none was timed in: between
+        // all of them.
+        let fs: Vec<usize> = timed.iter().map(|t| base.split_at(&p, t.0, 16).feeders).collect();
+        let cfg = r.split_configs(16).find(|c| !fs.contains(&c.0)).unwrap();
         let ratio = |r: &Rates, q: &Problem, ng: usize| {
             let (b, x) = (base.split_eval(q, ng, cfg, (1.0, 1.0)), r.split_eval(q, ng, cfg, (1.0, 1.0)));
             (x.cpu_us / b.cpu_us, x.gpu_us / b.gpu_us)
@@ -2529,6 +2580,18 @@ mod tests {
         assert!(close(ratio(&r, &p, (mid * 2048.0) as usize), (0.95, 1.35)), "half way from 0.3 to 0.5");
         assert!(close(ratio(&r, &p, 100), (0.9, 1.5)), "clamped below 0.3");
         assert!(close(ratio(&r, &p, 2000), (1.2, 1.3)), "clamped above 0.7");
+        // In a configuration timed at some of the shares: between those alone.
+        let f7 = fs[2];
+        let cfg7 = r.split_configs(16).find(|c| c.0 == f7).unwrap();
+        let own7 = |r: &Rates, ng: usize| {
+            let (b, x) = (base.split_eval(&p, ng, cfg7, (1.0, 1.0)), r.split_eval(&p, ng, cfg7, (1.0, 1.0)));
+            (x.cpu_us / b.cpu_us, x.gpu_us / b.gpu_us)
+        };
+        assert!(fs[..2].iter().all(|&f| f != f7), "0.7 timed in a configuration of its own: {fs:?}");
+        assert!(close(own7(&r, 1300), (1.2, 1.3)), "0.7's alone, clamped");
+        // A share between two timed ones runs in one of their two configurations.
+        let between = r.split_at(&p, 0.6, 16);
+        assert!(fs[1..].contains(&between.feeders), "{between:?} {fs:?}");
         // Another precision without timed splits borrows the nearest one's (s from d).
         assert!(close(ratio(&r, &Problem::square('s', 2048), 100), (0.9, 1.5)));
         // Twice the largest timed size: no correction left.
