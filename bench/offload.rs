@@ -647,6 +647,7 @@ impl Bench<'_> {
             // 8-byte boundary it died of a segmentation fault (a general protection fault:
             // address 0) in a cuBLAS-XT worker, at every size.
             let (alpha, beta) = (A16(T::one()), A16(T::from_f64(o.beta)));
+            let beta_zero = beta.0.is_zero();
             let ni = n as i32;
             let check = n <= 2048;
             let mut cpu_result: Option<Vec<T>> = None;
@@ -698,12 +699,10 @@ impl Bench<'_> {
                     Some(Place::Share(x)) => Some(x),
                     _ => None,
                 };
-                row.pred_us = rates
-                    .as_ref()
-                    .and_then(|r| point_pred(r, name, n, &mode, row.gpu_share, beta.0.is_zero(), threads));
-                row.static_us = calibrated
-                    .as_ref()
-                    .and_then(|r| point_pred(r, name, n, &mode, row.gpu_share, beta.0.is_zero(), threads));
+                row.pred_us =
+                    rates.as_ref().and_then(|r| point_pred(r, name, n, &mode, row.gpu_share, beta_zero, threads));
+                row.static_us =
+                    calibrated.as_ref().and_then(|r| point_pred(r, name, n, &mode, row.gpu_share, beta_zero, threads));
                 let pred_s = row.pred_us.map(|us| us * 1e-6);
                 if let Some(s) = pred_s.filter(|s| *s > o.max_call_s) {
                     row.note = format!("skipped: predicted {s:.1} s > --max-call-s {}", o.max_call_s);
@@ -770,7 +769,7 @@ impl Bench<'_> {
             time_size(&mut timed, &mut alone, o.budget, o.max_reps());
             self.samples(&timed, &alone);
             if let Some(r) = rates.as_ref().filter(|_| o.modes.iter().any(|m| m == "split") && !late) {
-                self.rows.push(model_row(r, name, n, beta.0.is_zero(), threads));
+                self.rows.push(model_row(r, name, n, beta_zero, threads));
             }
             for t in timed.iter().chain(&alone) {
                 let (secs, reps) = t.median();

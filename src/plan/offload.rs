@@ -2570,30 +2570,28 @@ mod tests {
         // all of them.
         let fs: Vec<usize> = timed.iter().map(|t| base.split_at(&p, t.0, 16).feeders).collect();
         let cfg = r.split_configs(16).find(|c| !fs.contains(&c.0)).unwrap();
-        let ratio = |r: &Rates, q: &Problem, ng: usize| {
+        // The (CPU side, GPU side) residuals of `q` at `ng` columns in configuration `cfg`.
+        let ratio_in = |cfg, q: &Problem, ng: usize| {
             let (b, x) = (base.split_eval(q, ng, cfg, (1.0, 1.0)), r.split_eval(q, ng, cfg, (1.0, 1.0)));
             (x.cpu_us / b.cpu_us, x.gpu_us / b.gpu_us)
         };
+        let ratio = |q: &Problem, ng: usize| ratio_in(cfg, q, ng);
         let close = |a: (f64, f64), b: (f64, f64)| (a.0 - b.0).abs() < 1e-6 && (a.1 - b.1).abs() < 1e-6;
         let shares = [0.3, 0.5, 0.7].map(|x| split_cols(x, 2048) as f64 / 2048.0);
         let mid = (shares[0] + shares[1]) / 2.0;
-        assert!(close(ratio(&r, &p, (mid * 2048.0) as usize), (0.95, 1.35)), "half way from 0.3 to 0.5");
-        assert!(close(ratio(&r, &p, 100), (0.9, 1.5)), "clamped below 0.3");
-        assert!(close(ratio(&r, &p, 2000), (1.2, 1.3)), "clamped above 0.7");
+        assert!(close(ratio(&p, (mid * 2048.0) as usize), (0.95, 1.35)), "half way from 0.3 to 0.5");
+        assert!(close(ratio(&p, 100), (0.9, 1.5)), "clamped below 0.3");
+        assert!(close(ratio(&p, 2000), (1.2, 1.3)), "clamped above 0.7");
         // In a configuration timed at some of the shares: between those alone.
         let f7 = fs[2];
         let cfg7 = r.split_configs(16).find(|c| c.0 == f7).unwrap();
-        let own7 = |r: &Rates, ng: usize| {
-            let (b, x) = (base.split_eval(&p, ng, cfg7, (1.0, 1.0)), r.split_eval(&p, ng, cfg7, (1.0, 1.0)));
-            (x.cpu_us / b.cpu_us, x.gpu_us / b.gpu_us)
-        };
         assert!(fs[..2].iter().all(|&f| f != f7), "0.7 timed in a configuration of its own: {fs:?}");
-        assert!(close(own7(&r, 1300), (1.2, 1.3)), "0.7's alone, clamped");
+        assert!(close(ratio_in(cfg7, &p, 1300), (1.2, 1.3)), "0.7's alone, clamped");
         // A share between two timed ones runs in one of their two configurations.
         let between = r.split_at(&p, 0.6, 16);
         assert!(fs[1..].contains(&between.feeders), "{between:?} {fs:?}");
         // Another precision without timed splits borrows the nearest one's (s from d).
-        assert!(close(ratio(&r, &Problem::square('s', 2048), 100), (0.9, 1.5)));
+        assert!(close(ratio(&Problem::square('s', 2048), 100), (0.9, 1.5)));
         // Twice the largest timed size: no correction left.
         let q = Problem::square('d', 4096);
         let (b, x) = (base.split_eval(&q, 2000, cfg, (1.0, 1.0)), r.split_eval(&q, 2000, cfg, (1.0, 1.0)));
