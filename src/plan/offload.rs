@@ -1022,23 +1022,23 @@ impl Rates {
     fn split_config(&self, p: &Problem, ng: usize, threads: usize) -> ((usize, usize, Xfer, f64), (f64, f64)) {
         let timed = self.timed_feeders(p, ng as f64 / p.n.max(1) as f64);
         let with_sides = |cfg| (cfg, self.split_sides(p, ng, cfg));
-        let is_timed = |c: &(usize, usize, Xfer, f64)| timed >> c.0.min(63) & 1 == 1;
-        if !self.split_configs(threads).any(|c| is_timed(&c)) {
-            return self
+        if timed != 0 {
+            let priced = self
                 .split_configs(threads)
-                .map(with_sides)
-                .min_by(|a, b| a.1 .0.max(a.1 .1).total_cmp(&b.1 .0.max(b.1 .1)))
-                .expect("at least one configuration");
+                .filter(|c| timed >> c.0.min(63) & 1 == 1)
+                .map(|cfg| {
+                    let (cfg, sides) = with_sides(cfg);
+                    (cfg, sides, self.split_priced(p, ng, cfg, sides, (1.0, 1.0)).us)
+                })
+                .min_by(|a, b| a.2.total_cmp(&b.2));
+            if let Some((cfg, sides, _)) = priced {
+                return (cfg, sides);
+            }
         }
         self.split_configs(threads)
-            .filter(is_timed)
-            .map(|cfg| {
-                let (cfg, sides) = with_sides(cfg);
-                (cfg, sides, self.split_priced(p, ng, cfg, sides, (1.0, 1.0)).us)
-            })
-            .min_by(|a, b| a.2.total_cmp(&b.2))
-            .map(|(cfg, sides, _)| (cfg, sides))
-            .expect("a timed configuration")
+            .map(with_sides)
+            .min_by(|a, b| a.1 .0.max(a.1 .1).total_cmp(&b.1 .0.max(b.1 .1)))
+            .expect("at least one configuration")
     }
 
     /// The split of `ng` (1..n-1) of C's columns in the configuration it runs in
