@@ -985,6 +985,7 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
         });
     }
     let threads = threads.unwrap_or(16);
+    let beta_zero = o.beta == 0.0;
     let calibrated = rates.clone();
     if o.replay {
         rates.learned = Some(std::sync::Arc::new(Learned::default()));
@@ -1022,7 +1023,7 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
     while i < rows.len() {
         let (routine, n) = (rows[i].routine.clone(), rows[i].n);
         let end = rows[i..].iter().position(|r| r.routine != routine || r.n != n).map_or(rows.len(), |j| i + j);
-        let p = point_problem(&routine, n, o.beta == 0.0);
+        let p = point_problem(&routine, n, beta_zero);
         let e = calibrated.predict(&p, threads);
         // A whole call's side, and its time over the calibrated model's.
         let whole = |r: &Row| {
@@ -1053,8 +1054,8 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
         };
         for (j, r) in rows.iter_mut().enumerate().take(end).skip(i) {
             let forced = if r.mode == "split" { r.gpu_share } else { None };
-            r.pred_us = point_pred(&rates, &r.routine, r.n, &r.mode, forced, o.beta == 0.0, threads);
-            r.static_us = point_pred(&calibrated, &r.routine, r.n, &r.mode, forced, o.beta == 0.0, threads);
+            r.pred_us = point_pred(&rates, &r.routine, r.n, &r.mode, forced, beta_zero, threads);
+            r.static_us = point_pred(&calibrated, &r.routine, r.n, &r.mode, forced, beta_zero, threads);
             // The run's checked call (n <= 2048) right after the point was priced (its sides:
             // the point's first timed call's).
             if let (Some(l), true) = (&learn, n <= 2048) {
@@ -1080,7 +1081,7 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
                                 n,
                                 "split",
                                 r.gpu_share,
-                                o.beta == 0.0,
+                                beta_zero,
                                 threads,
                             ));
                         }
@@ -1099,13 +1100,12 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
                         }
                     }
                     for r in rows[i..end].iter_mut().filter(|r| r.mode == "split") {
-                        r.call_pred_us =
-                            point_pred(&rates, &r.routine, r.n, &r.mode, r.gpu_share, o.beta == 0.0, threads);
+                        r.call_pred_us = point_pred(&rates, &r.routine, r.n, &r.mode, r.gpu_share, beta_zero, threads);
                     }
                 }
             }
             if rows[i..end].iter().any(|r| r.mode == "split") {
-                model_rows.push(model_row(&rates, &routine, n, o.beta == 0.0, threads));
+                model_rows.push(model_row(&rates, &routine, n, beta_zero, threads));
             }
         }
         i = end;
@@ -1133,7 +1133,7 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
     );
     print!("{}", table(&rows, &o2, Some(&rates), threads));
     if let Some(f) = &o.sides {
-        print!("{}", sides_table(f, &calibrated, o.beta == 0.0, threads)?);
+        print!("{}", sides_table(f, &calibrated, beta_zero, threads)?);
     }
     if let Some(out) = &o.samples {
         std::fs::write(out, csv(&rows)).map_err(|e| format!("{}: {e}", out.display()))?;

@@ -1573,12 +1573,12 @@ fn drive(
     }
     let (g, c) = std::thread::scope(|s| {
         let h = s.spawn(|| {
-            let _pin = pins.map(|p| EnginePin::new(p.engine));
+            let _pin = pins.map(|p| Pinned::new(p.engine, threads::pin_pool));
             cpu(q)
         });
         let g = {
             let _stop = Stop(q);
-            let _pin = pins.map(|p| FeedPin::new(p.feed));
+            let _pin = pins.map(|p| Pinned::new(p.feed, pin_feed_pool));
             gpu(q)
         };
         (g, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
@@ -1619,45 +1619,35 @@ impl Pins {
     }
 }
 
-/// The engine's pool (and the calling thread, the CPU side's own) held to `cpus` until dropped.
-struct EnginePin;
-
-impl EnginePin {
-    fn new(cpus: &[usize]) -> EnginePin {
-        threads::pin_current(cpus);
-        threads::pin_pool(cpus);
-        EnginePin
-    }
+/// The calling thread and a pool (`pin_pool`: the engine's, [`threads::pin_pool`], or the
+/// feeders', [`pin_feed_pool`]) held to `cpus` until dropped; then the thread's own mask back
+/// and the pool free again.
+struct Pinned {
+    saved: Option<threads::Mask>,
+    pin_pool: fn(&[usize]),
 }
 
-impl Drop for EnginePin {
-    fn drop(&mut self) {
-        threads::pin_pool(&[]);
-    }
-}
-
-/// The calling thread and the feeders' pool held to `cpus` until dropped (the caller's own
-/// mask given back).
-struct FeedPin(Option<threads::Mask>);
-
-impl FeedPin {
-    fn new(cpus: &[usize]) -> FeedPin {
+impl Pinned {
+    fn new(cpus: &[usize], pin_pool: fn(&[usize])) -> Pinned {
         let saved = threads::pin_current(cpus);
-        if let Some(pool) = FEED_POOL.as_ref() {
-            threads::pin_pool_threads(pool, cpus);
-        }
-        FeedPin(saved)
+        pin_pool(cpus);
+        Pinned { saved, pin_pool }
     }
 }
 
-impl Drop for FeedPin {
+impl Drop for Pinned {
     fn drop(&mut self) {
-        if let Some(m) = &self.0 {
+        if let Some(m) = &self.saved {
             threads::restore_current(m);
         }
-        if let Some(pool) = FEED_POOL.as_ref() {
-            threads::pin_pool_threads(pool, &[]);
-        }
+        (self.pin_pool)(&[]);
+    }
+}
+
+/// [`threads::pin_pool_threads`] on the feeders' pool (where it started).
+fn pin_feed_pool(cpus: &[usize]) {
+    if let Some(pool) = FEED_POOL.as_ref() {
+        threads::pin_pool_threads(pool, cpus);
     }
 }
 

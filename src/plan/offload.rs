@@ -317,19 +317,10 @@ fn bracket(xs: &[f64], x: f64) -> (usize, f64) {
 }
 
 /// [`bracket`] over `len` ascending keys read by `key` (no copy of a table's keys per lookup:
-/// the planner prices every Level-3 call through these).
+/// the planner prices every Level-3 call through these): the interval holding `x` and the
+/// fraction across it in log x (clamped to 0..1; the first or last key, fraction 0, outside
+/// them).
 fn bracket_by(len: usize, key: impl Fn(usize) -> f64, x: f64) -> (usize, f64) {
-    bracket_with(len, key, x, |a, b, x| (x / a).ln() / (b / a).ln())
-}
-
-/// [`bracket_by`] linear in x (x's may be 0).
-fn bracket_lin(len: usize, key: impl Fn(usize) -> f64, x: f64) -> (usize, f64) {
-    bracket_with(len, key, x, |a, b, x| (x - a) / (b - a))
-}
-
-/// The interval of `len` ascending keys holding `x`, and `frac(lo, hi, x)` across it (clamped
-/// to 0..1; the first or last key, fraction 0, outside them).
-fn bracket_with(len: usize, key: impl Fn(usize) -> f64, x: f64, frac: impl Fn(f64, f64, f64) -> f64) -> (usize, f64) {
     if len < 2 || x <= key(0) {
         return (0, 0.0);
     }
@@ -338,7 +329,17 @@ fn bracket_with(len: usize, key: impl Fn(usize) -> f64, x: f64, frac: impl Fn(f6
         return (last, 0.0);
     }
     let i = (0..len).rposition(|i| key(i) <= x).unwrap_or(0).min(last - 1);
-    (i, frac(key(i), key(i + 1), x).clamp(0.0, 1.0))
+    let (a, b) = (key(i), key(i + 1));
+    (i, ((x / a).ln() / (b / a).ln()).clamp(0.0, 1.0))
+}
+
+/// The shares timed at one size (ascending) on either side of `share`: the last at or below
+/// it and the first above it. With `feeders`, among the shares timed with that many feeders
+/// where there are some, else among all.
+fn share_neighbours(pts: &[ShareFix], share: f64, feeders: Option<usize>) -> (Option<&ShareFix>, Option<&ShareFix>) {
+    let own = feeders.filter(|&f| pts.iter().any(|x| x.1 == f));
+    let keep = |x: &&ShareFix| own.is_none_or(|f| x.1 == f);
+    (pts.iter().filter(keep).rfind(|x| x.0 <= share), pts.iter().filter(keep).find(|x| x.0 > share))
 }
 
 /// Piecewise-linear interpolation of `pts` (x ascending) in log x, clamped at the ends.
@@ -732,19 +733,16 @@ impl Rates {
             return (1.0, 1.0, self.split_latency);
         }
         // At one timed size: between the timed shares on either side (clamped past the ends).
-        let at = |all: &[ShareFix], c: usize, none: f64| {
-            let any = all.iter().any(|x| x.1 == feeders);
-            let keep = |x: &&ShareFix| !any || x.1 == feeders;
-            let lo = all.iter().filter(keep).rfind(|x| x.0 <= share);
-            let hi = all.iter().filter(keep).find(|x| x.0 > share);
-            match (lo, hi) {
-                (Some(a), Some(b)) => a.2[c] + (share - a.0) / (b.0 - a.0) * (b.2[c] - a.2[c]),
-                (Some(a), None) | (None, Some(a)) => a.2[c],
-                (None, None) => none,
-            }
+        let at = |near: (Option<&ShareFix>, Option<&ShareFix>), c: usize, none: f64| match near {
+            (Some(a), Some(b)) => a.2[c] + (share - a.0) / (b.0 - a.0) * (b.2[c] - a.2[c]),
+            (Some(a), None) | (None, Some(a)) => a.2[c],
+            (None, None) => none,
         };
         let (i, f) = bracket_by(t.len(), |i| t[i].0, p.size());
-        let (lo, hi) = (&t[i].1, &t[(i + 1).min(t.len() - 1)].1);
+        let (lo, hi) = (
+            share_neighbours(&t[i].1, share, Some(feeders)),
+            share_neighbours(&t[(i + 1).min(t.len() - 1)].1, share, Some(feeders)),
+        );
         let top = t[t.len() - 1].0;
         let v = |c: usize, none: f64| {
             let (a, b) = (at(lo, c, none), at(hi, c, none));
@@ -764,10 +762,11 @@ impl Rates {
         let (i, _) = bracket_by(t.len(), |i| t[i].0, p.size());
         let mut set = 0u64;
         for pts in [&t[i].1, &t[(i + 1).min(t.len() - 1)].1] {
-            let (k, f) = bracket_lin(pts.len(), |k| pts[k].0, share);
-            set |= 1 << pts[k].1.min(63);
-            if f > 0.0 {
-                set |= 1 << pts[(k + 1).min(pts.len() - 1)].1.min(63);
+            let (lo, hi) = share_neighbours(pts, share, None);
+            // The share above only where `share` lies strictly between two (or below all).
+            let hi = hi.filter(|_| lo.is_none_or(|a| a.0 < share));
+            for x in [lo, hi].into_iter().flatten() {
+                set |= 1 << x.1.min(63);
             }
         }
         set
