@@ -66,7 +66,10 @@ pub fn install<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
         return f();
     }
     match POOL.as_ref() {
-        Some(pool) => pool.install(f),
+        Some(pool) => {
+            release_pool(pool);
+            pool.install(f)
+        }
         None => f(),
     }
 }
@@ -99,6 +102,7 @@ pub fn for_each_part(threads: usize, parts: usize, f: impl Fn(usize) + Sync + Se
         Some(pool) if parts > 1 && threads > 1 && !FORKED_CHILD.load(Ordering::Relaxed) => pool,
         _ => return (0..parts).for_each(f),
     };
+    release_pool(pool);
     let f = &f;
     if parts <= threads {
         pool.in_place_scope(|s| {
@@ -262,6 +266,7 @@ pub fn for_each_part_inline(threads: usize, parts: usize, f: impl Fn(usize) + Sy
         Some(pool) if parts > 1 && threads > 1 && !FORKED_CHILD.load(Ordering::Relaxed) => pool,
         _ => return (0..parts).for_each(f),
     };
+    release_pool(pool);
     let f: &(dyn Fn(usize) + Sync) = &f;
     // SAFETY: only the lifetime is erased; see `InlineJob::f`.
     let f: *const (dyn Fn(usize) + Sync + 'static) = unsafe { std::mem::transmute(f) };
@@ -390,11 +395,91 @@ pub fn pin_pool_threads(pool: &rayon::ThreadPool, cpus: &[usize]) {
     });
 }
 
-/// [`pin_pool_threads`] on the engine's pool (none in a forked child or a serial build).
-pub fn pin_pool(cpus: &[usize]) {
-    if let (Some(pool), false) = (POOL.as_ref(), FORKED_CHILD.load(Ordering::Relaxed)) {
-        pin_pool_threads(pool, cpus);
+/// A pool held to some CPUs by co-execution, and kept there from one co-executed call to the
+/// next: pinning a pool and freeing it again is a broadcast to each of its threads, and on
+/// the H200 host co-execution's two pools cost a call 40-300 us that way (a DGEMM n = 1024,
+/// 2 ms, up to 5%). Work of any other kind frees the pool first ([`PoolPins::free_for_work`]:
+/// the engine's on entry to [`install`], [`for_each_part`] and [`for_each_part_inline`]).
+pub struct PoolPins {
+    held: AtomicBool,
+    cpus: parking_lot::Mutex<Vec<usize>>,
+}
+
+impl Default for PoolPins {
+    fn default() -> Self {
+        Self::new()
     }
+}
+
+impl PoolPins {
+    pub const fn new() -> PoolPins {
+        PoolPins { held: AtomicBool::new(false), cpus: parking_lot::Mutex::new(Vec::new()) }
+    }
+
+    /// Hold `pool`'s threads to `cpus` (nothing to do where they are held there already).
+    pub fn hold(&self, pool: &rayon::ThreadPool, cpus: &[usize]) {
+        // Empty exactly while not held.
+        let mut cur = self.cpus.lock();
+        if *cur == cpus {
+            return;
+        }
+        pin_pool_threads(pool, cpus);
+        cur.clear();
+        cur.extend_from_slice(cpus);
+        self.held.store(!cpus.is_empty(), Ordering::Release);
+    }
+
+    /// Whether the pool is held to some CPUs now.
+    #[inline]
+    pub fn held(&self) -> bool {
+        self.held.load(Ordering::Relaxed)
+    }
+
+    /// Before work on `pool`: give its threads all CPUs back where co-execution left them
+    /// held, unless this is a side of a co-executed call ([`keeping_pins`]) or a thread of a
+    /// pool (nested work of a call placed already). One relaxed load while nothing is held.
+    #[inline]
+    pub fn free_for_work(&self, pool: &rayon::ThreadPool) {
+        if self.held() && !KEEPS_PINS.with(|k| k.get()) && rayon::current_thread_index().is_none() {
+            self.hold(pool, &[]);
+        }
+    }
+}
+
+/// The engine's pool as co-execution holds it.
+static ENGINE_PINS: PoolPins = PoolPins::new();
+
+thread_local! {
+    /// Set while this thread runs a side of a co-executed call ([`keeping_pins`]): its work
+    /// on the pool keeps the pool where co-execution held it.
+    static KEEPS_PINS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run `f` (a side of a co-executed call) with the engine's pool left where co-execution
+/// holds it ([`hold_pool`]); outside, the pool's next work frees it first.
+pub fn keeping_pins<R>(f: impl FnOnce() -> R) -> R {
+    struct Back(bool);
+    impl Drop for Back {
+        fn drop(&mut self) {
+            KEEPS_PINS.with(|k| k.set(self.0));
+        }
+    }
+    let _back = Back(KEEPS_PINS.with(|k| k.replace(true)));
+    f()
+}
+
+/// Hold the engine's pool to `cpus` (all CPUs back when empty), and keep it there after the
+/// call ([`PoolPins`]); none in a forked child or a serial build.
+pub fn hold_pool(cpus: &[usize]) {
+    if let (Some(pool), false) = (POOL.as_ref(), FORKED_CHILD.load(Ordering::Relaxed)) {
+        ENGINE_PINS.hold(pool, cpus);
+    }
+}
+
+/// Before work on the engine's pool ([`PoolPins::free_for_work`]).
+#[inline]
+fn release_pool(pool: &rayon::ThreadPool) {
+    ENGINE_PINS.free_for_work(pool);
 }
 
 #[cfg(test)]
@@ -422,6 +507,40 @@ mod tests {
                 peak.load(Ordering::SeqCst)
             );
         }
+    }
+
+    /// A pool co-execution holds stays held through the work of a co-executed call's sides
+    /// and of its own threads, and any other work frees it first.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_held_pool_stays_held_for_coexecution_and_is_freed_for_other_work() {
+        let all = allowed_cpus();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let widths = |pool: &rayon::ThreadPool| -> Vec<usize> {
+            pool.broadcast(|_| unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
+                libc::CPU_COUNT(&set) as usize
+            })
+        };
+        let pins = PoolPins::new();
+        pins.free_for_work(&pool);
+        assert!(!pins.held() && widths(&pool).iter().all(|&w| w == all.len()));
+        pins.hold(&pool, &[all[0]]);
+        assert!(pins.held() && widths(&pool) == vec![1; 3]);
+        // The same pins again, a side's work, the pool's own threads: still held.
+        pins.hold(&pool, &[all[0]]);
+        keeping_pins(|| pins.free_for_work(&pool));
+        pool.install(|| pins.free_for_work(&pool));
+        assert!(pins.held() && widths(&pool) == vec![1; 3]);
+        // keeping_pins ends with its call.
+        assert!(!KEEPS_PINS.with(|k| k.get()));
+        // Other work: every CPU back.
+        pins.free_for_work(&pool);
+        assert!(!pins.held() && widths(&pool).iter().all(|&w| w == all.len()));
+        pins.hold(&pool, &[all[0]]);
+        pins.hold(&pool, &[]);
+        assert!(!pins.held() && widths(&pool).iter().all(|&w| w == all.len()));
     }
 
     /// A pinned thread runs only where it was pinned; its mask comes back after; a pool's

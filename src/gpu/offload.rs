@@ -381,6 +381,9 @@ pub enum Copier {
 /// Most threads [`Copier::Feed`] uses.
 pub const MAX_FEEDERS: usize = 8;
 
+/// Where co-execution holds the feeders' pool ([`threads::PoolPins`]).
+static FEED_PINS: threads::PoolPins = threads::PoolPins::new();
+
 static FEED_POOL: Lazy<Option<rayon::ThreadPool>> = Lazy::new(|| {
     crate::plan::learned::went_cold();
     rayon::ThreadPoolBuilder::new()
@@ -397,12 +400,15 @@ fn copy_parts(cp: Copier, parts: usize, f: &(dyn Fn(usize) + Sync)) {
     }
     match (cp, FEED_POOL.as_ref()) {
         (Copier::Pool, _) => threads::for_each_part(parts, parts, f),
-        (Copier::Feed(_), Some(pool)) => pool.in_place_scope(|s| {
-            for part in 1..parts {
-                s.spawn(move |_| f(part));
-            }
-            f(0);
-        }),
+        (Copier::Feed(_), Some(pool)) => {
+            FEED_PINS.free_for_work(pool);
+            pool.in_place_scope(|s| {
+                for part in 1..parts {
+                    s.spawn(move |_| f(part));
+                }
+                f(0);
+            })
+        }
         (Copier::Feed(_), None) => (0..parts).for_each(f),
     }
 }
@@ -1571,15 +1577,25 @@ fn drive(
             self.0.stop_gpu();
         }
     }
+    // The pools stay where the previous co-executed call held them when these pins are the
+    // same ([`threads::PoolPins`]); without pins both run free.
+    let (engine, feed) = pins.map_or((&[][..], &[][..]), |p| (p.engine, p.feed));
     let (g, c) = std::thread::scope(|s| {
         let h = s.spawn(|| {
-            let _pin = pins.map(|p| Pinned::new(p.engine, threads::pin_pool));
-            cpu(q)
+            // This thread ends with the call: its own mask needs no giving back.
+            if pins.is_some() {
+                threads::pin_current(engine);
+            }
+            threads::hold_pool(engine);
+            threads::keeping_pins(|| cpu(q))
         });
         let g = {
             let _stop = Stop(q);
-            let _pin = pins.map(|p| Pinned::new(p.feed, pin_feed_pool));
-            gpu(q)
+            let _pin = pins.map(|_| CallerPin(threads::pin_current(feed)));
+            if let Some(pool) = FEED_POOL.as_ref() {
+                FEED_PINS.hold(pool, feed);
+            }
+            threads::keeping_pins(|| gpu(q))
         };
         (g, h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
     });
@@ -1619,35 +1635,15 @@ impl Pins {
     }
 }
 
-/// The calling thread and a pool (`pin_pool`: the engine's, [`threads::pin_pool`], or the
-/// feeders', [`pin_feed_pool`]) held to `cpus` until dropped; then the thread's own mask back
-/// and the pool free again.
-struct Pinned {
-    saved: Option<threads::Mask>,
-    pin_pool: fn(&[usize]),
-}
+/// The calling thread held to the feeders' CPUs for the GPU side of a co-executed call; its
+/// own mask back when dropped (the caller's thread is the program's).
+struct CallerPin(Option<threads::Mask>);
 
-impl Pinned {
-    fn new(cpus: &[usize], pin_pool: fn(&[usize])) -> Pinned {
-        let saved = threads::pin_current(cpus);
-        pin_pool(cpus);
-        Pinned { saved, pin_pool }
-    }
-}
-
-impl Drop for Pinned {
+impl Drop for CallerPin {
     fn drop(&mut self) {
-        if let Some(m) = &self.saved {
+        if let Some(m) = &self.0 {
             threads::restore_current(m);
         }
-        (self.pin_pool)(&[]);
-    }
-}
-
-/// [`threads::pin_pool_threads`] on the feeders' pool (where it started).
-fn pin_feed_pool(cpus: &[usize]) {
-    if let Some(pool) = FEED_POOL.as_ref() {
-        threads::pin_pool_threads(pool, cpus);
     }
 }
 
