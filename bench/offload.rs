@@ -11,8 +11,9 @@
 //!
 //! Every point: C := A*B + beta*C on square n x n host matrices (Vec, pageable memory): one
 //! warm-up call (not for calls predicted longer than 0.3 s), then timed calls filling
-//! `--budget-s` (at least one; seven of auto, cpu and gpu and three of a split where they
-//! take under 4 s), median.
+//! `--budget-s` (three times that for auto, cpu and gpu; at least one call; seven of auto,
+//! cpu and gpu and three of a split where they take under 4 s), in rounds that interleave a
+//! size's points in a shuffled order, median.
 //! A point the model predicts longer than `--max-call-s` is skipped and says so (CPU-only and
 //! low GPU shares at large n, where the CPU would take minutes); NVBLAS, which the model does not price, is skipped when its previous size
 //! extrapolates past `--max-s`. For n <= 2048 each result is checked against the CPU engine's.
@@ -55,7 +56,8 @@ usage: offloadbench [options]
                      of Debian's OpenBLAS and the reference libblas.so.3 found)
   --nvblas-tile N    NVBLAS_TILE_DIM (default 2048)
   --nvblas-autopin on|off  NVBLAS_AUTOPIN_MEM_ENABLED (default on, NVBLAS's best)
-  --budget-s S       timed calls per point fill S seconds (default 0.5; --quick 0.15)
+  --budget-s S       timed calls per point fill S seconds (default 0.5; --quick 0.15;
+                     auto, cpu and gpu: three times as long)
   --max-call-s S     skip hyblas points the model predicts longer than S (default 2.5;
                      --quick 1)
   --max-s S          skip NVBLAS points extrapolated longer than S (default 8)
@@ -63,9 +65,10 @@ usage: offloadbench [options]
                      are still written; default: none)
   --out DIR          results directory (default bench/results)
   --quick            fewer sizes, shares and reps
-  --reps N           at most N timed calls per point (default 200; --quick 5)
-  --samples FILE     write every timed call (its time and, for co-execution, each side's) as
-                     CSV
+  --reps N           at most N timed calls per point (default 200; --quick 5; auto, cpu
+                     and gpu: three times as many)
+  --samples FILE     write every timed call, in the order they ran (its time and, for
+                     co-execution, each side's and co-execution's own account of it), as CSV
   --rescore CSV      measure nothing: read an earlier run's CSV and score it against the model
                      (pred_us recomputed; prints the tables); with --recipe FILE (the recipe
                      file `hyblas tune offload` wrote on that machine) and --threads T (its
@@ -440,15 +443,23 @@ struct Timed<'a> {
     /// The model's seconds for the call (no warm-up past 0.3 s).
     pred_s: Option<f64>,
     secs: Vec<f64>,
-    /// Per timed call: the round it ran in and, for co-execution, when each side finished (s).
-    calls: Vec<(usize, f64, f64)>,
+    /// Per timed call: its place in the size's sequence of calls, the round it ran in and, for
+    /// co-execution, when each side finished and the co-execution's own account of the call (s).
+    calls: Vec<Call>,
     /// What hyblas reported for the point's last call.
     outcome: Option<off::Outcome>,
     /// The planner's prediction at each timed call (microseconds, where it priced one).
     preds: Vec<f64>,
     /// Timed calls wanted past the budget (up to [`MIN_REPS_SECS`]).
     min_reps: usize,
+    /// This point's budget and most calls, in the run's (`--budget-s`, `--reps`).
+    more: usize,
 }
+
+/// One timed call as `--samples` writes it: (its place among the size's timed calls, round,
+/// GPU side, CPU side, co-execution's whole call; seconds, 0 where the call was not
+/// co-executed).
+type Call = (usize, usize, f64, f64, f64);
 
 /// Timed calls of hyblas's points (auto, cpu, gpu, split): the issue's "auto against the
 /// better of cpu and gpu" compares their medians, and the split sweep's model against them;
@@ -461,6 +472,11 @@ const MIN_CALLS: usize = 3;
 const MIN_WHOLE_CALLS: usize = 7;
 /// Seconds a point may take to reach its `min_reps`.
 const MIN_REPS_SECS: f64 = 4.0;
+/// Auto and the whole calls it is held against (cpu, gpu) take this many times the run's
+/// budget and calls per point: where auto runs the better side's path, the target (within 3%)
+/// lies inside the noise of two medians of half a second each (calls vary by 5-15% from one
+/// to the next on the H200 hosts; the medians' standard errors were 1-3% at n = 2048..8192).
+const WHOLE_MORE: usize = 3;
 
 impl<'a> Timed<'a> {
     fn new(row: usize, pred_s: Option<f64>, call: impl FnMut() + 'a) -> Timed<'a> {
@@ -473,13 +489,15 @@ impl<'a> Timed<'a> {
             outcome: None,
             preds: Vec::new(),
             min_reps: 1,
+            more: 1,
         }
     }
-    /// At least [`MIN_WHOLE_CALLS`] (auto, cpu, gpu) or [`MIN_CALLS`] (split) timed calls
-    /// for hyblas's modes, within [`MIN_REPS_SECS`].
+    /// At least [`MIN_WHOLE_CALLS`] (auto, cpu, gpu; with [`WHOLE_MORE`] times the budget
+    /// and calls) or [`MIN_CALLS`] (split) timed calls for hyblas's modes, within
+    /// [`MIN_REPS_SECS`].
     fn min_reps_for(mut self, mode: &str) -> Self {
         match mode {
-            "auto" | "cpu" | "gpu" => self.min_reps = MIN_WHOLE_CALLS,
+            "auto" | "cpu" | "gpu" => (self.min_reps, self.more) = (MIN_WHOLE_CALLS, WHOLE_MORE),
             "split" => self.min_reps = MIN_CALLS,
             _ => {}
         }
@@ -492,34 +510,45 @@ impl<'a> Timed<'a> {
 }
 
 /// Time the points of one size in interleaved rounds: each round visits every point that still
-/// wants samples, starting one point later each round, so that a drift of the machine (clocks,
-/// the neighbours of a shared host, the GPU's power state) falls on all of them alike instead
-/// of on whichever ran in a bad second. A visit of a call shorter than 50 ms starts with one
-/// untimed call, which pays for the switch from the previous point (with every call
-/// interleaved, the H200 host's GPU-only DGEMM n = 4096 took 15.2 ms after the CPU-only
-/// point's 165 ms and 13.5 ms after the others), then times a block of up to three calls (as
-/// many as fit in 30 ms). A point takes one warm-up call first (unless predicted longer than
-/// 0.3 s), then samples until it has `max_reps` or they add up to `budget` seconds (at least
-/// one; at least its `min_reps` while they add up to less than [`MIN_REPS_SECS`]).
-fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize) {
+/// wants samples, in an order shuffled afresh each round (from a fixed seed), so that a drift
+/// of the machine (clocks, the neighbours of a shared host, the GPU's power state) falls on all
+/// of them alike instead of on whichever ran in a bad second, and no point always follows the
+/// same one (in a fixed cyclic order the H200 host's auto DTRSM n = 2048 always followed the
+/// CPU-only point, and its median came out 1-4% above GPU-only's where both ran one path).
+/// A visit of a call shorter than 50 ms starts with one untimed call, which pays for the
+/// switch from the previous point (with every call interleaved, the H200 host's GPU-only DGEMM
+/// n = 4096 took 15.2 ms after the CPU-only point's 165 ms and 13.5 ms after the others), then
+/// times a block of up to three calls (as many as fit in 30 ms). Both are sized by the model's
+/// prediction where it has one (the warm-up call's time otherwise), so that auto and the side
+/// it runs get the same blocks and cover the same rounds: sized by one warm-up call, GPU-only
+/// DGEMM n = 4096 (10 ms) got blocks of one call and auto of two, auto's calls were over in
+/// half the rounds, and a host that sped up 10% meanwhile put auto's median 5% above
+/// GPU-only's (their per-round ratio: 1.004). A point takes one warm-up call first (unless
+/// predicted longer than 0.3 s), then samples until it has `max_reps` or they add up to
+/// `budget` seconds (each times its `more`; at least one call; at least its `min_reps` while
+/// they add up to less than [`MIN_REPS_SECS`]). `seq` numbers the timed calls in the order they ran.
+fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize, seq: &mut usize) {
     let mut est = vec![0.0f64; points.len()];
     for (p, e) in points.iter_mut().zip(&mut est) {
         *e = p.pred_s.unwrap_or(0.0);
         if p.pred_s.is_none_or(|s| s < 0.3) {
             let t = Instant::now();
             (p.call)();
-            *e = t.elapsed().as_secs_f64();
+            if p.pred_s.is_none() {
+                *e = t.elapsed().as_secs_f64();
+            }
         }
     }
     let wants = |p: &Timed| {
         let (n, sum) = (p.secs.len(), p.secs.iter().sum::<f64>());
+        let (budget, max_reps) = (budget * p.more as f64, max_reps * p.more);
         n == 0 || (n < max_reps && (sum < budget || (n < p.min_reps && sum < MIN_REPS_SECS)))
     };
     let mut round = 0;
+    let mut order: Vec<usize> = (0..points.len()).collect();
     while points.iter().any(wants) {
-        let len = points.len();
-        for i in 0..len {
-            let j = (i + round) % len;
+        shuffle(&mut order, round as u64);
+        for &j in &order {
             let p = &mut points[j];
             if !wants(p) {
                 continue;
@@ -539,10 +568,27 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize) {
                 p.outcome = off::last();
                 let st = p.outcome.as_ref().and_then(|o| o.stats.as_ref());
                 p.preds.extend(st.map(|s| s.pred_us).filter(|u| *u > 0.0));
-                p.calls.push((round, st.map_or(0.0, |s| s.gpu_side_secs), st.map_or(0.0, |s| s.cpu_side_secs)));
+                let sides = st.map_or((0.0, 0.0, 0.0), |s| (s.gpu_side_secs, s.cpu_side_secs, s.secs));
+                p.calls.push((*seq, round, sides.0, sides.1, sides.2));
+                *seq += 1;
             }
         }
         round += 1;
+    }
+}
+
+/// Shuffle `v` (Fisher-Yates) from `seed` (splitmix64): the same seed, the same order.
+fn shuffle(v: &mut [usize], seed: u64) {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
+    let mut next = || {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    for i in (1..v.len()).rev() {
+        v.swap(i, (next() % (i as u64 + 1)) as usize);
     }
 }
 
@@ -550,9 +596,10 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize) {
 /// rescale and add to it) interleaved with one another, then each of `alone` (NVBLAS, on a C of
 /// its own) by itself, as the peer has always been timed.
 fn time_size(shared: &mut [Timed], alone: &mut [Timed], budget: f64, max_reps: usize) {
-    time_interleaved(shared, budget, max_reps);
+    let mut seq = 0;
+    time_interleaved(shared, budget, max_reps, &mut seq);
     for t in alone {
-        time_interleaved(std::slice::from_mut(t), budget, max_reps);
+        time_interleaved(std::slice::from_mut(t), budget, max_reps, &mut seq);
     }
 }
 
@@ -610,22 +657,28 @@ impl Bench<'_> {
         if self.o.samples.is_none() {
             return;
         }
+        // In the order the calls ran (`--rescore --replay` learns from them in the file's
+        // order within a round).
+        let mut lines: Vec<(usize, String)> = Vec::new();
         for t in timed.iter().chain(alone) {
             let r = &self.rows[t.row];
-            for (secs, &(round, g, c)) in t.secs.iter().zip(&t.calls) {
-                let _ = writeln!(
-                    self.sample_lines,
-                    "{},{},{},{},{round},{:.1},{:.1},{:.1}",
+            for (secs, &(seq, round, g, c, whole)) in t.secs.iter().zip(&t.calls) {
+                let line = format!(
+                    "{},{},{},{},{round},{:.1},{:.1},{:.1},{:.1}\n",
                     r.routine,
                     r.n,
                     r.mode,
                     r.gpu_share.map(|x| format!("{x:.2}")).unwrap_or_default(),
                     secs * 1e6,
                     g * 1e6,
-                    c * 1e6
+                    c * 1e6,
+                    whole * 1e6
                 );
+                lines.push((seq, line));
             }
         }
+        lines.sort_by_key(|l| l.0);
+        self.sample_lines.extend(lines.into_iter().map(|l| l.1));
     }
 
     fn routine<T: Sym>(&mut self, name: &str) {
@@ -1142,7 +1195,7 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
 }
 
 /// `--sides`: per co-executed point of a samples file (routine,n,mode,share,round,us,
-/// gpu_side_us,cpu_side_us), the medians of each side and of the call beside the calibrated
+/// gpu_side_us,cpu_side_us[,coexec_us]), the medians of each side and of the call beside the calibrated
 /// model's.
 fn sides_table(path: &Path, rates: &Rates, beta_zero: bool, threads: usize) -> Result<String, String> {
     // (routine, n, share) -> each call's (time, GPU side, CPU side), microseconds.
@@ -1695,7 +1748,7 @@ fn main() -> ExitCode {
         if let Some(path) = &o.samples {
             let _ = std::fs::write(
                 path,
-                format!("routine,n,mode,share,round,us,gpu_side_us,cpu_side_us\n{}", b.sample_lines),
+                format!("routine,n,mode,share,round,us,gpu_side_us,cpu_side_us,coexec_us\n{}", b.sample_lines),
             );
         }
     }
@@ -1967,6 +2020,43 @@ fn level3_routine(b: &mut Bench, name: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Points the model prices alike run in the same rounds, whatever their warm-up calls took
+    /// (auto and the side it runs are held against each other's medians); the order of a
+    /// round changes from round to round; the calls are numbered in the order they ran.
+    #[test]
+    fn interleaved_points_priced_alike_share_their_rounds() {
+        let sleep = |ms| move || std::thread::sleep(std::time::Duration::from_millis(ms));
+        // Priced at 12 ms (blocks of two calls); one takes 20 ms a call, one 4 ms: sized by
+        // their warm-up calls they got blocks of one and of three.
+        let mut pts = vec![
+            Timed::new(0, Some(0.012), sleep(20)),
+            Timed::new(1, Some(0.012), sleep(4)),
+            Timed::new(2, None, sleep(1)),
+        ];
+        let mut seq = 0;
+        time_interleaved(&mut pts, 60.0, 6, &mut seq);
+        let rounds = |p: &Timed| p.calls.iter().map(|c| c.1).collect::<Vec<_>>();
+        assert_eq!(rounds(&pts[0]), vec![0, 0, 1, 1, 2, 2]);
+        assert_eq!(rounds(&pts[0]), rounds(&pts[1]));
+        // Unpriced: sized by its warm-up call (1 ms: blocks of three).
+        assert_eq!(rounds(&pts[2]), vec![0, 0, 0, 1, 1, 1]);
+        let mut seqs: Vec<usize> = pts.iter().flat_map(|p| p.calls.iter().map(|c| c.0)).collect();
+        seqs.sort_unstable();
+        assert_eq!(seqs, (0..18).collect::<Vec<_>>());
+        assert_eq!(seq, 18);
+        // The order of a round: a permutation, a different one from round to round.
+        let mut orders = std::collections::HashSet::new();
+        for seed in 0..16 {
+            let mut v = vec![0, 1, 2, 3];
+            shuffle(&mut v, seed);
+            let mut s = v.clone();
+            s.sort_unstable();
+            assert_eq!(s, vec![0, 1, 2, 3], "a permutation");
+            orders.insert(v);
+        }
+        assert!(orders.len() >= 8, "16 rounds, {} orders", orders.len());
+    }
 
     #[test]
     fn scalars_reach_the_callee_16_byte_aligned() {
