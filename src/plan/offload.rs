@@ -1606,13 +1606,35 @@ fn decide_gemm_slow(p: Problem, forced: Option<Force>, a: *const c_void, b: *con
         return GemmPlan::Gpu(rt, dec(Side::Gpu, Reason::DeviceOperand));
     }
     if let Some(sp) = split {
-        return GemmPlan::Split(rt, dec(Side::Gpu, Reason::Model), SplitPlan { pred: sp, fixed: false });
+        return GemmPlan::Split(rt, dec(Side::Gpu, Reason::Model), model_split(sp));
     }
     if pred.gpu_us < pred.cpu_us {
         GemmPlan::Gpu(rt, dec(Side::Gpu, Reason::Model))
     } else {
         GemmPlan::Cpu(Some(dec(Side::Cpu, Reason::Model)))
     }
+}
+
+/// `HYBLAS_OFFLOAD_DYNAMIC_MIN_US` (default 5000): a co-execution the model chose and prices
+/// shorter than this runs its share as a fixed fence, as `tune` timed it; longer ones balance
+/// dynamically from it. In a short call the dynamic queue's units are coarse (a GPU claim is a
+/// tile column, 512 columns at n <= 2048; each CPU unit packs all of A again) and a wrong
+/// share has little time to show: on the H200 host auto's dynamic split ran SGEMM n = 1024 in
+/// 1.86 ms and ZGEMM n = 512 in 1.51 ms, where the fence at the same share took 1.49 and 1.26
+/// ms, and the planner, learning that, fell back to the GPU alone (1.68 and 1.46 ms). A wrong
+/// share is still corrected from call to call (the split's learnt factors), and a GPU that
+/// fails still leaves its part to the CPU.
+pub static DYNAMIC_MIN_US: Lazy<f64> = Lazy::new(|| {
+    config::value("HYBLAS_OFFLOAD_DYNAMIC_MIN_US")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|x| x.is_finite() && *x >= 0.0)
+        .unwrap_or(5000.0)
+});
+
+/// The co-execution to run for the model's choice `sp`: a fixed fence for a short call
+/// ([`DYNAMIC_MIN_US`]), else the dynamic balance from its share.
+fn model_split(sp: SplitPrediction) -> SplitPlan {
+    SplitPlan { pred: sp, fixed: sp.us < *DYNAMIC_MIN_US }
 }
 
 /// The model's choices for the last few shapes of this thread (the split's search is tens of
@@ -2458,6 +2480,26 @@ mod tests {
 
     fn h200() -> DeviceProps {
         DeviceProps::h200()
+    }
+
+    /// The model's split runs as a fixed fence below DYNAMIC_MIN_US (as tune timed it), and
+    /// balances dynamically from its share above.
+    #[test]
+    fn short_model_splits_run_a_fixed_fence() {
+        let r = Rates::builtin(&h200()).with_lines(TUNED, "t");
+        let n_of = |us: f64| {
+            (512usize..=16384)
+                .step_by(128)
+                .find(|&n| r.best_split(&Problem::square('d', n), 16).is_some_and(|sp| sp.us >= us))
+        };
+        for (want_fixed, n) in [(true, n_of(0.0)), (false, n_of(*DYNAMIC_MIN_US))] {
+            let n = n.expect("a size whose best split takes that long");
+            let sp = r.best_split(&Problem::square('d', n), 16).unwrap();
+            let plan = model_split(sp);
+            assert_eq!(plan.fixed, want_fixed, "n = {n}: {sp:?}");
+            assert_eq!(plan.fixed, sp.us < *DYNAMIC_MIN_US);
+            assert_eq!(plan.pred, sp);
+        }
     }
 
     pub(super) const TUNED: &str = "saxpy 0.5 0.1 64 1.0\noffload h2d_gbs 50\noffload d2h_gbs 50\noffload latency_us 40\noffload tile_us 8\n\
