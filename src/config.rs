@@ -4,6 +4,23 @@
 use once_cell::sync::Lazy;
 use std::collections::HashMap;
 
+/// Run `f` with this thread's setting `key` at `value`, and the setting it had back after
+/// (a panic in `f` too): the `with_*` overrides of tests, benchmarks and co-execution.
+pub fn with_local<T: Copy + 'static, R>(
+    key: &'static std::thread::LocalKey<std::cell::Cell<T>>,
+    value: T,
+    f: impl FnOnce() -> R,
+) -> R {
+    struct Back<T: Copy + 'static>(&'static std::thread::LocalKey<std::cell::Cell<T>>, T);
+    impl<T: Copy + 'static> Drop for Back<T> {
+        fn drop(&mut self) {
+            self.0.with(|c| c.set(self.1));
+        }
+    }
+    let _back = Back(key, key.with(|c| c.replace(value)));
+    f()
+}
+
 /// Where the planner may run work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceChoice {
@@ -102,4 +119,28 @@ fn load() -> Config {
 pub fn get() -> &'static Config {
     static CONFIG: Lazy<Config> = Lazy::new(load);
     &CONFIG
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        static SETTING: Cell<u32> = const { Cell::new(1) };
+    }
+
+    /// The setting holds inside (nested ones too) and comes back after, a panic included.
+    #[test]
+    fn with_local_sets_and_gives_back() {
+        let got = with_local(&SETTING, 2, || {
+            let inner = with_local(&SETTING, 3, || SETTING.with(|c| c.get()));
+            (inner, SETTING.with(|c| c.get()))
+        });
+        assert_eq!(got, (3, 2));
+        assert_eq!(SETTING.with(|c| c.get()), 1);
+        let r = std::panic::catch_unwind(|| with_local(&SETTING, 4, || panic!("in f")));
+        assert!(r.is_err());
+        assert_eq!(SETTING.with(|c| c.get()), 1);
+    }
 }

@@ -458,14 +458,7 @@ thread_local! {
 /// Run `f` (a side of a co-executed call) with the engine's pool left where co-execution
 /// holds it ([`hold_pool`]); outside, the pool's next work frees it first.
 pub fn keeping_pins<R>(f: impl FnOnce() -> R) -> R {
-    struct Back(bool);
-    impl Drop for Back {
-        fn drop(&mut self) {
-            KEEPS_PINS.with(|k| k.set(self.0));
-        }
-    }
-    let _back = Back(KEEPS_PINS.with(|k| k.replace(true)));
-    f()
+    crate::config::with_local(&KEEPS_PINS, true, f)
 }
 
 /// Hold the engine's pool to `cpus` (all CPUs back when empty), and keep it there after the

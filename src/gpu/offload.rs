@@ -94,14 +94,7 @@ thread_local! {
 /// Run `f` with this thread's offloads using `k` (tests force small tiles, pieces and device
 /// budgets so that a small problem spans many tiles, pieces and blocks).
 pub fn with_knobs<R>(k: Knobs, f: impl FnOnce() -> R) -> R {
-    struct Restore(Knobs);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            KNOBS.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(KNOBS.with(|c| c.replace(k)));
-    f()
+    crate::config::with_local(&KNOBS, k, f)
 }
 
 fn knobs() -> Knobs {

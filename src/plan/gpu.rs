@@ -113,14 +113,7 @@ pub fn mode() -> Mode {
 /// Run `f` with every cuBLAS-layer call of this thread routed under mode `m` (tests and
 /// benchmarks compare both sides in one process this way).
 pub fn with_mode<R>(m: Mode, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<Mode>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            FORCED.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(FORCED.with(|c| c.replace(Some(m))));
-    f()
+    crate::config::with_local(&FORCED, Some(m), f)
 }
 
 /// Routine families, each with its threshold key and default.

@@ -91,14 +91,7 @@ pub fn force(side: Option<Side>) -> Option<Side> {
 
 /// Run `f` with this thread forced to `side`, restoring the previous setting after.
 pub fn with_side<R>(side: Option<Side>, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<Side>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            FORCED.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(force(side));
-    f()
+    config::with_local(&FORCED, side, f)
 }
 
 /// Force this thread's host GEMMs to a fixed GPU share of C's columns (0..=1; 0: the CPU
@@ -106,32 +99,23 @@ pub fn with_side<R>(side: Option<Side>, f: impl FnOnce() -> R) -> R {
 /// previous setting. Wins over `HYBLAS_OFFLOAD_SHARE` and `HYBLAS_DEVICE`; a side forced by
 /// [`force`] wins over it.
 pub fn force_share(share: Option<f64>) -> Option<f64> {
-    SHARE.with(|c| c.replace(share.map(|s| if s.is_finite() { s.clamp(0.0, 1.0) } else { 0.0 })))
+    SHARE.with(|c| c.replace(share_setting(share)))
+}
+
+/// A forced share as kept: clamped to 0..=1 (not finite: 0).
+fn share_setting(share: Option<f64>) -> Option<f64> {
+    share.map(|s| if s.is_finite() { s.clamp(0.0, 1.0) } else { 0.0 })
 }
 
 /// Run `f` with this thread's host GEMMs at a fixed GPU share (see [`force_share`]).
 pub fn with_share<R>(share: Option<f64>, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<f64>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            SHARE.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(force_share(share));
-    f()
+    config::with_local(&SHARE, share_setting(share), f)
 }
 
 /// Run `f` with this thread's host GEMMs co-executed whatever the model predicts, from the
 /// model's share with dynamic balancing (as `HYBLAS_DEVICE=split`).
 pub fn with_split<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            SPLIT.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(SPLIT.with(|c| c.replace(true)));
-    f()
+    config::with_local(&SPLIT, true, f)
 }
 
 /// The side forced for this call, and by what (the other Level-3 routines' decisions).
