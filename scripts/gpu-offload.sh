@@ -10,7 +10,7 @@
 #                     against the CPU engine (forced shares, dynamic split, injected GPU
 #                     failures, many host threads)                               [not --bench-only]
 #   tune-offload      gpu-stage/hyblas tune offload: the cost model's rates measured and fitted
-#                     here (~10-30 s), written to the recipe file in the cache dir and copied to
+#                     here (~80-100 s), written to the recipe file in the cache dir and copied to
 #                     $RESULTS/recipes; the model-against-measurement lines are shown
 #   trace             HYBLAS_TRACE=stderr: auto DGEMM at n = 1024, 2048, 4096 (decision,
 #                     predicted and measured time), co-execution forced at n = 2048
@@ -24,8 +24,9 @@
 #   offload-zgemm     the same for ZGEMM (a stage of its own), in $RESULTS/zgemm
 # The whole call keeps to a budget (GPU_OFFLOAD_BUDGET seconds: 560 by default, 175 with
 # --quick): each stage's timeout is what is left, and the benchmark gets a deadline so that it
-# still writes its tables and plots. Typical times on an H200 host: tests ~1 min, tune ~15 s,
-# trace ~10 s, benchmark ~3 min (--quick ~1 min). Exits non-zero if a stage failed.
+# still writes its tables and plots. Typical times on an H200 host (session 23): tests ~10 s,
+# tune ~80-100 s, trace ~5 s, benchmark ~5 min, ZGEMM ~110 s (in all ~500 s). Exits non-zero if
+# a stage failed.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
