@@ -24,6 +24,8 @@
 //! the GPU's share for a few n, measured beside the model's prediction, as in the seed's
 //! figures), and prints tables with the ratios the targets name.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
 #[path = "../tests/common/fortran_gemm.rs"]
 mod fortran_gemm;
 mod svg_axes;
@@ -577,18 +579,12 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize, seq: &mu
     }
 }
 
-/// Shuffle `v` (Fisher-Yates) from `seed` (splitmix64): the same seed, the same order.
+/// Shuffle `v` (Fisher-Yates) from `seed` (the tests' generator): the same seed, the same
+/// order.
 fn shuffle(v: &mut [usize], seed: u64) {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
-    let mut next = || {
-        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
+    let mut rng = common::Rng::new(seed);
     for i in (1..v.len()).rev() {
-        v.swap(i, (next() % (i as u64 + 1)) as usize);
+        v.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
     }
 }
 

@@ -81,6 +81,11 @@ pub fn enabled(key: &str) -> bool {
     value(key).is_none_or(|v| !matches!(v.trim(), "0" | "off" | "false" | "no"))
 }
 
+/// A setting read as a number (surrounding blanks ignored); None where unset or not a number.
+pub fn float(key: &str) -> Option<f64> {
+    value(key).and_then(|v| v.trim().parse::<f64>().ok())
+}
+
 /// A numeric threshold with a default and an env/config override (`HYBLAS_<NAME>`).
 pub fn threshold(key: &str, default: usize) -> usize {
     value(key).and_then(|v| v.parse().ok()).unwrap_or(default)

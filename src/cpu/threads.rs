@@ -67,7 +67,7 @@ pub fn install<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
     }
     match POOL.as_ref() {
         Some(pool) => {
-            release_pool(pool);
+            ENGINE_PINS.free_for_work(pool);
             pool.install(f)
         }
         None => f(),
@@ -102,7 +102,7 @@ pub fn for_each_part(threads: usize, parts: usize, f: impl Fn(usize) + Sync + Se
         Some(pool) if parts > 1 && threads > 1 && !FORKED_CHILD.load(Ordering::Relaxed) => pool,
         _ => return (0..parts).for_each(f),
     };
-    release_pool(pool);
+    ENGINE_PINS.free_for_work(pool);
     let f = &f;
     if parts <= threads {
         pool.in_place_scope(|s| {
@@ -266,7 +266,7 @@ pub fn for_each_part_inline(threads: usize, parts: usize, f: impl Fn(usize) + Sy
         Some(pool) if parts > 1 && threads > 1 && !FORKED_CHILD.load(Ordering::Relaxed) => pool,
         _ => return (0..parts).for_each(f),
     };
-    release_pool(pool);
+    ENGINE_PINS.free_for_work(pool);
     let f: &(dyn Fn(usize) + Sync) = &f;
     // SAFETY: only the lifetime is erased; see `InlineJob::f`.
     let f: *const (dyn Fn(usize) + Sync + 'static) = unsafe { std::mem::transmute(f) };
@@ -467,12 +467,6 @@ pub fn hold_pool(cpus: &[usize]) {
     if let (Some(pool), false) = (POOL.as_ref(), FORKED_CHILD.load(Ordering::Relaxed)) {
         ENGINE_PINS.hold(pool, cpus);
     }
-}
-
-/// Before work on the engine's pool ([`PoolPins::free_for_work`]).
-#[inline]
-fn release_pool(pool: &rayon::ThreadPool) {
-    ENGINE_PINS.free_for_work(pool);
 }
 
 #[cfg(test)]

@@ -133,12 +133,8 @@ fn forced() -> Option<(Side, &'static str)> {
 }
 
 /// `HYBLAS_OFFLOAD_SHARE=x`: a fixed GPU share for every host GEMM past the flop threshold.
-static ENV_SHARE: Lazy<Option<f64>> = Lazy::new(|| {
-    config::value("HYBLAS_OFFLOAD_SHARE")
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite())
-        .map(|s| s.clamp(0.0, 1.0))
-});
+static ENV_SHARE: Lazy<Option<f64>> =
+    Lazy::new(|| config::float("HYBLAS_OFFLOAD_SHARE").filter(|s| s.is_finite()).map(|s| s.clamp(0.0, 1.0)));
 
 /// `HYBLAS_DEVICE=split` (the configuration reads it as auto).
 static ENV_SPLIT: Lazy<bool> =
@@ -147,10 +143,7 @@ static ENV_SPLIT: Lazy<bool> =
 /// `HYBLAS_OFFLOAD_SPLIT_GAIN`: how much faster than the better side alone a split must be
 /// predicted before the model chooses it.
 static SPLIT_GAIN: Lazy<f64> = Lazy::new(|| {
-    config::value("HYBLAS_OFFLOAD_SPLIT_GAIN")
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|g| g.is_finite())
-        .map_or(0.15, |g| g.clamp(0.0, 0.9))
+    config::float("HYBLAS_OFFLOAD_SPLIT_GAIN").filter(|g| g.is_finite()).map_or(0.15, |g| g.clamp(0.0, 0.9))
 });
 
 /// What forces a GEMM's placement.
@@ -1476,8 +1469,7 @@ pub enum GemmPlan {
 /// ~20 us on a 16-core CPU, less than one offloaded call's fixed cost).
 pub const MIN_FLOPS_KEY: &str = "HYBLAS_OFFLOAD_MIN_FLOPS";
 pub const MIN_FLOPS_DEFAULT: f64 = 2.0 * 256.0 * 256.0 * 256.0;
-static MIN_FLOPS: Lazy<f64> =
-    Lazy::new(|| config::value(MIN_FLOPS_KEY).and_then(|v| v.trim().parse::<f64>().ok()).unwrap_or(MIN_FLOPS_DEFAULT));
+static MIN_FLOPS: Lazy<f64> = Lazy::new(|| config::float(MIN_FLOPS_KEY).unwrap_or(MIN_FLOPS_DEFAULT));
 
 /// Where a host-memory GEMM runs. `a`, `b` are the caller's pointers (C on the host: the
 /// device-C case was taken by `plan::on_gpu` before). Costs a few thread-local reads and a
@@ -1609,10 +1601,7 @@ fn decide_gemm_slow(p: Problem, forced: Option<Force>, a: *const c_void, b: *con
 /// share is still corrected from call to call (the split's learnt factors), and a GPU that
 /// fails still leaves its part to the CPU.
 pub static DYNAMIC_MIN_US: Lazy<f64> = Lazy::new(|| {
-    config::value("HYBLAS_OFFLOAD_DYNAMIC_MIN_US")
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|x| x.is_finite() && *x >= 0.0)
-        .unwrap_or(5000.0)
+    config::float("HYBLAS_OFFLOAD_DYNAMIC_MIN_US").filter(|x| x.is_finite() && *x >= 0.0).unwrap_or(5000.0)
 });
 
 /// The co-execution to run for the model's choice `sp`: a fixed fence for a short call
@@ -1695,10 +1684,7 @@ pub fn observe(p: &Problem, side: Side, d: &Decision, secs: f64) {
 /// DGEMM n = 8192 at a share of 0.1, idle most of the call, took 0.4x the model's time; at
 /// 0.9, where it bounds the call, 1.0x).
 pub static SPLIT_LEARN_SIDE: Lazy<f64> = Lazy::new(|| {
-    config::value("HYBLAS_OFFLOAD_LEARN_SIDE")
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|g| g.is_finite())
-        .map_or(0.75, |g| g.clamp(0.0, 1.0))
+    config::float("HYBLAS_OFFLOAD_LEARN_SIDE").filter(|g| g.is_finite()).map_or(0.75, |g| g.clamp(0.0, 1.0))
 });
 
 /// Learn from a co-executed call of `p` that ran as `st` says ([`Learned::observe_split`],
