@@ -465,15 +465,17 @@ type Call = (usize, usize, f64, f64, f64);
 
 /// Timed calls of hyblas's points (auto, cpu, gpu, split): the issue's "auto against the
 /// better of cpu and gpu" compares their medians, and the split sweep's model against them;
-/// one call of a point that takes most of the budget varies by 5-10% on the H200 host (a
-/// co-executed DGEMM n = 8192 by up to 15%, which one call a share left in the sweep).
-const MIN_CALLS: usize = 3;
+/// one call of a point that takes most of the budget varies by 5-10% on the H200 host, a
+/// co-executed DGEMM n = 8192 by up to 40% (session 23's run j4: 577-798 ms at a share of
+/// 0.5, 448-546 ms at 0.6, where three calls' median fell 20% below its neighbours' trend).
+const MIN_CALLS: usize = 5;
 /// At least this many timed calls of auto and of the whole calls it is held against (cpu,
 /// gpu): where auto runs what the better side runs, the two medians differ by noise alone,
 /// and at 4-5 calls of 125 ms (DSYRK n = 16384 on the H200 host, calls 115-130 ms) by 5%.
 const MIN_WHOLE_CALLS: usize = 7;
-/// Seconds a point may take to reach its `min_reps`.
-const MIN_REPS_SECS: f64 = 4.0;
+/// Seconds a point may take to reach its `min_reps` (five calls of a co-executed DGEMM
+/// n = 8192 at a share of 0.1, 1.1-1.3 s each, on the H200 host).
+const MIN_REPS_SECS: f64 = 6.5;
 /// Auto and the whole calls it is held against (cpu, gpu) take this many times the run's
 /// budget and calls per point: where auto runs the better side's path, the target (within 3%)
 /// lies inside the noise of two medians of half a second each (calls vary by 5-15% from one
@@ -1097,7 +1099,7 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
                 let ng = off::split_cols(x, n);
                 let secs = (c * 1e-6, g * 1e-6);
                 for (side, ratio) in off::split_lessons(&calibrated, &p, ng, sp.feeders, sp.cpu_threads, secs) {
-                    l.observe_split(&p, side, ratio);
+                    l.observe_split(&p, side, sp.feeders, ratio);
                 }
             }
         };

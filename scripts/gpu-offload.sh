@@ -3,7 +3,7 @@
 # made by scripts/gpu-stage.sh: the host GEMM offload and co-execution of issue 5 in one call
 # (gpu-run.sh runs the same stages among all the others).
 #
-#   bash scripts/gpu-offload.sh [--quick] [--tests-only | --bench-only]
+#   bash scripts/gpu-offload.sh [--quick] [--tests-only | --bench-only] [--no-tune]
 #
 # Stages, each logged to $OUT/logs/<stage>.log ($OUT set) or build/gpu-run/:
 #   test-gpu_offload  gpu-stage/tests/gpu_offload --test-threads=1: offload and co-execution
@@ -12,6 +12,8 @@
 #   tune-offload      gpu-stage/hyblas tune offload: the cost model's rates measured and fitted
 #                     here (~80-100 s), written to the recipe file in the cache dir and copied to
 #                     $RESULTS/recipes; the model-against-measurement lines are shown
+#                     (--no-tune: skipped, the recipe already in the cache dir is used, e.g. by
+#                     a second call that runs the ZGEMM stage alone: OFFLOAD_ROUTINES=zgemm)
 #   trace             HYBLAS_TRACE=stderr: auto DGEMM at n = 1024, 2048, 4096 (decision,
 #                     predicted and measured time), co-execution forced at n = 2048
 #                     (HYBLAS_DEVICE=split), and the same with the GPU failing after 3 tiles
@@ -34,11 +36,13 @@ cd "$ROOT"
 STAGE="$ROOT/gpu-stage"
 quick=0
 mode=all
+tune=1
 for a in "$@"; do
     case "$a" in
         --quick) quick=1 ;;
         --tests-only) mode=tests ;;
         --bench-only) mode=bench ;;
+        --no-tune) tune=0 ;;
         -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "gpu-offload: unknown argument $a" >&2; exit 2 ;;
     esac
@@ -95,11 +99,18 @@ if [ "$mode" != bench ]; then
     grep -h '^test result:\|^SKIPPED\|panicked at' "$LOGS/test-gpu_offload_l3.log" | head -20
 fi
 
-run tune-offload "$STAGE/hyblas" tune offload
-sed -n '/^offload model:/,$p' "$LOGS/tune-offload.log"
 # hyblas's cache directory, as src/gpu/nvrtc.rs finds it.
 cache="${HYBLAS_CACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-}/.cache}/hyblas}"
 [ -z "${HYBLAS_CACHE_DIR:-}" ] && [ -z "${XDG_CACHE_HOME:-}" ] && [ -z "${HOME:-}" ] && cache=/tmp/hyblas-cache
+if [ "$tune" -eq 1 ]; then
+    run tune-offload "$STAGE/hyblas" tune offload
+    sed -n '/^offload model:/,$p' "$LOGS/tune-offload.log"
+elif compgen -G "$cache/recipes/*" >/dev/null; then
+    echo "tune-offload skipped (--no-tune): the recipe in $cache/recipes"
+else
+    echo "---- --no-tune, but no recipe in $cache/recipes"
+    failed=$((failed + 1))
+fi
 if compgen -G "$cache/recipes/*" >/dev/null; then
     mkdir -p "$RESULTS/recipes" && cp "$cache"/recipes/* "$RESULTS/recipes/"
 fi

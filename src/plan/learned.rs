@@ -15,7 +15,11 @@
 //! CPU side of DGEMM n = 8192 ran 20% faster than the calibration while whole CPU calls ran
 //! 8% faster), so a split is priced with the split factors where there are some, else with
 //! the whole calls' ([`Learned::split_factors`]). A split's factor is not lent to other
-//! sizes: it corrects residuals timed at its own.
+//! sizes: it corrects residuals timed at its own. Each configuration (its feeder threads)
+//! keeps a factor too, which its splits use once it has calls, the size's before
+//! ([`Learned::split_factors_in`]): configurations contend for the cores and the memory
+//! differently, and drift apart (on the H200 host SGEMM n = 4096's GPU side took 1.2x the
+//! model with two or three feeders and 0.95x with one).
 //!
 //! A factor is the geometric running mean of its cell's ratios, the calibrated model counting
 //! as one observation of 1 (so the first call moves it half way), with weights floored at
@@ -91,11 +95,21 @@ struct Key {
     /// A side of a co-executed call, not a whole call.
     split: bool,
     octave: i32,
+    /// A split's configuration (its feeder threads), or [`ANY_CONFIG`]: the size's cell that
+    /// every configuration's calls feed (and whole calls' cells).
+    feeders: usize,
 }
+
+/// [`Key::feeders`] of a cell that is not one configuration's.
+const ANY_CONFIG: usize = usize::MAX;
 
 impl Key {
     fn of(p: &Problem, side: Side, split: bool) -> Key {
-        Key { op: p.op, prec: p.prec, gpu: side == Side::Gpu, split, octave: octave(p.size()) }
+        Key { op: p.op, prec: p.prec, gpu: side == Side::Gpu, split, octave: octave(p.size()), feeders: ANY_CONFIG }
+    }
+    /// The cell of a split's side in one configuration.
+    fn config(p: &Problem, side: Side, feeders: usize) -> Key {
+        Key { feeders, ..Key::of(p, side, true) }
     }
 }
 
@@ -154,9 +168,17 @@ impl Learned {
         })
     }
 
-    /// ln of the factor a prediction for `key` uses: [`Learned::ln_at`], and for a split's
-    /// side without co-executed calls at its size, the whole calls' of that side.
+    /// ln of the factor a prediction for `key` uses: [`Learned::ln_at`]; for a configuration
+    /// without co-executed calls of its own at its size, the size's split cell (all
+    /// configurations'); for a split's side without co-executed calls at its size, the whole
+    /// calls' of that side.
     fn ln_for(cells: &HashMap<Key, Cell>, key: Key) -> Option<f64> {
+        if key.feeders != ANY_CONFIG {
+            if let Some(c) = cells.get(&key) {
+                return Some(c.ln);
+            }
+            return Self::ln_for(cells, Key { feeders: ANY_CONFIG, ..key });
+        }
         Self::ln_at(cells, key).or_else(|| key.split.then(|| Self::ln_at(cells, Key { split: false, ..key })).flatten())
     }
 
@@ -179,16 +201,27 @@ impl Learned {
         self.factors_of(p, true)
     }
 
+    /// The (CPU side, GPU side) factors for a split of `p` run with `feeders` feeders: that
+    /// configuration's co-executed calls' at its size where there are some, else
+    /// [`Learned::split_factors`].
+    pub fn split_factors_in(&self, p: &Problem, feeders: usize) -> (f64, f64) {
+        let cells = self.cells.lock();
+        let at = |side| Self::ln_for(&cells, Key::config(p, side, feeders)).map_or(1.0, f64::exp);
+        (at(Side::Cpu), at(Side::Gpu))
+    }
+
     /// Learn from one call of `p` on `side` that took `ratio` times the calibrated model's
     /// prediction. A new cell starts from the factor it borrowed.
     pub fn observe(&self, p: &Problem, side: Side, ratio: f64) {
         self.observe_in(Key::of(p, side, false), ratio)
     }
 
-    /// Learn from one side of a co-executed call of `p` that took `ratio` times the
-    /// calibrated split model's side. A new cell starts from the split factor it would have
-    /// used ([`Learned::split_factors`]).
-    pub fn observe_split(&self, p: &Problem, side: Side, ratio: f64) {
+    /// Learn from one side of a co-executed call of `p` that ran with `feeders` feeders and
+    /// took `ratio` times the calibrated split model's side: in that configuration's cell and
+    /// in the size's (all configurations'). A new cell starts from the factor it would have
+    /// used ([`Learned::split_factors_in`], [`Learned::split_factors`]).
+    pub fn observe_split(&self, p: &Problem, side: Side, feeders: usize, ratio: f64) {
+        self.observe_in(Key::config(p, side, feeders), ratio);
         self.observe_in(Key::of(p, side, true), ratio)
     }
 
@@ -209,9 +242,9 @@ impl Learned {
         self.cells.lock().clear();
     }
 
-    /// Calls learnt from, over all cells.
+    /// Calls learnt from, over all cells (a co-executed call's side once, not once per cell).
     pub fn calls(&self) -> u64 {
-        self.cells.lock().values().map(|c| c.calls as u64).sum()
+        self.cells.lock().iter().filter(|(k, _)| k.feeders == ANY_CONFIG).map(|(_, c)| c.calls as u64).sum()
     }
 }
 
@@ -288,7 +321,7 @@ mod tests {
         assert!((l.split_factors(&p(2048)).0 - 1.2).abs() < 1e-6);
         assert_eq!(l.split_factors(&p(2048)).1, 1.0);
         // The first co-executed call starts its cell from 1.2 and moves it half way in ln.
-        l.observe_split(&p(2048), Side::Cpu, 0.8);
+        l.observe_split(&p(2048), Side::Cpu, 2, 0.8);
         let want = (1.2f64.ln() + 0.8f64.ln()) / 2.0;
         assert!((l.split_factors(&p(2048)).0.ln() - want).abs() < 1e-9, "{:?}", l.split_factors(&p(2048)));
         // The whole calls' factor is untouched, and a neighbouring octave does not borrow the
@@ -296,8 +329,36 @@ mod tests {
         assert!((l.factors(&p(2048)).0 - 1.2).abs() < 1e-6);
         assert!((l.split_factors(&p(4096)).0 - 1.2).abs() < 1e-6);
         // Wild ratios are dropped here too.
-        l.observe_split(&p(2048), Side::Gpu, 5.0);
+        l.observe_split(&p(2048), Side::Gpu, 2, 5.0);
         assert_eq!(l.split_factors(&p(2048)).1, 1.0);
+        assert_eq!(l.split_factors_in(&p(2048), 2).1, 1.0);
+        assert_eq!(l.calls(), 201);
+    }
+
+    #[test]
+    fn a_configuration_keeps_its_own_factor_and_others_borrow_the_sizes() {
+        let l = Learned::default();
+        let q = p(4096);
+        // Two feeders' GPU side runs 1.2x the model, one feeder's 0.95x (the H200 host's
+        // SGEMM n = 4096).
+        for _ in 0..100 {
+            l.observe_split(&q, Side::Gpu, 2, 1.2);
+            l.observe_split(&q, Side::Gpu, 1, 0.95);
+        }
+        let g = |f| l.split_factors_in(&q, f).1;
+        assert!((g(2) - 1.2).abs() < 0.01, "{}", g(2));
+        assert!((g(1) - 0.95).abs() < 0.01, "{}", g(1));
+        // The size's factor follows both; a configuration without calls borrows it.
+        let both = l.split_factors(&q).1;
+        assert!(both > 0.97 && both < 1.18, "{both}");
+        assert_eq!(g(4), both);
+        // A configuration's first call starts from the size's factor.
+        l.observe_split(&q, Side::Gpu, 4, 1.0);
+        assert!((g(4).ln() - both.ln() / 2.0).abs() < 0.02, "{} {both}", g(4));
+        // Nothing is lent across sizes, and whole calls are untouched.
+        assert_eq!(l.split_factors_in(&p(8192), 2), (1.0, 1.0));
+        assert_eq!(l.factors(&q), (1.0, 1.0));
+        // Each side of a call counts once.
         assert_eq!(l.calls(), 201);
     }
 

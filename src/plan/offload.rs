@@ -38,7 +38,8 @@
 //! GPU-only call's measured time over the calibrated prediction feeds a factor per routine,
 //! precision, side and octave of size, which later whole-call predictions include; each side
 //! of a co-executed call that bounded it feeds a split factor of its own ([`observe_split`]),
-//! which later splits at that size include. `HYBLAS_OFFLOAD_LEARN=0` turns it off.
+//! per size and per configuration, which later splits at that size (in that configuration)
+//! include. `HYBLAS_OFFLOAD_LEARN=0` turns it off.
 //!
 //! Controls: `HYBLAS_DEVICE=cpu|gpu|split|auto` (default auto; `split` forces co-execution
 //! starting from the model's share) for the whole process; `HYBLAS_OFFLOAD_SHARE=x` (0..1) a
@@ -655,7 +656,7 @@ impl Rates {
             if s.ng == 0 || s.ng >= s.p.n {
                 continue;
             }
-            let e = unit.split_eval(&s.p, s.ng, cfg, (1.0, 1.0));
+            let e = unit.split_eval(&s.p, s.ng, cfg, false);
             if e.cpu_us > 0.0 && e.gpu_us > 0.0 && s.cpu_secs > 0.0 && s.gpu_secs > 0.0 {
                 let fix = [
                     s.cpu_secs * 1e6 / e.cpu_us,
@@ -913,18 +914,28 @@ impl Rates {
     /// The (CPU, GPU) factors learnt from timed calls at `p`'s size ([`learned`]; 1 and 1
     /// without a table or with `HYBLAS_OFFLOAD_LEARN=0`).
     pub fn drift(&self, p: &Problem) -> (f64, f64) {
-        self.learnt(p, false)
+        self.learnt(|l| l.factors_of(p, false))
     }
 
     /// The (CPU side, GPU side) factors learnt for a split of `p`: from co-executed calls at
     /// its size where there are some, else from whole calls ([`Learned::split_factors`]).
     pub fn split_drift(&self, p: &Problem) -> (f64, f64) {
-        self.learnt(p, true)
+        self.learnt(|l| l.factors_of(p, true))
     }
 
-    fn learnt(&self, p: &Problem, split: bool) -> (f64, f64) {
+    /// [`Rates::split_drift`] for a split run with `feeders` feeders: that configuration's
+    /// factors where its calls taught some ([`Learned::split_factors_in`]). The sides'
+    /// residuals differ from one configuration to the next, and so does how they drift (on
+    /// the H200 host, SGEMM n = 4096's GPU side with two or three feeders took 1.2x the model
+    /// while with one it took 0.95x; lent the others' factor, a split on one feeder was priced
+    /// 25% over its time).
+    pub fn split_drift_in(&self, p: &Problem, feeders: usize) -> (f64, f64) {
+        self.learnt(|l| l.split_factors_in(p, feeders))
+    }
+
+    fn learnt(&self, of: impl FnOnce(&Learned) -> (f64, f64)) -> (f64, f64) {
         match &self.learned {
-            Some(l) if learned::enabled() => l.factors_of(p, split),
+            Some(l) if learned::enabled() => of(l),
             _ => (1.0, 1.0),
         }
     }
@@ -1004,7 +1015,7 @@ impl Rates {
                 .filter(|c| timed >> c.0.min(63) & 1 == 1)
                 .map(|cfg| {
                     let (cfg, sides) = with_sides(cfg);
-                    (cfg, sides, self.split_priced(p, ng, cfg, sides, (1.0, 1.0)).us)
+                    (cfg, sides, self.split_priced(p, ng, cfg, sides, false).us)
                 })
                 .min_by(|a, b| a.2.total_cmp(&b.2));
             if let Some((cfg, sides, _)) = priced {
@@ -1019,15 +1030,16 @@ impl Rates {
 
     /// The split of `ng` (1..n-1) of C's columns in the configuration it runs in
     /// ([`Rates::split_config`]), with the residuals and `drift`.
-    fn split_chosen(&self, p: &Problem, ng: usize, threads: usize, drift: (f64, f64)) -> SplitPrediction {
+    fn split_chosen(&self, p: &Problem, ng: usize, threads: usize, learnt: bool) -> SplitPrediction {
         let (cfg, sides) = self.split_config(p, ng, threads);
-        self.split_priced(p, ng, cfg, sides, drift)
+        self.split_priced(p, ng, cfg, sides, learnt)
     }
 
     /// The split of `ng` (1..n-1) of C's columns to the GPU under one configuration.
-    /// `drift`: the (CPU side, GPU side) factors learnt at this size ([`Rates::split_drift`]).
-    fn split_eval(&self, p: &Problem, ng: usize, cfg: (usize, usize, Xfer, f64), drift: (f64, f64)) -> SplitPrediction {
-        self.split_priced(p, ng, cfg, self.split_sides(p, ng, cfg), drift)
+    /// `learnt`: with the (CPU side, GPU side) factors learnt at this size in this
+    /// configuration ([`Rates::split_drift_in`]), else the calibrated model alone.
+    fn split_eval(&self, p: &Problem, ng: usize, cfg: (usize, usize, Xfer, f64), learnt: bool) -> SplitPrediction {
+        self.split_priced(p, ng, cfg, self.split_sides(p, ng, cfg), learnt)
     }
 
     /// [`Rates::split_eval`] from the configuration's parametric `(c, g)` sides.
@@ -1037,8 +1049,9 @@ impl Rates {
         ng: usize,
         (f, ct, _, _): (usize, usize, Xfer, f64),
         (c, g): (f64, f64),
-        drift: (f64, f64),
+        learnt: bool,
     ) -> SplitPrediction {
+        let drift = if learnt { self.split_drift_in(p, f) } else { (1.0, 1.0) };
         // What the timed calls at this size and share say the two sides and the hand-offs
         // really take, and how far the host has drifted since (learnt from the calls).
         let (fc, fg, own) = self.split_fix(p, ng as f64 / p.n.max(1) as f64, f);
@@ -1076,7 +1089,7 @@ impl Rates {
                 cpu_cols_per_s: cols / cpu.max(1e-9),
             };
         }
-        self.split_chosen(p, ng, threads, self.split_drift(p))
+        self.split_chosen(p, ng, threads, true)
     }
 
     /// The split configuration with `feeders` feeders and `cpu_threads` engine threads
@@ -1093,7 +1106,7 @@ impl Rates {
         if ng == 0 || ng >= p.n {
             return None;
         }
-        let s = self.split_eval(p, ng, self.config_ran(feeders, cpu_threads)?, (1.0, 1.0));
+        let s = self.split_eval(p, ng, self.config_ran(feeders, cpu_threads)?, false);
         Some((s.cpu_us * 1e-6, s.gpu_us * 1e-6))
     }
 
@@ -1108,8 +1121,7 @@ impl Rates {
         if p.n < 2 || p.m == 0 {
             return None;
         }
-        let drift = self.split_drift(p);
-        let at = |ng: usize| self.split_chosen(p, ng, threads, drift);
+        let at = |ng: usize| self.split_chosen(p, ng, threads, true);
         let mut grid: Vec<usize> = (0..=SPLIT_GRID).map(|j| (p.n * j / SPLIT_GRID).clamp(1, p.n - 1)).collect();
         grid.dedup();
         let evals: Vec<SplitPrediction> = grid.iter().map(|&ng| at(ng)).collect();
@@ -1118,7 +1130,7 @@ impl Rates {
         // The crossing between the grid's neighbours of the best, in its configuration, where
         // there is one.
         let cfg = self.config_ran(best.feeders, best.cpu_threads).expect("the configuration the grid priced it in");
-        let at = |ng: usize| self.split_eval(p, ng, cfg, drift);
+        let at = |ng: usize| self.split_eval(p, ng, cfg, true);
         let gpu_longer = |s: &SplitPrediction| s.gpu_us >= s.cpu_us;
         let (mut lo, mut hi) = (grid[j.saturating_sub(1)], grid[(j + 1).min(grid.len() - 1)]);
         if !gpu_longer(&at(lo)) && gpu_longer(&at(hi)) {
@@ -1159,10 +1171,10 @@ impl Rates {
     /// same side, or the same share in its configuration (see [`RESEARCH_DRIFT`]).
     pub fn reprice(&self, p: &Problem, threads: usize, prev: &Choice) -> Choice {
         let split = prev.1.map(|s| {
-            let (ng, drift) = (split_cols(s.share, p.n), self.split_drift(p));
+            let ng = split_cols(s.share, p.n);
             match self.config_ran(s.feeders, s.cpu_threads) {
-                Some(cfg) => self.split_eval(p, ng, cfg, drift),
-                None => self.split_chosen(p, ng, threads.max(1), drift),
+                Some(cfg) => self.split_eval(p, ng, cfg, true),
+                None => self.split_chosen(p, ng, threads.max(1), true),
             }
         });
         (self.predict(p, threads), split)
@@ -1695,7 +1707,7 @@ pub fn observe_split(rates: &Rates, p: &Problem, st: &gpu::offload::OffloadStats
     }
     let sides = (st.cpu_side_secs, st.gpu_side_secs);
     for (side, ratio) in split_lessons(rates, p, st.gpu_cols, st.feeders, st.cpu_threads, sides) {
-        Learned::global().observe_split(p, side, ratio);
+        Learned::global().observe_split(p, side, st.feeders, ratio);
     }
 }
 
@@ -1926,6 +1938,10 @@ fn in_passes<K: Copy, R>(
 /// Passes over the keys of a calibration step ([`in_passes`]).
 const PASSES: usize = 3;
 
+/// Up to this size `hyblas tune offload` times co-executed calls at every tenth of the GPU
+/// share (at every fifth above it).
+const FINE_SPLIT_N: usize = 1024;
+
 fn median_of(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -2154,7 +2170,8 @@ fn measure_op_factors(rates: &Rates, threads: usize) -> Vec<String> {
 /// per-piece cost and the transfer efficiency are fitted, and whose residuals the model then
 /// carries (`offload gpu_call_ms`, [`Calls`]); co-executed calls (d, s at n = 512..4096, z to
 /// 2048), first at GPU shares 0.3, 0.5, 0.7, 0.9 for the efficiencies while both run, then at
-/// 0.1, 0.3, .., 0.9 (and d, s at n = 8192 and z at 4096 from 0.5) in the configurations
+/// 0.1, 0.3, .., 0.9 (0.1, 0.2, .., 0.9 up to n = 1024, [`FINE_SPLIT_N`]; and d, s at
+/// n = 8192 and z at 4096 from 0.5) in the configurations
 /// the model with those efficiencies picks, for the residuals of each side (`offload
 /// split_call_ms`); DSYRK and DTRSM at n = 512..8192 on each side (`offload op_eff`). Whole calls are timed in [`PASSES`] passes over their sizes ([`in_passes`]).
 pub fn calibrate(rt: &'static Runtime) -> gpu::Result<Vec<String>> {
@@ -2360,6 +2377,14 @@ pub fn calibrate(rt: &'static Runtime) -> gpu::Result<Vec<String>> {
     let mut keys = keys_at(&[0.1, 0.3, 0.5, 0.7, 0.9]);
     let tops = [('d', 8192), ('s', 8192), ('z', 4096)];
     keys.extend(tops.into_iter().flat_map(|(pc, n)| [0.5, 0.7, 0.9].map(|x| (pc, n, x))));
+    // And the tenths between up to FINE_SPLIT_N, where calls cost a few ms and the best split
+    // lies on a flat stretch: between two timed shares the sides' residuals are interpolated,
+    // and their crossing priced a dip nobody timed (the H200 host's DGEMM n = 1024, timed at
+    // 2.04 ms at 0.5 with two feeders and 1.95 ms at 0.7 with four, was priced 1.88 ms at
+    // 0.54; the benchmark measured 2.20 ms at 0.5, 2.21 at 0.6 and 2.07 at 0.7).
+    keys.extend(split_ns.iter().flat_map(|&(pc, ns)| {
+        ns.iter().filter(|&&n| n <= FINE_SPLIT_N).flat_map(move |&n| [0.2, 0.4, 0.6, 0.8].map(|x| (pc, n, x)))
+    }));
     let splits = time_splits(&rates, &keys, PASSES, &mut lines)?;
     for s in &splits {
         lines.push(format!(
@@ -2583,7 +2608,7 @@ mod tests {
         let cfg = r.split_configs(16).find(|c| !fs.contains(&c.0)).unwrap();
         // The (CPU side, GPU side) residuals of `q` at `ng` columns in configuration `cfg`.
         let ratio_in = |cfg, q: &Problem, ng: usize| {
-            let (b, x) = (base.split_eval(q, ng, cfg, (1.0, 1.0)), r.split_eval(q, ng, cfg, (1.0, 1.0)));
+            let (b, x) = (base.split_eval(q, ng, cfg, false), r.split_eval(q, ng, cfg, false));
             (x.cpu_us / b.cpu_us, x.gpu_us / b.gpu_us)
         };
         let ratio = |q: &Problem, ng: usize| ratio_in(cfg, q, ng);
@@ -2605,7 +2630,7 @@ mod tests {
         assert!(close(ratio(&Problem::square('s', 2048), 100), (0.9, 1.5)));
         // Twice the largest timed size: no correction left.
         let q = Problem::square('d', 4096);
-        let (b, x) = (base.split_eval(&q, 2000, cfg, (1.0, 1.0)), r.split_eval(&q, 2000, cfg, (1.0, 1.0)));
+        let (b, x) = (base.split_eval(&q, 2000, cfg, false), r.split_eval(&q, 2000, cfg, false));
         assert!((x.gpu_us / b.gpu_us - 1.0).abs() < 1e-9 && (x.us - b.us).abs() < 1e-6, "{x:?} {b:?}");
     }
 
@@ -2707,7 +2732,7 @@ mod tests {
             let cfg = r.split_configs(16).find(|c| c.0 == s.feeders).unwrap();
             let ng = split_cols(s.share, p.n);
             let longer = |ng: usize| {
-                let x = r.split_eval(&p, ng, cfg, (1.0, 1.0));
+                let x = r.split_eval(&p, ng, cfg, false);
                 x.gpu_us >= x.cpu_us
             };
             assert!((longer(ng) && !longer(ng - 1)) || (!longer(ng) && longer(ng + 1)), "{what}: {s:?}");
@@ -2722,7 +2747,7 @@ mod tests {
             let one_feeder = r.split_configs(16).find(|c| c.0 == 1).unwrap();
             let (mut g, mut c) = (0.0, f64::INFINITY);
             for i in 1..10 {
-                let at = r.split_eval(&p, split_cols(i as f64 / 10.0, p.n), one_feeder, (1.0, 1.0));
+                let at = r.split_eval(&p, split_cols(i as f64 / 10.0, p.n), one_feeder, false);
                 assert!(at.gpu_us >= g && at.cpu_us <= c, "{what}: share {i}0%");
                 (g, c) = (at.gpu_us, at.cpu_us);
             }
@@ -3000,7 +3025,7 @@ mod tests {
         // What they teach prices the split, and not the whole calls.
         let whole = r.predict(&p, 16);
         for _ in 0..200 {
-            l.observe_split(&p, Side::Cpu, 1.3);
+            l.observe_split(&p, Side::Cpu, sp.feeders, 1.3);
         }
         let after = r.split_at(&p, 0.5, 16);
         assert!((after.cpu_us / sp.cpu_us - 1.3).abs() < 1e-6, "{after:?} {sp:?}");
