@@ -13,9 +13,14 @@
 //! split against the calibrated split model's side at the share it reached. A side sharing
 //! the machine with the other drifts apart from the same side alone (on the H200 host the
 //! CPU side of DGEMM n = 8192 ran 20% faster than the calibration while whole CPU calls ran
-//! 8% faster), so a split is priced with the split factors where there are some, else with
-//! the whole calls' ([`Learned::split_factors`]). A split's factor is not lent to other
-//! sizes: it corrects residuals timed at its own. Each configuration (its feeder threads)
+//! 8% faster), so a split is priced with the whole calls' factors times the split's own over
+//! them, where there are some ([`Learned::split_factors`]). The split's cells hold the ratio
+//! over the whole calls' factor, not over the calibration: the host's drift, which the whole
+//! calls follow, reaches the splits' prices even while no split runs (in session 24's run the
+//! H200 host's CPU-only SGEMM n = 1024 went from 1.6 to 1.3 ms; auto had stopped splitting, the
+//! split's price stayed at the early host's, and the planner ended up preferring the CPU
+//! alone, priced 1.30 ms, where a split at 0.4 had measured 1.25 ms and the CPU alone 1.47).
+//! A split's factor is not lent to other sizes: it corrects residuals timed at its own. Each configuration (its feeder threads)
 //! keeps a factor too, which its splits use once it has calls, the size's before
 //! ([`Learned::split_factors_in`]): configurations contend for the cores and the memory
 //! differently, and drift apart (on the H200 host SGEMM n = 4096's GPU side took 1.2x the
@@ -147,19 +152,15 @@ impl Learned {
         &GLOBAL
     }
 
-    /// ln of the factor for `key`: its own cell's, else (whole calls) the nearest populated
-    /// cell's of the same routine, precision and side within [`REACH_OCTAVES`] (the mean of
-    /// two equally near), else none.
-    fn ln_at(cells: &HashMap<Key, Cell>, key: Key) -> Option<f64> {
+    /// ln of the whole calls' factor for `key`'s routine, precision, side and size: its own
+    /// cell's, else the nearest populated cell's within [`REACH_OCTAVES`] (the mean of two
+    /// equally near), else none.
+    fn whole_ln(cells: &HashMap<Key, Cell>, key: Key) -> Option<f64> {
+        let key = Key { split: false, feeders: ANY_CONFIG, ..key };
         if let Some(c) = cells.get(&key) {
             return Some(c.ln);
         }
-        // A split's factor corrects the residuals timed at its own size (`offload
-        // split_call_ms`), which differ from size to size: it is not lent to other sizes
-        // (borrowed, it priced the H200 host's sweep at sizes not yet called worse than the
-        // whole calls' factors did: within 15% at 90 of 116 points against 92).
-        let reach = if key.split { 0 } else { REACH_OCTAVES };
-        (1..=reach).find_map(|d| {
+        (1..=REACH_OCTAVES).find_map(|d| {
             let near: Vec<f64> = [key.octave - d, key.octave + d]
                 .into_iter()
                 .filter_map(|o| cells.get(&Key { octave: o, ..key }).map(|c| c.ln))
@@ -168,18 +169,25 @@ impl Learned {
         })
     }
 
-    /// ln of the factor a prediction for `key` uses: [`Learned::ln_at`]; for a configuration
-    /// without co-executed calls of its own at its size, the size's split cell (all
-    /// configurations'); for a split's side without co-executed calls at its size, the whole
-    /// calls' of that side.
+    /// ln of a split side's factor over the whole calls' ([`Learned::whole_ln`]): its
+    /// configuration's cell, else the size's (all configurations'), else none. A split's
+    /// factor corrects the residuals timed at its own size (`offload split_call_ms`), which
+    /// differ from size to size: it is not lent to other sizes (borrowed, it priced the H200
+    /// host's sweep at sizes not yet called worse than the whole calls' factors did: within
+    /// 15% at 90 of 116 points against 92).
+    fn split_ln(cells: &HashMap<Key, Cell>, key: Key) -> Option<f64> {
+        let own = |k: Key| cells.get(&k).map(|c| c.ln);
+        own(key).or_else(|| own(Key { feeders: ANY_CONFIG, ..key }))
+    }
+
+    /// ln of the factor a prediction for `key` uses: the whole calls' ([`Learned::whole_ln`]),
+    /// and for a split's side times the split's own over them ([`Learned::split_ln`]).
     fn ln_for(cells: &HashMap<Key, Cell>, key: Key) -> Option<f64> {
-        if key.feeders != ANY_CONFIG {
-            if let Some(c) = cells.get(&key) {
-                return Some(c.ln);
-            }
-            return Self::ln_for(cells, Key { feeders: ANY_CONFIG, ..key });
+        let whole = Self::whole_ln(cells, key);
+        match (whole, key.split.then(|| Self::split_ln(cells, key)).flatten()) {
+            (None, None) => None,
+            (w, s) => Some(w.unwrap_or(0.0) + s.unwrap_or(0.0)),
         }
-        Self::ln_at(cells, key).or_else(|| key.split.then(|| Self::ln_at(cells, Key { split: false, ..key })).flatten())
     }
 
     /// The (CPU, GPU) factors for `p` (1 where nothing was learnt): of its whole calls, or
@@ -230,11 +238,16 @@ impl Learned {
             return;
         }
         let mut cells = self.cells.lock();
-        let start = Self::ln_for(&cells, key).unwrap_or(0.0);
-        let c = cells.entry(key).or_insert(Cell { ln: start, calls: 0 });
+        // A split's cell learns the side's time over the whole calls' factor now.
+        let (target, start) = if key.split {
+            (ratio.ln() - Self::whole_ln(&cells, key).unwrap_or(0.0), Self::split_ln(&cells, key))
+        } else {
+            (ratio.ln(), Self::whole_ln(&cells, key))
+        };
+        let c = cells.entry(key).or_insert(Cell { ln: start.unwrap_or(0.0), calls: 0 });
         c.calls += 1;
         let w = (1.0 / (c.calls as f64 + 1.0)).max(RATE_FLOOR);
-        c.ln += w * (ratio.ln() - c.ln);
+        c.ln += w * (target - c.ln);
     }
 
     /// Forget everything (new rates were loaded: the factors were relative to the old ones).
@@ -333,6 +346,27 @@ mod tests {
         assert_eq!(l.split_factors(&p(2048)).1, 1.0);
         assert_eq!(l.split_factors_in(&p(2048), 2).1, 1.0);
         assert_eq!(l.calls(), 201);
+    }
+
+    #[test]
+    fn a_split_follows_the_drift_its_whole_calls_see() {
+        let l = Learned::default();
+        let q = p(1024);
+        // Whole CPU calls at 1.25x the model, the split's CPU side at 1.1x: sharing the
+        // machine costs it 0.88x of what the host's drift does to the CPU alone.
+        for _ in 0..200 {
+            l.observe(&q, Side::Cpu, 1.25);
+            l.observe_split(&q, Side::Cpu, 1, 1.1);
+        }
+        assert!((l.split_factors_in(&q, 1).0 - 1.1).abs() < 0.01, "{:?}", l.split_factors_in(&q, 1));
+        // The host speeds up (whole calls at 1.0x) while no split runs: the split's price
+        // follows, at its share of the drift (about 0.88).
+        for _ in 0..200 {
+            l.observe(&q, Side::Cpu, 1.0);
+        }
+        let c = l.split_factors_in(&q, 1).0;
+        assert!((c - 1.1 / 1.25).abs() < 0.01, "{c}");
+        assert!((l.split_factors(&q).0 - c).abs() < 1e-9);
     }
 
     #[test]
