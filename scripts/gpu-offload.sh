@@ -4,6 +4,12 @@
 # (gpu-run.sh runs the same stages among all the others).
 #
 #   bash scripts/gpu-offload.sh [--quick] [--tests-only | --bench-only] [--no-tune]
+#                               [--main-only | --zgemm-only]
+#
+# In all, a full run takes ~560 s on an H200 host (session 24). Where one call is limited to
+# 600 s (the device tool), run it as two calls on one machine:
+#   bash scripts/gpu-offload.sh --bench-only --main-only              (~430 s)
+#   bash scripts/gpu-offload.sh --zgemm-only --no-tune                (~140 s, the tests too)
 #
 # Stages, each logged to $OUT/logs/<stage>.log ($OUT set) or build/gpu-run/:
 #   test-gpu_offload  gpu-stage/tests/gpu_offload --test-threads=1: offload and co-execution
@@ -13,7 +19,7 @@
 #                     here (~80-100 s), written to the recipe file in the cache dir and copied to
 #                     $RESULTS/recipes; the model-against-measurement lines are shown
 #                     (--no-tune: skipped, the recipe already in the cache dir is used, e.g. by
-#                     a second call that runs the ZGEMM stage alone: OFFLOAD_ROUTINES=zgemm)
+#                     a second call that runs the ZGEMM stage alone, --zgemm-only)
 #   trace             HYBLAS_TRACE=stderr: auto DGEMM at n = 1024, 2048, 4096 (decision,
 #                     predicted and measured time), co-execution forced at n = 2048
 #                     (HYBLAS_DEVICE=split), and the same with the GPU failing after 3 tiles
@@ -23,11 +29,13 @@
 #                     (--quick: ..4096), hyblas auto/cpu/gpu and split at GPU shares 0..1 in
 #                     steps of 0.1 (--quick 0.2) against NVBLAS on the staged Debian OpenBLAS;
 #                     CSV, two SVGs, tables                                       [not --tests-only]
+#                     [not --zgemm-only]
 #   offload-zgemm     the same for ZGEMM (a stage of its own), in $RESULTS/zgemm
+#                     [not --main-only, nor with OFFLOAD_ROUTINES set]
 # The whole call keeps to a budget (GPU_OFFLOAD_BUDGET seconds: 560 by default, 175 with
 # --quick): each stage's timeout is what is left, and the benchmark gets a deadline so that it
-# still writes its tables and plots. Typical times on an H200 host (session 23): tests ~10 s,
-# tune ~80-100 s, trace ~5 s, benchmark ~5 min, ZGEMM ~110 s (in all ~500 s). Exits non-zero if
+# still writes its tables and plots. Typical times on an H200 host (session 24): tests ~10 s,
+# tune ~85-95 s, trace ~5 s, benchmark ~330 s, ZGEMM ~125 s (in all ~560 s). Exits non-zero if
 # a stage failed.
 set -uo pipefail
 
@@ -37,12 +45,15 @@ STAGE="$ROOT/gpu-stage"
 quick=0
 mode=all
 tune=1
+stages=all
 for a in "$@"; do
     case "$a" in
         --quick) quick=1 ;;
         --tests-only) mode=tests ;;
         --bench-only) mode=bench ;;
         --no-tune) tune=0 ;;
+        --main-only) stages=main ;;
+        --zgemm-only) stages=zgemm ;;
         -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "gpu-offload: unknown argument $a" >&2; exit 2 ;;
     esac
@@ -142,10 +153,12 @@ if [ "$mode" != tests ]; then
     [ -e "$CPUBLAS/libopenblas.so.0" ] && args+=(--cpu-blas "$CPUBLAS/libopenblas.so.0")
     # Every timed call, for a look at the spread behind each median.
     args+=(--samples "$LOGS/offload-samples.csv")
-    run offload env LD_LIBRARY_PATH="$CPUBLAS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$STAGE/offloadbench" "${args[@]}"
-    sed -n '/^NVBLAS:/p;/^offloadbench: .*CPU threads/p;/^[sdcz]gemm (ms/,$p' "$LOGS/offload.log" | head -n 120
-    grep -E '^(dsyrk|dtrsm)' "$LOGS/offload.log" | head -n 40
-    if [ -z "${OFFLOAD_ROUTINES:-}" ]; then
+    if [ "$stages" != zgemm ]; then
+        run offload env LD_LIBRARY_PATH="$CPUBLAS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$STAGE/offloadbench" "${args[@]}"
+        sed -n '/^NVBLAS:/p;/^offloadbench: .*CPU threads/p;/^[sdcz]gemm (ms/,$p' "$LOGS/offload.log" | head -n 120
+        grep -E '^(dsyrk|dtrsm)' "$LOGS/offload.log" | head -n 40
+    fi
+    if [ -z "${OFFLOAD_ROUTINES:-}" ] && [ "$stages" != main ]; then
         deadline=$(($(left) - 15))
         [ "$deadline" -lt 20 ] && deadline=20
         zargs=(--out "$RESULTS/zgemm" --deadline-s "$deadline" --routines zgemm --samples "$LOGS/offload-zgemm-samples.csv")
