@@ -20,11 +20,11 @@
 //! H200 host's CPU-only SGEMM n = 1024 went from 1.6 to 1.3 ms; auto had stopped splitting, the
 //! split's price stayed at the early host's, and the planner ended up preferring the CPU
 //! alone, priced 1.30 ms, where a split at 0.4 had measured 1.25 ms and the CPU alone 1.47).
-//! A split's factor is not lent to other sizes: it corrects residuals timed at its own. Each configuration (its feeder threads)
-//! keeps a factor too, which its splits use once it has calls, the size's before
-//! ([`Learned::split_factors_in`]): configurations contend for the cores and the memory
-//! differently, and drift apart (on the H200 host SGEMM n = 4096's GPU side took 1.2x the
-//! model with two or three feeders and 0.95x with one).
+//! A split's factor is not lent to other sizes: it corrects residuals timed at its own. Each
+//! configuration (its feeder threads) keeps a factor too, which its splits use once it has
+//! calls, the size's before ([`Learned::split_factors_in`]): configurations contend for the
+//! cores and the memory differently, and drift apart (on the H200 host SGEMM n = 4096's GPU
+//! side took 1.2x the model with two or three feeders and 0.95x with one).
 //!
 //! A factor is the geometric running mean of its cell's ratios, the calibrated model counting
 //! as one observation of 1 (so the first call moves it half way), with weights floored at
@@ -193,8 +193,13 @@ impl Learned {
     /// The (CPU, GPU) factors for `p` (1 where nothing was learnt): of its whole calls, or
     /// (`split`) of a split's two sides.
     pub(crate) fn factors_of(&self, p: &Problem, split: bool) -> (f64, f64) {
+        self.factors_by(|side| Key::of(p, side, split))
+    }
+
+    /// The (CPU, GPU) factors of the cells `key` names for each side.
+    fn factors_by(&self, key: impl Fn(Side) -> Key) -> (f64, f64) {
         let cells = self.cells.lock();
-        let at = |side| Self::ln_for(&cells, Key::of(p, side, split)).map_or(1.0, f64::exp);
+        let at = |side| Self::ln_for(&cells, key(side)).map_or(1.0, f64::exp);
         (at(Side::Cpu), at(Side::Gpu))
     }
 
@@ -213,9 +218,7 @@ impl Learned {
     /// configuration's co-executed calls' at its size where there are some, else
     /// [`Learned::split_factors`].
     pub fn split_factors_in(&self, p: &Problem, feeders: usize) -> (f64, f64) {
-        let cells = self.cells.lock();
-        let at = |side| Self::ln_for(&cells, Key::config(p, side, feeders)).map_or(1.0, f64::exp);
-        (at(Side::Cpu), at(Side::Gpu))
+        self.factors_by(|side| Key::config(p, side, feeders))
     }
 
     /// Learn from one call of `p` on `side` that took `ratio` times the calibrated model's
