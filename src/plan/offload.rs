@@ -454,6 +454,22 @@ const SPLIT_GRID: usize = 64;
 /// Feeder thread counts the split considers (0: the feeder shares the CPU engine's cores).
 const FEEDER_CHOICES: [usize; 5] = [0, 1, 2, 3, 4];
 
+/// The learnt (CPU side, GPU side) factors of each split configuration ([`FEEDER_CHOICES`])
+/// at one size ([`Rates::split_drift_in`]), read once for a search over the shares rather
+/// than once per share priced (a DGEMM's best split prices 70-80 shares; the reads took a
+/// third of its time).
+#[derive(Clone, Copy, Debug)]
+struct Drifts([(f64, f64); FEEDER_CHOICES.len()]);
+
+impl Drifts {
+    /// The calibrated model alone.
+    const NONE: Drifts = Drifts([(1.0, 1.0); FEEDER_CHOICES.len()]);
+
+    fn with(&self, feeders: usize) -> (f64, f64) {
+        FEEDER_CHOICES.iter().position(|&f| f == feeders).map_or((1.0, 1.0), |i| self.0[i])
+    }
+}
+
 /// One feeder packing on a core the CPU engine also runs on gets about this much of it.
 const SHARED_FEEDER: f64 = 0.5;
 
@@ -656,7 +672,7 @@ impl Rates {
             if s.ng == 0 || s.ng >= s.p.n {
                 continue;
             }
-            let e = unit.split_eval(&s.p, s.ng, cfg, false);
+            let e = unit.split_eval(&s.p, s.ng, cfg, &Drifts::NONE);
             if e.cpu_us > 0.0 && e.gpu_us > 0.0 && s.cpu_secs > 0.0 && s.gpu_secs > 0.0 {
                 let fix = [
                     s.cpu_secs * 1e6 / e.cpu_us,
@@ -933,6 +949,11 @@ impl Rates {
         self.learnt(|l| l.split_factors_in(p, feeders))
     }
 
+    /// [`Rates::split_drift_in`] for every configuration at `p`'s size.
+    fn split_drifts(&self, p: &Problem) -> Drifts {
+        Drifts(FEEDER_CHOICES.map(|f| self.split_drift_in(p, f)))
+    }
+
     fn learnt(&self, of: impl FnOnce(&Learned) -> (f64, f64)) -> (f64, f64) {
         match &self.learned {
             Some(l) if learned::enabled() => of(l),
@@ -1015,7 +1036,7 @@ impl Rates {
                 .filter(|c| timed >> c.0.min(63) & 1 == 1)
                 .map(|cfg| {
                     let (cfg, sides) = with_sides(cfg);
-                    (cfg, sides, self.split_priced(p, ng, cfg, sides, false).us)
+                    (cfg, sides, self.split_priced(p, ng, cfg, sides, &Drifts::NONE).us)
                 })
                 .min_by(|a, b| a.2.total_cmp(&b.2));
             if let Some((cfg, sides, _)) = priced {
@@ -1030,16 +1051,16 @@ impl Rates {
 
     /// The split of `ng` (1..n-1) of C's columns in the configuration it runs in
     /// ([`Rates::split_config`]), with the residuals and `drift`.
-    fn split_chosen(&self, p: &Problem, ng: usize, threads: usize, learnt: bool) -> SplitPrediction {
+    fn split_chosen(&self, p: &Problem, ng: usize, threads: usize, drift: &Drifts) -> SplitPrediction {
         let (cfg, sides) = self.split_config(p, ng, threads);
-        self.split_priced(p, ng, cfg, sides, learnt)
+        self.split_priced(p, ng, cfg, sides, drift)
     }
 
     /// The split of `ng` (1..n-1) of C's columns to the GPU under one configuration.
-    /// `learnt`: with the (CPU side, GPU side) factors learnt at this size in this
-    /// configuration ([`Rates::split_drift_in`]), else the calibrated model alone.
-    fn split_eval(&self, p: &Problem, ng: usize, cfg: (usize, usize, Xfer, f64), learnt: bool) -> SplitPrediction {
-        self.split_priced(p, ng, cfg, self.split_sides(p, ng, cfg), learnt)
+    /// `drift`: the (CPU side, GPU side) factors learnt at this size, per configuration
+    /// ([`Rates::split_drifts`]; [`Drifts::NONE`]: the calibrated model alone).
+    fn split_eval(&self, p: &Problem, ng: usize, cfg: (usize, usize, Xfer, f64), drift: &Drifts) -> SplitPrediction {
+        self.split_priced(p, ng, cfg, self.split_sides(p, ng, cfg), drift)
     }
 
     /// [`Rates::split_eval`] from the configuration's parametric `(c, g)` sides.
@@ -1049,9 +1070,9 @@ impl Rates {
         ng: usize,
         (f, ct, _, _): (usize, usize, Xfer, f64),
         (c, g): (f64, f64),
-        learnt: bool,
+        drift: &Drifts,
     ) -> SplitPrediction {
-        let drift = if learnt { self.split_drift_in(p, f) } else { (1.0, 1.0) };
+        let drift = drift.with(f);
         // What the timed calls at this size and share say the two sides and the hand-offs
         // really take, and how far the host has drifted since (learnt from the calls).
         let (fc, fg, own) = self.split_fix(p, ng as f64 / p.n.max(1) as f64, f);
@@ -1089,7 +1110,7 @@ impl Rates {
                 cpu_cols_per_s: cols / cpu.max(1e-9),
             };
         }
-        self.split_chosen(p, ng, threads, true)
+        self.split_chosen(p, ng, threads, &self.split_drifts(p))
     }
 
     /// The split configuration with `feeders` feeders and `cpu_threads` engine threads
@@ -1106,7 +1127,7 @@ impl Rates {
         if ng == 0 || ng >= p.n {
             return None;
         }
-        let s = self.split_eval(p, ng, self.config_ran(feeders, cpu_threads)?, false);
+        let s = self.split_eval(p, ng, self.config_ran(feeders, cpu_threads)?, &Drifts::NONE);
         Some((s.cpu_us * 1e-6, s.gpu_us * 1e-6))
     }
 
@@ -1121,7 +1142,8 @@ impl Rates {
         if p.n < 2 || p.m == 0 {
             return None;
         }
-        let at = |ng: usize| self.split_chosen(p, ng, threads, true);
+        let drift = self.split_drifts(p);
+        let at = |ng: usize| self.split_chosen(p, ng, threads, &drift);
         let mut grid: Vec<usize> = (0..=SPLIT_GRID).map(|j| (p.n * j / SPLIT_GRID).clamp(1, p.n - 1)).collect();
         grid.dedup();
         let evals: Vec<SplitPrediction> = grid.iter().map(|&ng| at(ng)).collect();
@@ -1130,7 +1152,7 @@ impl Rates {
         // The crossing between the grid's neighbours of the best, in its configuration, where
         // there is one.
         let cfg = self.config_ran(best.feeders, best.cpu_threads).expect("the configuration the grid priced it in");
-        let at = |ng: usize| self.split_eval(p, ng, cfg, true);
+        let at = |ng: usize| self.split_eval(p, ng, cfg, &drift);
         let gpu_longer = |s: &SplitPrediction| s.gpu_us >= s.cpu_us;
         let (mut lo, mut hi) = (grid[j.saturating_sub(1)], grid[(j + 1).min(grid.len() - 1)]);
         if !gpu_longer(&at(lo)) && gpu_longer(&at(hi)) {
@@ -1171,10 +1193,10 @@ impl Rates {
     /// same side, or the same share in its configuration (see [`RESEARCH_DRIFT`]).
     pub fn reprice(&self, p: &Problem, threads: usize, prev: &Choice) -> Choice {
         let split = prev.1.map(|s| {
-            let ng = split_cols(s.share, p.n);
+            let (ng, drift) = (split_cols(s.share, p.n), self.split_drifts(p));
             match self.config_ran(s.feeders, s.cpu_threads) {
-                Some(cfg) => self.split_eval(p, ng, cfg, true),
-                None => self.split_chosen(p, ng, threads.max(1), true),
+                Some(cfg) => self.split_eval(p, ng, cfg, &drift),
+                None => self.split_chosen(p, ng, threads.max(1), &drift),
             }
         });
         (self.predict(p, threads), split)
@@ -2608,7 +2630,7 @@ mod tests {
         let cfg = r.split_configs(16).find(|c| !fs.contains(&c.0)).unwrap();
         // The (CPU side, GPU side) residuals of `q` at `ng` columns in configuration `cfg`.
         let ratio_in = |cfg, q: &Problem, ng: usize| {
-            let (b, x) = (base.split_eval(q, ng, cfg, false), r.split_eval(q, ng, cfg, false));
+            let (b, x) = (base.split_eval(q, ng, cfg, &Drifts::NONE), r.split_eval(q, ng, cfg, &Drifts::NONE));
             (x.cpu_us / b.cpu_us, x.gpu_us / b.gpu_us)
         };
         let ratio = |q: &Problem, ng: usize| ratio_in(cfg, q, ng);
@@ -2630,7 +2652,7 @@ mod tests {
         assert!(close(ratio(&Problem::square('s', 2048), 100), (0.9, 1.5)));
         // Twice the largest timed size: no correction left.
         let q = Problem::square('d', 4096);
-        let (b, x) = (base.split_eval(&q, 2000, cfg, false), r.split_eval(&q, 2000, cfg, false));
+        let (b, x) = (base.split_eval(&q, 2000, cfg, &Drifts::NONE), r.split_eval(&q, 2000, cfg, &Drifts::NONE));
         assert!((x.gpu_us / b.gpu_us - 1.0).abs() < 1e-9 && (x.us - b.us).abs() < 1e-6, "{x:?} {b:?}");
     }
 
@@ -2732,7 +2754,7 @@ mod tests {
             let cfg = r.split_configs(16).find(|c| c.0 == s.feeders).unwrap();
             let ng = split_cols(s.share, p.n);
             let longer = |ng: usize| {
-                let x = r.split_eval(&p, ng, cfg, false);
+                let x = r.split_eval(&p, ng, cfg, &Drifts::NONE);
                 x.gpu_us >= x.cpu_us
             };
             assert!((longer(ng) && !longer(ng - 1)) || (!longer(ng) && longer(ng + 1)), "{what}: {s:?}");
@@ -2747,7 +2769,7 @@ mod tests {
             let one_feeder = r.split_configs(16).find(|c| c.0 == 1).unwrap();
             let (mut g, mut c) = (0.0, f64::INFINITY);
             for i in 1..10 {
-                let at = r.split_eval(&p, split_cols(i as f64 / 10.0, p.n), one_feeder, false);
+                let at = r.split_eval(&p, split_cols(i as f64 / 10.0, p.n), one_feeder, &Drifts::NONE);
                 assert!(at.gpu_us >= g && at.cpu_us <= c, "{what}: share {i}0%");
                 (g, c) = (at.gpu_us, at.cpu_us);
             }
