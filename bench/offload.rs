@@ -13,13 +13,14 @@
 //! warm-up call (not for calls predicted longer than 0.3 s), then timed calls filling
 //! `--budget-s` (three times that for auto, cpu and gpu; at least one call; seven of auto,
 //! cpu and gpu and three of a split where they take under 4 s), in rounds that interleave a
-//! size's points in a shuffled order, median.
+//! size's points in a shuffled order; a point's time is the mean of its calls with the
+//! slowest and fastest tenth left out ([`center`]).
 //! A point the model predicts longer than `--max-call-s` is skipped and says so (CPU-only and
 //! low GPU shares at large n, where the CPU would take minutes); NVBLAS, which the model does not price, is skipped when its previous size
 //! extrapolates past `--max-s`. For n <= 2048 each result is checked against the CPU engine's.
 //!
 //! Writes `<out>/<gpu>-offload.csv` (routine,n,mode,gpu_share,us,tflops,pred_us,reps,check,
-//! measured_share,note), `<out>/<gpu>-offload.svg` (TFLOP/s against n per routine: auto, cpu,
+//! measured_share,us_median,note), `<out>/<gpu>-offload.svg` (TFLOP/s against n per routine: auto, cpu,
 //! gpu, NVBLAS and the model's predictions) and `<out>/<gpu>-offload-split.svg` (time against
 //! the GPU's share for a few n, measured beside the model's prediction, as in the seed's
 //! figures), and prints tables with the ratios the targets name.
@@ -385,7 +386,10 @@ struct Row {
     /// The GPU's share of C: forced (split), what ran (cpu 0, gpu 1, auto: measured); None for
     /// NVBLAS.
     gpu_share: Option<f64>,
+    /// The point's time ([`center`] of its calls).
     us: Option<f64>,
+    /// The median of its calls (beside `us`, for comparison).
+    us_median: Option<f64>,
     /// The planner's prediction before the point was timed (with what it had learnt from the
     /// calls before, `plan::learned`); `model` rows: its best split's time.
     pred_us: Option<f64>,
@@ -411,6 +415,7 @@ impl Row {
             mode: mode.into(),
             gpu_share: None,
             us: None,
+            us_median: None,
             pred_us: None,
             static_us: None,
             call_pred_us: None,
@@ -507,9 +512,9 @@ impl<'a> Timed<'a> {
         }
         self
     }
-    /// (median seconds, calls timed).
-    fn median(&self) -> (f64, usize) {
-        (median(&self.secs), self.secs.len())
+    /// (seconds by [`center`], median seconds, calls timed).
+    fn center(&self) -> (f64, f64, usize) {
+        (center(&self.secs), median(&self.secs), self.secs.len())
     }
 }
 
@@ -610,6 +615,24 @@ fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// A point's time from its calls: the mean without the slowest and the fastest tenth (at least
+/// one of each from three calls on; NaN for none). The lent H200 hosts switch between speeds
+/// from round to round (DTRSM n = 512 on the CPU: about 360 and 620 us a call), and the median
+/// of such a mix jumps with which speed holds a few more calls: auto and CPU-only, one path
+/// timed in the same rounds, came out 5% and 11% apart by their medians in two runs, with
+/// per-round ratios of 0.995 and 1.009, and 0.7% and 1.6% apart by this mean. Leaving out the
+/// tails keeps the odd interrupted call from moving it.
+fn center(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    let cut = if v.len() >= 3 { v.len().div_ceil(10) } else { 0 };
+    let kept = &v[cut..v.len() - cut];
+    if kept.is_empty() {
+        return f64::NAN;
+    }
+    kept.iter().sum::<f64>() / kept.len() as f64
 }
 
 fn fill<T: Scalar>(len: usize, seed: u64) -> Vec<T> {
@@ -827,11 +850,12 @@ impl Bench<'_> {
                 self.rows.push(model_row(r, name, n, beta_zero, threads));
             }
             for t in timed.iter().chain(&alone) {
-                let (secs, reps) = t.median();
+                let (secs, med, reps) = t.center();
                 let row = &mut self.rows[t.row];
                 let key = format!("{} {}", row.mode, share_label(row));
                 let (hyblas, auto) = (row.mode != "nvblas", row.mode == "auto");
                 row.us = Some(secs * 1e6);
+                row.us_median = Some(med * 1e6);
                 row.reps = reps;
                 if row.mode == "split" && !t.preds.is_empty() {
                     row.call_pred_us = Some(median(&t.preds));
@@ -882,13 +906,13 @@ fn share_label(r: &Row) -> String {
 
 fn csv(rows: &[Row]) -> String {
     let mut s = String::from(
-        "routine,n,mode,gpu_share,us,tflops,pred_us,static_us,call_pred_us,reps,check,measured_share,note\n",
+        "routine,n,mode,gpu_share,us,tflops,pred_us,static_us,call_pred_us,reps,check,measured_share,us_median,note\n",
     );
     let opt = |v: Option<f64>, p: usize| v.map(|v| format!("{v:.p$}")).unwrap_or_default();
     for r in rows {
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             r.routine,
             r.n,
             r.mode,
@@ -901,6 +925,7 @@ fn csv(rows: &[Row]) -> String {
             r.reps,
             r.check.map(|c| format!("{c:.2e}")).unwrap_or_default(),
             opt(r.measured_share, 3),
+            opt(r.us_median, 1),
             r.note.replace(',', ";")
         );
     }
@@ -1047,6 +1072,7 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
     }
     let share_col = head.iter().position(|h| *h == "measured_share");
     let reps_col = head.iter().position(|h| *h == "reps");
+    let median_col = head.iter().position(|h| *h == "us_median");
     let mut rows: Vec<Row> = Vec::new();
     for l in lines {
         let f: Vec<&str> = l.split(',').collect();
@@ -1063,6 +1089,7 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
         r.note = f.last().unwrap_or(&"").to_string();
         r.measured_share = share_col.and_then(|c| num(f[c]));
         r.reps = reps_col.and_then(|c| f[c].parse().ok()).unwrap_or(1);
+        r.us_median = median_col.and_then(|c| num(f[c]));
         rows.push(r);
     }
     let calls = match (&o.sides, o.replay) {
@@ -1989,10 +2016,11 @@ fn level3_routine(b: &mut Bench, name: &str) {
         time_size(&mut timed, &mut alone, o.budget, o.max_reps());
         b.samples(&timed, &alone);
         for t in timed.iter().chain(&alone) {
-            let (secs, reps) = t.median();
+            let (secs, med, reps) = t.center();
             let row = &mut b.rows[t.row];
             let mode = row.mode.clone();
             row.us = Some(secs * 1e6);
+            row.us_median = Some(med * 1e6);
             row.reps = reps;
             last.insert(mode.clone(), (n, secs));
             row.gpu_share = match mode.as_str() {
@@ -2067,6 +2095,23 @@ mod tests {
             orders.insert(v);
         }
         assert!(orders.len() >= 8, "16 rounds, {} orders", orders.len());
+    }
+
+    #[test]
+    fn a_points_time_leaves_out_the_tails() {
+        // Two speeds, the slower holding one call more: the median jumps to it, the mean
+        // without the tails sits between them; an interrupted call does not move it.
+        let mut v = vec![360.0; 10];
+        v.extend([620.0; 11]);
+        assert_eq!(median(&v), 620.0);
+        let c = center(&v);
+        assert!(c > 480.0 && c < 520.0, "{c}");
+        v.push(5000.0);
+        assert!((center(&v) - c).abs() < 20.0, "{} {c}", center(&v));
+        // Three calls: the middle one; two or one: their mean; none: NaN.
+        assert_eq!(center(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(center(&[1.0, 2.0]), 1.5);
+        assert!(center(&[]).is_nan());
     }
 
     #[test]
@@ -2222,7 +2267,7 @@ mod tests {
         assert_eq!(call_pred(&same, "0.20"), None, "no calls, no prediction at them");
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(c.starts_with(
-            "routine,n,mode,gpu_share,us,tflops,pred_us,static_us,call_pred_us,reps,check,measured_share,note\n"
+            "routine,n,mode,gpu_share,us,tflops,pred_us,static_us,call_pred_us,reps,check,measured_share,us_median,note\n"
         ));
         assert!(c.contains("dgemm,2048,split,0.30,"));
         assert!(svg(&rows, &opts.routines, "t", "s").contains("model auto"));

@@ -1586,7 +1586,14 @@ fn decide_gemm_slow(p: Problem, forced: Option<Force>, a: *const c_void, b: *con
         Err(d) => return GemmPlan::Cpu(d),
     };
     let threads = crate::cpu::threads::nthreads();
-    let (pred, split) = choose_cached(&rates, &p, threads);
+    // A forced call needs only the whole-call predictions (its trace line's); the model's own
+    // choice, searched again over the shares whenever the learnt factors moved, is auto's
+    // (searched on every call of the H200 host's forced DGEMM n = 512 splits whose learnt
+    // factors kept moving, it took 100 us of calls of 0.6 ms, 25 us at the other shares).
+    let (pred, split) = match forced {
+        Some(_) => (rates.predict(&p, threads), None),
+        None => choose_cached(&rates, &p, threads),
+    };
     let src = Some(rates.source.clone());
     let dec = |side: Side, reason: Reason| Decision { side, reason, pred: Some(pred), rates: src.clone() };
     // Co-execution needs A, B and C where the CPU can read them.
