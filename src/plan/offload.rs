@@ -1179,14 +1179,26 @@ impl Rates {
     /// best split when it is predicted at least `HYBLAS_OFFLOAD_SPLIT_GAIN` faster than the
     /// better of the two (only for calls long enough for both sides to matter).
     pub fn choose(&self, p: &Problem, threads: usize) -> (Prediction, Option<SplitPrediction>) {
+        self.choose_with_slack(p, threads).0
+    }
+
+    /// [`Rates::choose`], and where it chose no split though it priced one, how far (ln) the
+    /// best split's price lay above the price that would have chosen it (0 otherwise): the
+    /// room a cached choice has before a drift of the learnt factors could change it
+    /// ([`choose_cached`]).
+    fn choose_with_slack(&self, p: &Problem, threads: usize) -> (Choice, f64) {
         let pred = self.predict(p, threads);
         let best = pred.cpu_us.min(pred.gpu_us);
         let worth = p.host.iter().all(|&h| h) && p.k > 0 && best > 3.0 * (self.latency + self.split_latency) * 1e6;
         if !worth {
-            return (pred, None);
+            return ((pred, None), 0.0);
         }
-        let split = self.best_split(p, threads).filter(|s| s.us <= best * (1.0 - *SPLIT_GAIN));
-        (pred, split)
+        let needed = best * (1.0 - *SPLIT_GAIN);
+        match self.best_split(p, threads) {
+            Some(s) if s.us <= needed => ((pred, Some(s)), 0.0),
+            Some(s) => ((pred, None), (s.us / needed).ln().max(0.0)),
+            None => ((pred, None), 0.0),
+        }
     }
 
     /// [`Rates::choose`]'s `prev` choice for `p` priced with what has been learnt since: the
@@ -1656,8 +1668,11 @@ fn model_split(sp: SplitPrediction) -> SplitPlan {
 /// again), with the learnt factors each was searched under.
 type ChoiceKey = (Problem, usize, usize, (usize, usize));
 type Choice = (Prediction, Option<SplitPrediction>);
+/// A remembered choice: its shape, the learnt factors it was searched under, its slack
+/// ([`Rates::choose_with_slack`]) and the choice.
+type CachedChoice = (ChoiceKey, [f64; 4], f64, Choice);
 thread_local! {
-    static CHOICES: std::cell::RefCell<Vec<(ChoiceKey, [f64; 4], Choice)>> = const { std::cell::RefCell::new(Vec::new()) };
+    static CHOICES: std::cell::RefCell<Vec<CachedChoice>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// A cached choice is repriced, not searched again, while every learnt factor it was searched
@@ -1666,25 +1681,38 @@ thread_local! {
 /// (2 ms) 4%; a drift this small moves the best share by a point or two.
 pub const RESEARCH_DRIFT: f64 = 0.02;
 
+/// Whether a choice searched under the learnt factors `then` still holds under `now`: each
+/// moved by under [`RESEARCH_DRIFT`], or it chose no split with the best split `slack` (ln)
+/// above the price that would have chosen it, and no factor moved by half of that. (Factors
+/// that each move by at most x in ln move every price by at most x, so a split's price over
+/// the whole calls' by at most 2x.) The CPU-or-GPU choice is made afresh on each call from
+/// the repriced whole calls. Without the slack, auto's DGEMM n = 512 on the CPU of the H200
+/// host searched the shares again (50 us) whenever the whole calls' factors had moved 2%: on
+/// the first call after other calls of that size taught them, and every few calls of its own.
+fn choice_holds(now: &[f64; 4], then: &[f64; 4], slack: f64) -> bool {
+    let moved = now.iter().zip(then).map(|(a, b)| (a / b).ln().abs()).fold(0.0, f64::max);
+    now.iter().zip(then).all(|(a, b)| (a / b - 1.0).abs() < RESEARCH_DRIFT) || 2.0 * moved < slack
+}
+
 fn choose_cached(rates: &Arc<Rates>, p: &Problem, threads: usize) -> Choice {
     let generation = GENERATION.load(std::sync::atomic::Ordering::Relaxed);
     let key =
         (*p, threads, Arc::as_ptr(rates) as usize ^ generation.rotate_left(48), gpu::offload::tile_for(p.m, p.n, p.k));
     let ((dc, dg), (sc, sg)) = (rates.drift(p), rates.split_drift(p));
     let now = [dc, dg, sc, sg];
-    let near = |then: &[f64; 4]| now.iter().zip(then).all(|(a, b)| (a / b - 1.0).abs() < RESEARCH_DRIFT);
-    let hit = CHOICES.with(|c| c.borrow().iter().find(|(k, f, _)| *k == key && near(f)).map(|(_, _, v)| *v));
+    let hit = CHOICES
+        .with(|c| c.borrow().iter().find(|(k, f, slack, _)| *k == key && choice_holds(&now, f, *slack)).map(|e| e.3));
     if let Some(c) = hit {
         return rates.reprice(p, threads, &c);
     }
-    let c = rates.choose(p, threads);
+    let (c, slack) = rates.choose_with_slack(p, threads);
     CHOICES.with(|cs| {
         let mut cs = cs.borrow_mut();
-        cs.retain(|(k, _, _)| *k != key);
+        cs.retain(|(k, _, _, _)| *k != key);
         if cs.len() >= 8 {
             cs.remove(0);
         }
-        cs.push((key, now, c));
+        cs.push((key, now, slack, c));
     });
     c
 }
@@ -2827,6 +2855,20 @@ mod tests {
     }
 
     #[test]
+    fn a_cached_choice_holds_while_the_factors_stay_near_or_within_its_slack() {
+        let then = [1.0, 1.0, 1.0, 1.0];
+        // Under 2% each: holds, slack or not.
+        assert!(choice_holds(&[1.019, 0.985, 1.0, 1.01], &then, 0.0));
+        assert!(!choice_holds(&[1.021, 1.0, 1.0, 1.0], &then, 0.0));
+        // A choice of no split whose best split lay 10% (ln) over the price it needed: holds
+        // while no factor moved by 5% (ln) either way, whichever.
+        let slack = 0.1;
+        assert!(choice_holds(&[1.04, 0.96, 1.0, 1.0], &then, slack));
+        assert!(!choice_holds(&[1.0, 1.0, 0.95, 1.0], &then, slack));
+        assert!(!choice_holds(&[1.06, 1.0, 1.0, 1.0], &then, slack));
+    }
+
+    #[test]
     fn the_model_splits_only_where_it_pays() {
         let mut r = balanced();
         // As fast as the GPU at n = 2048 (the margin is 15%: a CPU half as fast gains less).
@@ -2839,9 +2881,18 @@ mod tests {
         assert!(s.us < 0.85 * pr.gpu_us.min(pr.cpu_us), "{s:?} {pr:?}");
         // d 16384: the CPU would do ~5% of it while the GPU still moves all of A: the gain is
         // under the margin.
-        let (pr, s) = r.choose(&Problem::gemm::<f64>(16384, 16384, 16384, false, false), 16);
+        let big = Problem::gemm::<f64>(16384, 16384, 16384, false, false);
+        let (pr, s) = r.choose(&big, 16);
         assert!(s.is_none(), "{s:?} {pr:?}");
-        assert_eq!(r.choice_us(&Problem::gemm::<f64>(16384, 16384, 16384, false, false), 16), pr.gpu_us);
+        assert_eq!(r.choice_us(&big, 16), pr.gpu_us);
+        // The slack of that choice: how far over the price that would have split the best
+        // split lay; a split chosen has none.
+        let ((_, none), slack) = r.choose_with_slack(&big, 16);
+        let best = r.best_split(&big, 16).unwrap();
+        assert!(none.is_none() && slack > 0.0);
+        let needed = pr.gpu_us.min(pr.cpu_us) * (1.0 - *SPLIT_GAIN);
+        assert!((slack - (best.us / needed).ln()).abs() < 1e-12, "{slack}");
+        assert_eq!(r.choose_with_slack(&Problem::gemm::<f64>(2048, 2048, 2048, false, false), 16).1, 0.0);
         // Device operands: no split.
         let mut p = Problem::gemm::<f64>(2048, 2048, 2048, false, false);
         p.host[0] = false;
