@@ -12,7 +12,7 @@
 //! Every point: C := A*B + beta*C on square n x n host matrices (Vec, pageable memory): one
 //! warm-up call (not for calls predicted longer than 0.3 s), then timed calls filling
 //! `--budget-s` (three times that for auto, cpu and gpu; at least one call; seven of auto,
-//! cpu and gpu and three of a split where they take under 4 s), in rounds that interleave a
+//! cpu and gpu and five of a split where they take under 6.5 s), in rounds that interleave a
 //! size's points in a shuffled order; a point's time is the mean of its calls with the
 //! slowest and fastest tenth left out ([`center`]).
 //! A point the model predicts longer than `--max-call-s` is skipped and says so (CPU-only and
@@ -512,9 +512,10 @@ impl<'a> Timed<'a> {
         }
         self
     }
-    /// (seconds by [`center`], median seconds, calls timed).
+    /// (seconds by [`center`], median seconds, calls timed), from one sort of its calls.
     fn center(&self) -> (f64, f64, usize) {
-        (center(&self.secs), median(&self.secs), self.secs.len())
+        let v = sorted(&self.secs);
+        (center(&v), median_of_sorted(&v), v.len())
     }
 }
 
@@ -610,14 +611,24 @@ fn time_size(shared: &mut [Timed], alone: &mut [Timed], budget: f64, max_reps: u
     }
 }
 
-/// The upper median (NaN for none).
-fn median(v: &[f64]) -> f64 {
+/// `v`'s values in ascending order.
+fn sorted(v: &[f64]) -> Vec<f64> {
     let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
+    v
+}
+
+/// The upper median of ascending values (NaN for none).
+fn median_of_sorted(v: &[f64]) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-/// A point's time from its calls: the mean without the slowest and the fastest tenth (at least
+/// The upper median (NaN for none).
+fn median(v: &[f64]) -> f64 {
+    median_of_sorted(&sorted(v))
+}
+
+/// A point's time from its calls, in ascending order ([`sorted`]): the mean without the slowest and the fastest tenth (at least
 /// one of each from three calls on; NaN for none). The lent H200 hosts switch between speeds
 /// from round to round (DTRSM n = 512 on the CPU: about 360 and 620 us a call), and the median
 /// of such a mix jumps with which speed holds a few more calls: auto and CPU-only, one path
@@ -625,8 +636,6 @@ fn median(v: &[f64]) -> f64 {
 /// per-round ratios of 0.995 and 1.009, and 0.7% and 1.6% apart by this mean. Leaving out the
 /// tails keeps the odd interrupted call from moving it.
 fn center(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
     let cut = if v.len() >= 3 { v.len().div_ceil(10) } else { 0 };
     let kept = &v[cut..v.len() - cut];
     if kept.is_empty() {
@@ -2106,10 +2115,11 @@ mod tests {
         assert_eq!(median(&v), 620.0);
         let c = center(&v);
         assert!(c > 480.0 && c < 520.0, "{c}");
-        v.push(5000.0);
-        assert!((center(&v) - c).abs() < 20.0, "{} {c}", center(&v));
+        v.insert(0, 5000.0);
+        let (c2, _, _) = Timed { secs: v.clone(), ..Timed::new(0, None, || ()) }.center();
+        assert!((c2 - c).abs() < 20.0, "{c2} {c}");
         // Three calls: the middle one; two or one: their mean; none: NaN.
-        assert_eq!(center(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(center(&sorted(&[3.0, 1.0, 2.0])), 2.0);
         assert_eq!(center(&[1.0, 2.0]), 1.5);
         assert!(center(&[]).is_nan());
     }
