@@ -483,7 +483,7 @@ const MIN_WHOLE_CALLS: usize = 7;
 const MIN_REPS_SECS: f64 = 6.5;
 /// Auto and the whole calls it is held against (cpu, gpu) take this many times the run's
 /// budget and calls per point: where auto runs the better side's path, the target (within 3%)
-/// lies inside the noise of two medians of half a second each (calls vary by 5-15% from one
+/// lies inside the noise of two samples of half a second each (calls vary by 5-15% from one
 /// to the next on the H200 hosts; the medians' standard errors were 1-3% at n = 2048..8192).
 const WHOLE_MORE: usize = 3;
 
@@ -628,13 +628,13 @@ fn median(v: &[f64]) -> f64 {
     median_of_sorted(&sorted(v))
 }
 
-/// A point's time from its calls, in ascending order ([`sorted`]): the mean without the slowest and the fastest tenth (at least
-/// one of each from three calls on; NaN for none). The lent H200 hosts switch between speeds
-/// from round to round (DTRSM n = 512 on the CPU: about 360 and 620 us a call), and the median
-/// of such a mix jumps with which speed holds a few more calls: auto and CPU-only, one path
-/// timed in the same rounds, came out 5% and 11% apart by their medians in two runs, with
-/// per-round ratios of 0.995 and 1.009, and 0.7% and 1.6% apart by this mean. Leaving out the
-/// tails keeps the odd interrupted call from moving it.
+/// A point's time from its calls, in ascending order ([`sorted`]): the mean without the slowest
+/// and the fastest tenth (at least one of each from three calls on; NaN for none). The lent
+/// H200 hosts switch between speeds from round to round (DTRSM n = 512 on the CPU: about 360
+/// and 620 us a call), and the median of such a mix jumps with which speed holds a few more
+/// calls: auto and CPU-only, one path timed in the same rounds, came out 5% and 11% apart by
+/// their medians in two runs, with per-round ratios of 0.995 and 1.009, and 0.7% and 1.6% apart
+/// by this mean. Leaving out the tails keeps the odd interrupted call from moving it.
 fn center(v: &[f64]) -> f64 {
     let cut = if v.len() >= 3 { v.len().div_ceil(10) } else { 0 };
     let kept = &v[cut..v.len() - cut];
