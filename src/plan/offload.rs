@@ -320,6 +320,14 @@ fn share_neighbours(pts: &[ShareFix], share: f64, feeders: Option<usize>) -> (Op
     (pts.iter().filter(keep).rfind(|x| x.0 <= share), pts.iter().filter(keep).find(|x| x.0 > share))
 }
 
+/// The shares timed at the timed sizes around `size` (at a timed size, it and the next): the
+/// sets [`Rates::timed_feeders`] takes configurations from.
+fn bracketing(t: &[(f64, Vec<ShareFix>)], size: f64) -> impl Iterator<Item = &[ShareFix]> {
+    let (i, _) = bracket_by(t.len(), |i| t[i].0, size);
+    let next = (i + 1 < t.len()).then_some(i + 1);
+    std::iter::once(i).chain(next).filter_map(move |x| t.get(x)).map(|x| x.1.as_slice())
+}
+
 /// Piecewise-linear interpolation of `pts` (x ascending) in log x, clamped at the ends.
 fn interp(pts: &[(f64, f64)], x: f64) -> Option<f64> {
     interp_by(pts, x, |p| p.0, |p| p.1)
@@ -469,6 +477,11 @@ impl Drifts {
         FEEDER_CHOICES.iter().position(|&f| f == feeders).map_or((1.0, 1.0), |i| self.0[i])
     }
 }
+
+/// A price [`Rates::floored`] raised to its timed neighbours' lies this much above the cheaper
+/// of them, so that the search ([`Rates::best_split`]) takes the timed share, not an untimed
+/// one beside it at the same price.
+const FLOOR_TIE: f64 = 1.001;
 
 /// One feeder packing on a core the CPU engine also runs on gets about this much of it.
 const SHARED_FEEDER: f64 = 0.5;
@@ -750,12 +763,8 @@ impl Rates {
     /// or the one it equals (0 without timed calls).
     fn timed_feeders(&self, p: &Problem, share: f64) -> u64 {
         let t = fix_table(&self.calls.split_fix, prec_index(p.prec));
-        if t.is_empty() {
-            return 0;
-        }
-        let (i, _) = bracket_by(t.len(), |i| t[i].0, p.size());
         let mut set = 0u64;
-        for pts in [&t[i].1, &t[(i + 1).min(t.len() - 1)].1] {
+        for pts in bracketing(t, p.size()) {
             let (lo, hi) = share_neighbours(pts, share, None);
             // The share above only where `share` lies strictly between two (or below all).
             let hi = hi.filter(|_| lo.is_none_or(|a| a.0 < share));
@@ -764,6 +773,29 @@ impl Rates {
             }
         }
         set
+    }
+
+    /// The shares timed at the timed sizes around `p`'s ([`bracketing`]).
+    fn timed_shares(&self, p: &Problem) -> impl Iterator<Item = f64> + '_ {
+        let t = fix_table(&self.calls.split_fix, prec_index(p.prec));
+        bracketing(t, p.size()).flat_map(|pts| pts.iter().map(|x| x.0))
+    }
+
+    /// The timed shares on either side of `share` (strictly between them) at the timed sizes
+    /// around `p`'s, where they ran in more than one configuration ([`Rates::timed_feeders`]):
+    /// the nearest below and above over both sizes. None elsewhere.
+    fn timed_span(&self, p: &Problem, share: f64) -> Option<(f64, f64)> {
+        if self.timed_feeders(p, share).count_ones() < 2 {
+            return None;
+        }
+        let t = fix_table(&self.calls.split_fix, prec_index(p.prec));
+        let (mut lo, mut hi) = (f64::NEG_INFINITY, f64::INFINITY);
+        for pts in bracketing(t, p.size()) {
+            let (a, b) = share_neighbours(pts, share, None);
+            lo = lo.max(a.map_or(f64::NEG_INFINITY, |a| a.0));
+            hi = hi.min(b.map_or(f64::INFINITY, |b| b.0));
+        }
+        (lo > 0.0 && lo < share && hi < 1.0).then_some((lo, hi))
     }
 
     /// The rates for `rt`'s device: its recipe file's `offload` lines over the built-in ones
@@ -1050,10 +1082,46 @@ impl Rates {
     }
 
     /// The split of `ng` (1..n-1) of C's columns in the configuration it runs in
-    /// ([`Rates::split_config`]), with the residuals and `drift`.
+    /// ([`Rates::split_config`]), with the residuals and `drift`, no lower than the timed
+    /// shares around it where they ran in different configurations ([`Rates::floored`]).
     fn split_chosen(&self, p: &Problem, ng: usize, threads: usize, drift: &Drifts) -> SplitPrediction {
+        self.floored(p, self.split_chosen_raw(p, ng, threads, drift), threads, drift)
+    }
+
+    /// [`Rates::split_chosen`] without the floor.
+    fn split_chosen_raw(&self, p: &Problem, ng: usize, threads: usize, drift: &Drifts) -> SplitPrediction {
         let (cfg, sides) = self.split_config(p, ng, threads);
         self.split_priced(p, ng, cfg, sides, drift)
+    }
+
+    /// `s` priced no lower than the cheaper of the two timed shares around it when those ran
+    /// in different configurations. Between them `s` is priced in one configuration with its
+    /// residual carried past the share it was timed at, and the two configurations' curves,
+    /// each exact at its own timed share, can cross below both: a dip nobody measured. (On the
+    /// H200 host the DGEMM n = 1024 split at 0.41, between shares timed with two and three
+    /// feeders, was priced 1.95 ms in a third and chosen over 0.7, timed at 1.77 ms; it
+    /// measured 2.14 ms, 0.7 2.06 ms. SGEMM n = 2048 at 0.8, between two feeders at 0.7 and
+    /// four at 0.9, was chosen in four of five runs where 0.9 or the GPU alone measured 2-7%
+    /// faster.) Between
+    /// shares timed in one configuration the residual is interpolated and a dip (the two
+    /// sides' crossing) stands.
+    fn floored(&self, p: &Problem, s: SplitPrediction, threads: usize, drift: &Drifts) -> SplitPrediction {
+        self.floored_by(p, s, |share| self.timed_price(p, share, threads, drift))
+    }
+
+    /// [`Rates::floored`] with the timed shares' prices from `price`.
+    fn floored_by(&self, p: &Problem, mut s: SplitPrediction, price: impl Fn(f64) -> Option<f64>) -> SplitPrediction {
+        let Some((lo, hi)) = self.timed_span(p, s.share) else { return s };
+        if let Some(floor) = [price(lo), price(hi)].into_iter().flatten().reduce(f64::min) {
+            s.us = s.us.max(floor * FLOOR_TIE);
+        }
+        s
+    }
+
+    /// The price (us) of a timed `share` of `p`'s columns, unfloored (None at an end).
+    fn timed_price(&self, p: &Problem, share: f64, threads: usize, drift: &Drifts) -> Option<f64> {
+        let ng = split_cols(share, p.n);
+        (ng > 0 && ng < p.n).then(|| self.split_chosen_raw(p, ng, threads, drift).us)
     }
 
     /// The split of `ng` (1..n-1) of C's columns to the GPU under one configuration.
@@ -1143,8 +1211,19 @@ impl Rates {
             return None;
         }
         let drift = self.split_drifts(p);
-        let at = |ng: usize| self.split_chosen(p, ng, threads, &drift);
+        // The timed shares' prices, once for the whole search (the floors between them).
+        let timed: Vec<(f64, Option<f64>)> =
+            self.timed_shares(p).map(|x| (x, self.timed_price(p, x, threads, &drift))).collect();
+        let price = |x: f64| match timed.iter().find(|t| t.0 == x) {
+            Some(t) => t.1,
+            None => self.timed_price(p, x, threads, &drift),
+        };
+        let floored = |s: SplitPrediction| self.floored_by(p, s, price);
+        let at = |ng: usize| floored(self.split_chosen_raw(p, ng, threads, &drift));
         let mut grid: Vec<usize> = (0..=SPLIT_GRID).map(|j| (p.n * j / SPLIT_GRID).clamp(1, p.n - 1)).collect();
+        // And the timed shares, where the model is exact ([`Rates::floored`]).
+        grid.extend(timed.iter().map(|x| split_cols(x.0, p.n).clamp(1, p.n - 1)));
+        grid.sort_unstable();
         grid.dedup();
         let evals: Vec<SplitPrediction> = grid.iter().map(|&ng| at(ng)).collect();
         let j = (0..grid.len()).min_by(|&a, &b| evals[a].us.total_cmp(&evals[b].us))?;
@@ -1152,7 +1231,7 @@ impl Rates {
         // The crossing between the grid's neighbours of the best, in its configuration, where
         // there is one.
         let cfg = self.config_ran(best.feeders, best.cpu_threads).expect("the configuration the grid priced it in");
-        let at = |ng: usize| self.split_eval(p, ng, cfg, &drift);
+        let at = |ng: usize| floored(self.split_eval(p, ng, cfg, &drift));
         let gpu_longer = |s: &SplitPrediction| s.gpu_us >= s.cpu_us;
         let (mut lo, mut hi) = (grid[j.saturating_sub(1)], grid[(j + 1).min(grid.len() - 1)]);
         if !gpu_longer(&at(lo)) && gpu_longer(&at(hi)) {
@@ -1207,7 +1286,7 @@ impl Rates {
         let split = prev.1.map(|s| {
             let (ng, drift) = (split_cols(s.share, p.n), self.split_drifts(p));
             match self.config_ran(s.feeders, s.cpu_threads) {
-                Some(cfg) => self.split_eval(p, ng, cfg, &drift),
+                Some(cfg) => self.floored(p, self.split_eval(p, ng, cfg, &drift), threads.max(1), &drift),
                 None => self.split_chosen(p, ng, threads.max(1), &drift),
             }
         });
@@ -2771,6 +2850,54 @@ mod tests {
         let p = Problem::gemm::<f64>(8192, 8192, 16, false, false);
         let pr = r.predict(&p, 16);
         assert!(pr.cpu_us < pr.gpu_us, "{pr:?}");
+    }
+
+    /// Between two shares timed in different configurations no share is priced below the
+    /// cheaper of them; between two timed in one configuration the interpolated residual
+    /// stands. The search looks at the timed shares themselves.
+    #[test]
+    fn a_share_between_two_configurations_is_priced_no_lower_than_their_timed_ones() {
+        let base = balanced();
+        let p = Problem::square('d', 2048);
+        // Timed lines at shares 0.3 and 0.5 in configurations (feeders) `f3` and `f5`, the
+        // sides at `k` times the model in each.
+        let timed = |f3: usize, f5: usize, k3: f64, k5: f64| {
+            let mut text = String::new();
+            for (share, f, k) in [(0.3, f3, k3), (0.5, f5, k5)] {
+                let ng = split_cols(share, p.n);
+                let cfg = base.config_ran(f, 16 - f).unwrap();
+                let e = base.split_eval(&p, ng, cfg, &Drifts::NONE);
+                let (g, c) = (e.gpu_us * k / 1e3, e.cpu_us * k / 1e3);
+                text += &format!("offload split_call_ms d 2048 {ng} {f} 16 {g} {c} {}\n", g.max(c));
+            }
+            base.clone().with_lines(&text, "t")
+        };
+        let at = |r: &Rates, x: f64| r.split_chosen(&p, split_cols(x, p.n), 16, &Drifts::NONE);
+        let raw = |r: &Rates, x: f64| r.split_chosen_raw(&p, split_cols(x, p.n), 16, &Drifts::NONE);
+        // Four feeders timed at 0.3 (the CPU side the longer), one at 0.5 (its feeder the
+        // bottleneck, 1.3x the model): four feeders' residual carried towards 0.5 shrinks the
+        // CPU side and prices a dip under both timed shares.
+        let r = timed(4, 1, 1.0, 1.3);
+        let (p3, p5) = (at(&r, 0.3).us, at(&r, 0.5).us);
+        assert_eq!((p3, p5), (raw(&r, 0.3).us, raw(&r, 0.5).us), "the timed shares are as timed");
+        let dips = (31..50).map(|j| j as f64 / 100.0).filter(|&x| raw(&r, x).us < p3.min(p5)).count();
+        assert!(dips > 0, "the set-up prices a dip: {p3} {p5}");
+        for j in 31..50 {
+            let x = j as f64 / 100.0;
+            assert!(at(&r, x).us > p3.min(p5), "{x}: {} under {p3} / {p5}", at(&r, x).us);
+        }
+        // The search lands on a timed share or outside the two, never between them.
+        let best = r.best_split(&p, 16).unwrap();
+        let (s3, s5) = [0.3, 0.5].map(|x| split_cols(x, p.n) as f64 / p.n as f64).into();
+        assert!(best.share <= s3 || best.share >= s5, "{best:?}");
+        assert!(best.us <= p3.min(p5));
+        // Both timed with one feeder: no floor, the residual is interpolated in one
+        // configuration.
+        let one = timed(1, 1, 0.6, 1.3);
+        for j in 31..50 {
+            let x = j as f64 / 100.0;
+            assert_eq!(at(&one, x).us, raw(&one, x).us, "{x}");
+        }
     }
 
     #[test]
