@@ -762,17 +762,7 @@ impl Rates {
     /// around `p`'s, as a bit set (bit f: f feeders): the timed shares on either side of it,
     /// or the one it equals (0 without timed calls).
     fn timed_feeders(&self, p: &Problem, share: f64) -> u64 {
-        let t = fix_table(&self.calls.split_fix, prec_index(p.prec));
-        let mut set = 0u64;
-        for pts in bracketing(t, p.size()) {
-            let (lo, hi) = share_neighbours(pts, share, None);
-            // The share above only where `share` lies strictly between two (or below all).
-            let hi = hi.filter(|_| lo.is_none_or(|a| a.0 < share));
-            for x in [lo, hi].into_iter().flatten() {
-                set |= 1 << x.1.min(63);
-            }
-        }
-        set
+        self.timed_near(p, share).0
     }
 
     /// The shares timed at the timed sizes around `p`'s ([`bracketing`]).
@@ -785,17 +775,27 @@ impl Rates {
     /// around `p`'s, where they ran in more than one configuration ([`Rates::timed_feeders`]):
     /// the nearest below and above over both sizes. None elsewhere.
     fn timed_span(&self, p: &Problem, share: f64) -> Option<(f64, f64)> {
-        if self.timed_feeders(p, share).count_ones() < 2 {
-            return None;
-        }
+        let (set, lo, hi) = self.timed_near(p, share);
+        (set.count_ones() >= 2 && lo > 0.0 && lo < share && hi < 1.0).then_some((lo, hi))
+    }
+
+    /// What the timed shares around `share` at the timed sizes around `p`'s say: their
+    /// configurations ([`Rates::timed_feeders`]), and the nearest timed share at or below it
+    /// and above it over both sizes (infinite where there is none).
+    fn timed_near(&self, p: &Problem, share: f64) -> (u64, f64, f64) {
         let t = fix_table(&self.calls.split_fix, prec_index(p.prec));
-        let (mut lo, mut hi) = (f64::NEG_INFINITY, f64::INFINITY);
+        let (mut set, mut lo, mut hi) = (0u64, f64::NEG_INFINITY, f64::INFINITY);
         for pts in bracketing(t, p.size()) {
             let (a, b) = share_neighbours(pts, share, None);
             lo = lo.max(a.map_or(f64::NEG_INFINITY, |a| a.0));
             hi = hi.min(b.map_or(f64::INFINITY, |b| b.0));
+            // The share above only where `share` lies strictly between two (or below all).
+            let b = b.filter(|_| a.is_none_or(|a| a.0 < share));
+            for x in [a, b].into_iter().flatten() {
+                set |= 1 << x.1.min(63);
+            }
         }
-        (lo > 0.0 && lo < share && hi < 1.0).then_some((lo, hi))
+        (set, lo, hi)
     }
 
     /// The rates for `rt`'s device: its recipe file's `offload` lines over the built-in ones
@@ -1102,9 +1102,8 @@ impl Rates {
     /// feeders, was priced 1.95 ms in a third and chosen over 0.7, timed at 1.77 ms; it
     /// measured 2.14 ms, 0.7 2.06 ms. SGEMM n = 2048 at 0.8, between two feeders at 0.7 and
     /// four at 0.9, was chosen in four of five runs where 0.9 or the GPU alone measured 2-7%
-    /// faster.) Between
-    /// shares timed in one configuration the residual is interpolated and a dip (the two
-    /// sides' crossing) stands.
+    /// faster.) Between shares timed in one configuration the residual is interpolated and a
+    /// dip (the two sides' crossing) stands.
     fn floored(&self, p: &Problem, s: SplitPrediction, threads: usize, drift: &Drifts) -> SplitPrediction {
         self.floored_by(p, s, |share| self.timed_price(p, share, threads, drift))
     }
