@@ -11,10 +11,11 @@
 //!
 //! Every point: C := A*B + beta*C on square n x n host matrices (Vec, pageable memory): one
 //! warm-up call (not for calls predicted longer than 0.3 s), then timed calls filling
-//! `--budget-s` (three times that for auto, cpu and gpu; at least one call; seven of auto,
+//! `--budget-s` (three times that for auto, cpu and gpu; at least one call; 24 of auto,
 //! cpu and gpu and five of a split where they take under 6.5 s), in rounds that interleave a
-//! size's points in a shuffled order; a point's time is the mean of its calls with the
-//! slowest and fastest tenth left out ([`center`]).
+//! size's points in a shuffled order (auto taking turns, call by call, with the side whose
+//! path it runs); a point's time is the mean of its calls with the slowest and fastest tenth
+//! left out ([`center`]).
 //! A point the model predicts longer than `--max-call-s` is skipped and says so (CPU-only and
 //! low GPU shares at large n, where the CPU would take minutes); NVBLAS, which the model does not price, is skipped when its previous size
 //! extrapolates past `--max-s`. For n <= 2048 each result is checked against the CPU engine's.
@@ -461,6 +462,20 @@ struct Timed<'a> {
     min_reps: usize,
     /// This point's budget and most calls, in the run's (`--budget-s`, `--reps`).
     more: usize,
+    /// What the point is to the pairing of auto with the side it runs ([`time_interleaved`]).
+    role: Role,
+    /// The path its last call ran (auto: what the planner chose; cpu, gpu: theirs); None for
+    /// co-execution, before auto's first call, and for the other points.
+    path: Option<Side>,
+}
+
+/// A point's part in [`time_interleaved`]'s pairs: auto, a whole call on one side (cpu, gpu),
+/// or neither (split, NVBLAS).
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Role {
+    Auto,
+    Whole,
+    Other,
 }
 
 /// One timed call as `--samples` writes it: (its place among the size's timed calls, round,
@@ -475,9 +490,12 @@ type Call = (usize, usize, f64, f64, f64);
 /// 0.5, 448-546 ms at 0.6, where three calls' median fell 20% below its neighbours' trend).
 const MIN_CALLS: usize = 5;
 /// At least this many timed calls of auto and of the whole calls it is held against (cpu,
-/// gpu): where auto runs what the better side runs, the two medians differ by noise alone,
-/// and at 4-5 calls of 125 ms (DSYRK n = 16384 on the H200 host, calls 115-130 ms) by 5%.
-const MIN_WHOLE_CALLS: usize = 7;
+/// gpu): where auto runs what the better side runs, the two differ by noise alone, and at
+/// 4-5 calls of 125 ms (DSYRK n = 16384 on the H200 host, calls 115-130 ms) by 5%. Taking
+/// turns with auto, two calls of that one path still differ by 6-8% (run p1: DSYRK n = 16384,
+/// calls of 102-129 ms, 14 each, auto 1.03x GPU-only's time), so the long calls, which the
+/// budget gives fewer, take at least this many (the standard error of their ratio 1.5%).
+const MIN_WHOLE_CALLS: usize = 24;
 /// Seconds a point may take to reach its `min_reps` (five calls of a co-executed DGEMM
 /// n = 8192 at a share of 0.1, 1.1-1.3 s each, on the H200 host).
 const MIN_REPS_SECS: f64 = 6.5;
@@ -499,18 +517,52 @@ impl<'a> Timed<'a> {
             preds: Vec::new(),
             min_reps: 1,
             more: 1,
+            role: Role::Other,
+            path: None,
         }
     }
     /// At least [`MIN_WHOLE_CALLS`] (auto, cpu, gpu; with [`WHOLE_MORE`] times the budget
     /// and calls) or [`MIN_CALLS`] (split) timed calls for hyblas's modes, within
     /// [`MIN_REPS_SECS`].
+    /// Auto, cpu and gpu also take their [`Role`] (cpu and gpu their path).
     fn min_reps_for(mut self, mode: &str) -> Self {
         match mode {
             "auto" | "cpu" | "gpu" => (self.min_reps, self.more) = (MIN_WHOLE_CALLS, WHOLE_MORE),
             "split" => self.min_reps = MIN_CALLS,
             _ => {}
         }
+        (self.role, self.path) = match mode {
+            "auto" => (Role::Auto, None),
+            "cpu" => (Role::Whole, Some(Side::Cpu)),
+            "gpu" => (Role::Whole, Some(Side::Gpu)),
+            _ => (Role::Other, None),
+        };
         self
+    }
+    /// Make one call and return its seconds; an auto point notes the path the planner sent it
+    /// on (hyblas's outcome: none past a call means the CPU below the flop threshold;
+    /// co-execution is no whole side's path).
+    fn call_once(&mut self) -> f64 {
+        off::clear_last();
+        let t = Instant::now();
+        (self.call)();
+        let secs = t.elapsed().as_secs_f64();
+        self.outcome = off::last();
+        if self.role == Role::Auto {
+            self.path = match &self.outcome {
+                None => Some(Side::Cpu),
+                Some(o) if o.stats.as_ref().is_some_and(|s| s.mode == "split") => None,
+                Some(o) => Some(o.ran),
+            };
+        }
+        secs
+    }
+    /// Whether `other` is this point's partner: auto and the whole call on the path auto runs.
+    fn pairs_with(&self, other: &Timed) -> bool {
+        let roles = (self.role, other.role);
+        matches!(roles, (Role::Auto, Role::Whole) | (Role::Whole, Role::Auto))
+            && self.path.is_some()
+            && self.path == other.path
     }
     /// (seconds by [`center`], median seconds, calls timed), from one sort of its calls.
     fn center(&self) -> (f64, f64, usize) {
@@ -541,15 +593,26 @@ impl<'a> Timed<'a> {
 /// predicted longer than 0.3 s), then samples until it has `max_reps` or they add up to
 /// `budget` seconds (each times its `more`; at least one call; at least its `min_reps` while
 /// they add up to less than [`MIN_REPS_SECS`]). `seq` numbers the timed calls in the order they ran.
+///
+/// Auto and the whole call on the path its last call ran (gpu where the planner chose the GPU,
+/// cpu where it chose the CPU) are visited together where the round reaches the first of them,
+/// their calls in turns (after the one untimed call of a short visit): where auto runs the
+/// better side's path the two differ by noise alone, and the H200 hosts' noise is slow and
+/// follows the previous point. Over eight runs of sessions 24-26, two GPU-only calls of
+/// n >= 2048 that ran one after the other differed by 5.4% (sd of the log ratio; calls of the
+/// same point far apart by 7.5%), and a GPU-only visit after a co-executed point ran 1.5% over
+/// its median (its first call 3.5-6%), after another GPU-only visit 0%: visited apart, auto
+/// came out 1.035x GPU-only's time at SGEMM n = 4096 of run n2 (16 of its 23 visits followed a
+/// co-executed point, 12 of GPU-only's) and 1.09x at ZGEMM n = 8192 of run n3 (five rounds;
+/// per-round ratios 0.91-1.15).
 fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize, seq: &mut usize) {
     let mut est = vec![0.0f64; points.len()];
     for (p, e) in points.iter_mut().zip(&mut est) {
         *e = p.pred_s.unwrap_or(0.0);
         if p.pred_s.is_none_or(|s| s < 0.3) {
-            let t = Instant::now();
-            (p.call)();
+            let secs = p.call_once();
             if p.pred_s.is_none() {
-                *e = t.elapsed().as_secs_f64();
+                *e = secs;
             }
         }
     }
@@ -558,33 +621,41 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize, seq: &mu
         let (budget, max_reps) = (budget * p.more as f64, max_reps * p.more);
         n == 0 || (n < max_reps && (sum < budget || (n < p.min_reps && sum < MIN_REPS_SECS)))
     };
+    let block = |j: usize, p: &Timed| (0.03 / est[j].max(1e-6)).clamp(1.0, 3.0) as usize * p.more;
     let mut round = 0;
     let mut order: Vec<usize> = (0..points.len()).collect();
     while points.iter().any(wants) {
         shuffle(&mut order, round as u64);
+        let mut visited = vec![false; points.len()];
         for &j in &order {
-            let p = &mut points[j];
-            if !wants(p) {
+            if visited[j] || !wants(&points[j]) {
                 continue;
             }
+            // Auto and the side it runs, when both still want calls: one visit, in turns.
+            let partner = (0..points.len())
+                .find(|&q| q != j && !visited[q] && wants(&points[q]) && points[j].pairs_with(&points[q]));
+            let visit: Vec<usize> = std::iter::once(j).chain(partner).collect();
             if est[j] < 0.05 {
-                (p.call)();
+                points[j].call_once();
             }
-            let block = (0.03 / est[j].max(1e-6)).clamp(1.0, 3.0) as usize * p.more;
-            for _ in 0..block {
-                if !wants(p) {
-                    break;
+            let blocks: Vec<usize> = visit.iter().map(|&v| block(v, &points[v])).collect();
+            for b in 0..blocks.iter().copied().max().unwrap_or(0) {
+                for (&v, &bl) in visit.iter().zip(&blocks) {
+                    let p = &mut points[v];
+                    if b >= bl || !wants(p) {
+                        continue;
+                    }
+                    let secs = p.call_once();
+                    p.secs.push(secs);
+                    let st = p.outcome.as_ref().and_then(|o| o.stats.as_ref());
+                    p.preds.extend(st.map(|s| s.pred_us).filter(|u| *u > 0.0));
+                    let sides = st.map_or((0.0, 0.0, 0.0), |s| (s.gpu_side_secs, s.cpu_side_secs, s.secs));
+                    p.calls.push((*seq, round, sides.0, sides.1, sides.2));
+                    *seq += 1;
                 }
-                off::clear_last();
-                let t = Instant::now();
-                (p.call)();
-                p.secs.push(t.elapsed().as_secs_f64());
-                p.outcome = off::last();
-                let st = p.outcome.as_ref().and_then(|o| o.stats.as_ref());
-                p.preds.extend(st.map(|s| s.pred_us).filter(|u| *u > 0.0));
-                let sides = st.map_or((0.0, 0.0, 0.0), |s| (s.gpu_side_secs, s.cpu_side_secs, s.secs));
-                p.calls.push((*seq, round, sides.0, sides.1, sides.2));
-                *seq += 1;
+            }
+            for v in visit {
+                visited[v] = true;
             }
         }
         round += 1;
@@ -1045,7 +1116,7 @@ fn read_calls(path: &Path) -> Result<Vec<SampleCall>, String> {
 }
 
 /// The calls of one size's rows (`rows`, the first at index `first`) in the order the run made
-/// them: by round, and within a round each point's calls together (the file's order).
+/// them: by round, and within a round in the file's order (the order they ran).
 /// Returns (row index, and in microseconds the call and its (CPU side, GPU side)).
 fn size_calls(calls: &[SampleCall], rows: &[Row], first: usize) -> Vec<(usize, f64, (f64, f64))> {
     let label = |r: &Row| r.gpu_share.filter(|_| r.mode != "auto").map(|x| format!("{x:.2}")).unwrap_or_default();
@@ -2112,6 +2183,78 @@ mod tests {
             orders.insert(v);
         }
         assert!(orders.len() >= 8, "16 rounds, {} orders", orders.len());
+    }
+
+    /// Auto and the whole call on the path it runs take their calls in turns; the other side
+    /// and the split points keep their blocks; an auto that co-executes pairs with nothing.
+    #[test]
+    fn auto_takes_turns_with_the_side_it_runs() {
+        let ran = |mode: &'static str, side: Side| {
+            move || {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                let stats = Some(hyblas::gpu::offload::OffloadStats { mode, ..Default::default() });
+                off::set_last(off::Outcome {
+                    routine: "dgemm".into(),
+                    planned: side,
+                    ran: side,
+                    fallback: None,
+                    stats,
+                });
+            }
+        };
+        let modes = |pts: &[Timed]| {
+            let mut calls: Vec<(usize, usize)> =
+                pts.iter().enumerate().flat_map(|(i, p)| p.calls.iter().map(move |c| (c.0, i))).collect();
+            calls.sort_unstable();
+            calls.into_iter().map(|c| c.1).collect::<Vec<_>>()
+        };
+        // Priced at 12 ms: blocks of two calls, six for auto, cpu and gpu.
+        let mut pts = vec![
+            Timed::new(0, Some(0.012), ran("cpu", Side::Cpu)).min_reps_for("cpu"),
+            Timed::new(1, Some(0.012), ran("gpu", Side::Gpu)).min_reps_for("gpu"),
+            Timed::new(2, Some(0.012), ran("gpu", Side::Gpu)).min_reps_for("auto"),
+            Timed::new(3, Some(0.012), ran("split", Side::Gpu)).min_reps_for("split"),
+        ];
+        time_interleaved(&mut pts, 60.0, 4, &mut 0);
+        let order = modes(&pts);
+        assert_eq!(pts.iter().map(|p| p.secs.len()).collect::<Vec<_>>(), vec![12, 12, 12, 4]);
+        // Auto (2) and GPU-only (1): one visit per round, in turns.
+        let pair: Vec<usize> = order.iter().copied().filter(|&i| i == 1 || i == 2).collect();
+        for w in pair.chunks(12) {
+            assert!(w.windows(2).all(|x| x[0] != x[1]), "{order:?}");
+        }
+        let first = |i| order.iter().position(|&x| x == i).unwrap();
+        let last = |i| order.iter().rposition(|&x| x == i).unwrap();
+        assert!(first(1).max(first(2)) < first(1).min(first(2)) + 2, "{order:?}");
+        assert!(last(1).abs_diff(last(2)) == 1, "{order:?}");
+        // CPU-only and the split keep their blocks of six and two calls.
+        let runs = |i: usize| {
+            let mut r = Vec::new();
+            let mut k = 0;
+            while k < order.len() {
+                if order[k] == i {
+                    let s = k;
+                    while k < order.len() && order[k] == i {
+                        k += 1;
+                    }
+                    r.push(k - s);
+                } else {
+                    k += 1;
+                }
+            }
+            r
+        };
+        assert_eq!(runs(0), vec![6, 6]);
+        assert_eq!(runs(3), vec![2, 2]);
+        // An auto that co-executes takes its blocks alone.
+        let mut co = vec![
+            Timed::new(0, Some(0.012), ran("gpu", Side::Gpu)).min_reps_for("gpu"),
+            Timed::new(1, Some(0.012), ran("split", Side::Gpu)).min_reps_for("auto"),
+        ];
+        time_interleaved(&mut co, 60.0, 4, &mut 0);
+        assert_eq!(co[1].path, None);
+        let order = modes(&co);
+        assert!(order.chunks(6).all(|c| c.iter().all(|&i| i == c[0])), "{order:?}");
     }
 
     #[test]
