@@ -12,7 +12,7 @@
 //! Every point: C := A*B + beta*C on square n x n host matrices (Vec, pageable memory): one
 //! warm-up call (not for calls predicted longer than 0.3 s), then timed calls filling
 //! `--budget-s` (three times that for auto, cpu and gpu; at least one call; 24 of auto,
-//! cpu and gpu and five of a split where they take under 6.5 s), in rounds that interleave a
+//! cpu and gpu and eight of a split where they take under 6.5 s), in rounds that interleave a
 //! size's points in a shuffled order (auto taking turns, call by call, with the side whose
 //! path it runs); a point's time is the mean of its calls with the slowest and fastest tenth
 //! left out ([`center`]).
@@ -487,8 +487,9 @@ type Call = (usize, usize, f64, f64, f64);
 /// better of cpu and gpu" compares their medians, and the split sweep's model against them;
 /// one call of a point that takes most of the budget varies by 5-10% on the H200 host, a
 /// co-executed DGEMM n = 8192 by up to 40% (session 23's run j4: 577-798 ms at a share of
-/// 0.5, 448-546 ms at 0.6, where three calls' median fell 20% below its neighbours' trend).
-const MIN_CALLS: usize = 5;
+/// 0.5, 448-546 ms at 0.6, where three calls' median fell 20% below its neighbours' trend;
+/// run p3: 221-297 ms at 0.8, where five calls' mean stood 15.5% under the model).
+const MIN_CALLS: usize = 8;
 /// At least this many timed calls of auto and of the whole calls it is held against (cpu,
 /// gpu): where auto runs what the better side runs, the two differ by noise alone, and at
 /// 4-5 calls of 125 ms (DSYRK n = 16384 on the H200 host, calls 115-130 ms) by 5%. Taking
@@ -497,7 +498,7 @@ const MIN_CALLS: usize = 5;
 /// budget gives fewer, take at least this many (the standard error of their ratio 1.5%).
 const MIN_WHOLE_CALLS: usize = 24;
 /// Seconds a point may take to reach its `min_reps` (five calls of a co-executed DGEMM
-/// n = 8192 at a share of 0.1, 1.1-1.3 s each, on the H200 host).
+/// n = 8192 at a share of 0.1, 1.1-1.3 s each, on the H200 host; eight at 0.8).
 const MIN_REPS_SECS: f64 = 6.5;
 /// Auto and the whole calls it is held against (cpu, gpu) take this many times the run's
 /// budget and calls per point: where auto runs the better side's path, the target (within 3%)
