@@ -406,6 +406,9 @@ struct Row {
     /// The GPU's share of C as the call reported it (auto, split).
     measured_share: Option<f64>,
     note: String,
+    /// Split points: each timed call's round and microseconds (a measured run, or `--rescore`
+    /// with `--sides`), for [`could_be_best`].
+    rounds: Vec<(usize, f64)>,
 }
 
 impl Row {
@@ -424,6 +427,7 @@ impl Row {
             check: None,
             measured_share: None,
             note: String::new(),
+            rounds: Vec::new(),
         }
     }
     fn tflops(&self) -> Option<f64> {
@@ -938,6 +942,9 @@ impl Bench<'_> {
                 row.us = Some(secs * 1e6);
                 row.us_median = Some(med * 1e6);
                 row.reps = reps;
+                if row.mode == "split" {
+                    row.rounds = t.calls.iter().zip(&t.secs).map(|(c, secs)| (c.1, secs * 1e6)).collect();
+                }
                 if row.mode == "split" && !t.preds.is_empty() {
                     row.call_pred_us = Some(median(&t.preds));
                 }
@@ -1030,6 +1037,64 @@ fn splits<'a>(rows: &'a [Row], routine: &str, n: usize) -> Vec<&'a Row> {
     let mut v: Vec<&Row> = rows.iter().filter(|r| r.routine == routine && r.n == n && r.mode == "split").collect();
     v.sort_by(|a, b| a.gpu_share.unwrap_or(0.0).total_cmp(&b.gpu_share.unwrap_or(0.0)));
     v
+}
+
+/// Give each split row its calls' (round, microseconds) from a `--samples` file's calls.
+fn attach_rounds(rows: &mut [Row], calls: &[SampleCall]) {
+    for (routine, n, mode, share, round, us, _) in calls {
+        let row = rows.iter_mut().find(|r| {
+            r.mode == "split"
+                && mode == "split"
+                && &r.routine == routine
+                && r.n == *n
+                && r.gpu_share.map(|x| format!("{x:.2}")).as_deref() == Some(share.as_str())
+        });
+        if let Some(r) = row {
+            r.rounds.push((*round, *us));
+        }
+    }
+}
+
+/// Resamples of [`could_be_best`]'s bootstrap.
+const BOOT_RESAMPLES: usize = 200;
+/// A share is one the rounds cannot tell from the measured best when it comes out fastest in
+/// at least this fraction of [`BOOT_RESAMPLES`].
+const BOOT_LEVEL: f64 = 0.05;
+
+/// The split points (of one size) that the measurement cannot tell from the fastest: a
+/// bootstrap over the size's rounds (every point's calls of the rounds drawn, with
+/// replacement, timed by [`center`]), the points fastest in at least [`BOOT_LEVEL`] of the
+/// resamples. Rounds, not calls, are drawn: the host's drift is shared by the points of a round
+/// (run p4's DGEMM n = 1024: 0.5 at 1.715 ms, 0.6 at 1.732, 0.7 at 1.726, all three could be
+/// the best; the model's 0.7 lay 20 points from the measured best). Empty without calls.
+fn could_be_best<'a>(points: &[&'a Row]) -> Vec<&'a Row> {
+    let mut rounds: Vec<usize> = points.iter().flat_map(|r| r.rounds.iter().map(|c| c.0)).collect();
+    rounds.sort_unstable();
+    rounds.dedup();
+    if rounds.is_empty() {
+        return Vec::new();
+    }
+    let mut wins = vec![0usize; points.len()];
+    let mut rng = common::Rng::new(0xB007);
+    for _ in 0..BOOT_RESAMPLES {
+        let mut times = vec![0usize; rounds.iter().max().map_or(0, |m| m + 1)];
+        for _ in 0..rounds.len() {
+            times[rounds[(rng.next_u64() % rounds.len() as u64) as usize]] += 1;
+        }
+        let fastest = points
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let v: Vec<f64> = r.rounds.iter().flat_map(|&(k, us)| std::iter::repeat_n(us, times[k])).collect();
+                (!v.is_empty()).then(|| (i, center(&sorted(&v))))
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((i, _)) = fastest {
+            wins[i] += 1;
+        }
+    }
+    let level = (BOOT_LEVEL * BOOT_RESAMPLES as f64).ceil() as usize;
+    points.iter().zip(wins).filter(|(_, w)| *w >= level).map(|(r, _)| *r).collect()
 }
 
 /// The model's view of a square routine at n (beta as measured).
@@ -1181,10 +1246,11 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
         r.us_median = median_col.and_then(|c| num(f[c]));
         rows.push(r);
     }
-    let calls = match (&o.sides, o.replay) {
-        (Some(f), true) => Some(read_calls(f)?),
-        _ => None,
-    };
+    let calls = o.sides.as_ref().map(|f| read_calls(f)).transpose()?;
+    if let Some(calls) = &calls {
+        attach_rounds(&mut rows, calls);
+    }
+    let calls = calls.filter(|_| o.replay);
     // Each size's points priced before the size's calls are learnt from (as the planner did
     // in the run, `--replay`), then its calls taught to the rates: every call in the order
     // it ran with `--sides` (the run's --samples file), else each whole-call point's median
@@ -1455,10 +1521,12 @@ fn table(rows: &[Row], o: &Opts, rates: Option<&Rates>, threads: usize) -> Strin
     // The split sweep against the model.
     let _ = writeln!(
         s,
-        "\nsplit sweep (GPU share forced; measured best share against the model's best; err = model/measured - 1 at the measured shares)\n{:>6} {:>6} {:>11} {:>10} {:>11} {:>10} {:>6} {:>9} {:>9} {:>11} {:>7}",
-        "prec", "n", "meas share", "meas ms", "model share", "model ms", "d(pp)", "max |err|", "mean|err|", "at model sh", "points"
+        "\nsplit sweep (GPU share forced; measured best share against the model's best; err = model/measured - 1 at the measured shares;\ncould be: the shares the rounds cannot tell from the measured best, could_be_best)\n{:>6} {:>6} {:>11} {:>10} {:>11} {:>10} {:>6} {:>11} {:>9} {:>9} {:>11} {:>7}",
+        "prec", "n", "meas share", "meas ms", "model share", "model ms", "d(pp)", "could be", "max |err|", "mean|err|", "at model sh", "points"
     );
     let mut share_ok = (0, 0);
+    // The same against any share that could be the best (sizes with their calls' rounds).
+    let mut could_ok = (0, 0);
     let (mut errs, mut before, mut fixed) = (Vec::new(), Vec::new(), Vec::new());
     for routine in &o.routines {
         for &n in &o.ns {
@@ -1487,23 +1555,37 @@ fn table(rows: &[Row], o: &Opts, rates: Option<&Rates>, threads: usize) -> Strin
             // Whether the model's best is within 10 points of the measured best, to a column
             // (both are whole columns: 0.9 of n = 2048 runs 1843, and 1.0 lies 10.01 points
             // from it); a grid step of 10 points makes the measured best itself uncertain by 5.
-            if let Some(d) = d {
+            let near = |m: f64, r: &Row| (m - ran_share(r)).abs() * 100.0 <= 10.0 + 100.0 / n.max(1) as f64 + 1e-9;
+            if let Some(m) = model_share {
                 share_ok.1 += 1;
-                if d <= 10.0 + 100.0 / n.max(1) as f64 + 1e-9 {
+                if near(m, mb) {
                     share_ok.0 += 1;
                 }
             }
+            let could: Vec<&Row> = could_be_best(&meas.iter().map(|r| **r).collect::<Vec<_>>());
+            if let (Some(m), false) = (model_share, could.is_empty()) {
+                could_ok.1 += 1;
+                if could.iter().any(|r| near(m, r)) {
+                    could_ok.0 += 1;
+                }
+            }
+            let could_txt = match (could.first(), could.last()) {
+                (Some(a), Some(b)) if could.len() > 1 => format!("{:.2}-{:.2}", ran_share(a), ran_share(b)),
+                (Some(a), _) => format!("{:.2}", ran_share(a)),
+                _ => "-".into(),
+            };
             let at_model = model_share
                 .and_then(|m| meas.iter().min_by(|x, y| (ran_share(x) - m).abs().total_cmp(&(ran_share(y) - m).abs())));
             let _ = writeln!(
                 s,
-                "{:>6} {n:>6} {:>11.3} {:>10} {:>11} {:>10} {:>6} {:>8.0}% {:>8.0}% {:>11} {:>7}",
+                "{:>6} {n:>6} {:>11.3} {:>10} {:>11} {:>10} {:>6} {:>11} {:>8.0}% {:>8.0}% {:>11} {:>7}",
                 routine,
                 ran_share(mb),
                 ms(mb.us),
                 model_share.map(|m| format!("{m:.3}")).unwrap_or_else(|| "-".into()),
                 best_of_model.map(|m| format!("{:.3}", m.1 / 1e3)).unwrap_or_else(|| "-".into()),
                 d.map(|d| format!("{d:.0}")).unwrap_or_else(|| "-".into()),
+                could_txt,
                 maxe,
                 meane,
                 at_model.map(|r| ms(r.us)).unwrap_or_else(|| "-".into()),
@@ -1544,6 +1626,15 @@ fn table(rows: &[Row], o: &Opts, rates: Option<&Rates>, threads: usize) -> Strin
             errs.len(),
             share_ok.0,
             share_ok.1
+        );
+    }
+    if could_ok.1 > 0 {
+        let _ = writeln!(
+            s,
+            "  split sweep: the model's best share within 10 points of a share the rounds cannot tell from the measured best (bootstrap over rounds, {:.0}%) at {} of {} sizes",
+            BOOT_LEVEL * 100.0,
+            could_ok.0,
+            could_ok.1
         );
     }
     s
@@ -2256,6 +2347,37 @@ mod tests {
         assert_eq!(co[1].path, None);
         let order = modes(&co);
         assert!(order.chunks(6).all(|c| c.iter().all(|&i| i == c[0])), "{order:?}");
+    }
+
+    /// Points whose calls the rounds cannot tell apart could each be the best; a point slower
+    /// in every round cannot; without calls nothing is said.
+    #[test]
+    fn the_best_share_the_rounds_cannot_tell_apart() {
+        let mut rng = common::Rng::new(7);
+        // 20 rounds of 5 calls; each round's host speed shared by its points, calls +-2%.
+        let mut pts: Vec<Row> =
+            [0.5, 0.6, 0.7].iter().map(|&x| Row { gpu_share: Some(x), ..Row::new("dgemm", 1024, "split") }).collect();
+        let base = [1000.0, 1003.0, 1100.0];
+        for round in 0..20 {
+            let host = 1.0 + 0.1 * rng.unit();
+            for (p, b) in pts.iter_mut().zip(base) {
+                for _ in 0..5 {
+                    p.rounds.push((round, b * host * (1.0 + 0.02 * rng.unit())));
+                }
+            }
+        }
+        let refs: Vec<&Row> = pts.iter().collect();
+        let could: Vec<f64> = could_be_best(&refs).iter().map(|r| r.gpu_share.unwrap()).collect();
+        assert_eq!(could, vec![0.5, 0.6], "0.3% apart: either; 10% slower: not");
+        // 5% apart in every round: only the faster.
+        for c in &mut pts[1].rounds {
+            c.1 *= 1.05;
+        }
+        let refs: Vec<&Row> = pts.iter().collect();
+        let could: Vec<f64> = could_be_best(&refs).iter().map(|r| r.gpu_share.unwrap()).collect();
+        assert_eq!(could, vec![0.5]);
+        let bare = [Row::new("dgemm", 1024, "split")];
+        assert!(could_be_best(&bare.iter().collect::<Vec<_>>()).is_empty());
     }
 
     #[test]
