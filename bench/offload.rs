@@ -528,8 +528,7 @@ impl<'a> Timed<'a> {
     }
     /// At least [`MIN_WHOLE_CALLS`] (auto, cpu, gpu; with [`WHOLE_MORE`] times the budget
     /// and calls) or [`MIN_CALLS`] (split) timed calls for hyblas's modes, within
-    /// [`MIN_REPS_SECS`].
-    /// Auto, cpu and gpu also take their [`Role`] (cpu and gpu their path).
+    /// [`MIN_REPS_SECS`]; auto, cpu and gpu also take their [`Role`] (cpu and gpu their path).
     fn min_reps_for(mut self, mode: &str) -> Self {
         match mode {
             "auto" | "cpu" | "gpu" => (self.min_reps, self.more) = (MIN_WHOLE_CALLS, WHOLE_MORE),
@@ -778,7 +777,7 @@ impl Bench<'_> {
                     r.routine,
                     r.n,
                     r.mode,
-                    r.gpu_share.map(|x| format!("{x:.2}")).unwrap_or_default(),
+                    sample_share(r),
                     secs * 1e6,
                     g * 1e6,
                     c * 1e6,
@@ -944,9 +943,7 @@ impl Bench<'_> {
                 row.reps = reps;
                 if row.mode == "split" {
                     row.rounds = t.calls.iter().zip(&t.secs).map(|(c, secs)| (c.1, secs * 1e6)).collect();
-                }
-                if row.mode == "split" && !t.preds.is_empty() {
-                    row.call_pred_us = Some(median(&t.preds));
+                    row.call_pred_us = (!t.preds.is_empty()).then(|| median(&t.preds));
                 }
                 last.insert(key, (n, secs));
                 // NVBLAS leaves no outcome; hyblas says where the call ran.
@@ -981,6 +978,12 @@ impl Bench<'_> {
             }
         }
     }
+}
+
+/// A row's share as a `--samples` file names it: the forced share to two decimals (cpu 0.00,
+/// gpu 1.00, a split's), nothing for auto (its share is what it ran) and NVBLAS.
+fn sample_share(r: &Row) -> String {
+    r.gpu_share.filter(|_| r.mode != "auto").map(|x| format!("{x:.2}")).unwrap_or_default()
 }
 
 fn share_label(r: &Row) -> String {
@@ -1043,11 +1046,7 @@ fn splits<'a>(rows: &'a [Row], routine: &str, n: usize) -> Vec<&'a Row> {
 fn attach_rounds(rows: &mut [Row], calls: &[SampleCall]) {
     for (routine, n, mode, share, round, us, _) in calls {
         let row = rows.iter_mut().find(|r| {
-            r.mode == "split"
-                && mode == "split"
-                && &r.routine == routine
-                && r.n == *n
-                && r.gpu_share.map(|x| format!("{x:.2}")).as_deref() == Some(share.as_str())
+            r.mode == "split" && mode == "split" && &r.routine == routine && r.n == *n && sample_share(r) == *share
         });
         if let Some(r) = row {
             r.rounds.push((*round, *us));
@@ -1185,13 +1184,12 @@ fn read_calls(path: &Path) -> Result<Vec<SampleCall>, String> {
 /// them: by round, and within a round in the file's order (the order they ran).
 /// Returns (row index, and in microseconds the call and its (CPU side, GPU side)).
 fn size_calls(calls: &[SampleCall], rows: &[Row], first: usize) -> Vec<(usize, f64, (f64, f64))> {
-    let label = |r: &Row| r.gpu_share.filter(|_| r.mode != "auto").map(|x| format!("{x:.2}")).unwrap_or_default();
     let mut out: Vec<(usize, usize, f64, (f64, f64))> = calls
         .iter()
         .filter_map(|(routine, n, mode, share, round, us, sides)| {
             let j = rows
                 .iter()
-                .position(|r| &r.routine == routine && r.n == *n && &r.mode == mode && label(r) == *share)?;
+                .position(|r| &r.routine == routine && r.n == *n && &r.mode == mode && sample_share(r) == *share)?;
             Some((*round, first + j, *us, *sides))
         })
         .collect();
