@@ -600,9 +600,13 @@ impl<'a> Timed<'a> {
 ///
 /// Auto and the whole call on the path its last call ran (gpu where the planner chose the GPU,
 /// cpu where it chose the CPU) are visited together where the round reaches the first of them,
-/// their calls in turns (after the one untimed call of a short visit): where auto runs the
-/// better side's path the two differ by noise alone, and the H200 hosts' noise is slow and
-/// follows the previous point. Over eight runs of sessions 24-26, two GPU-only calls of
+/// their calls in turns (after the one untimed call of a short visit) while auto stays on that
+/// path; where its planner turns to a split within the visit, auto finishes its block at once,
+/// then the side its own (in run p5 auto's SGEMM n = 1024 moved between the GPU alone and a
+/// split at 0.4, and its 72 split calls, taking turns with GPU-only calls, took a median of
+/// 1.75 ms; the forced split at 0.4, in blocks, 1.54 ms). Where auto runs the better side's
+/// path the two differ by noise alone, and the H200 hosts' noise is slow and follows the
+/// previous point. Over eight runs of sessions 24-26, two GPU-only calls of
 /// n >= 2048 that ran one after the other differed by 5.4% (sd of the log ratio; calls of the
 /// same point far apart by 7.5%), and a GPU-only visit after a co-executed point ran 1.5% over
 /// its median (its first call 3.5-6%), after another GPU-only visit 0%: visited apart, auto
@@ -642,21 +646,29 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize, seq: &mu
             if est[j] < 0.05 {
                 points[j].call_once();
             }
-            let blocks: Vec<usize> = visit.iter().map(|&v| block(v, &points[v])).collect();
-            for b in 0..blocks.iter().copied().max().unwrap_or(0) {
-                for (&v, &bl) in visit.iter().zip(&blocks) {
-                    let p = &mut points[v];
-                    if b >= bl || !wants(p) {
-                        continue;
-                    }
-                    let secs = p.call_once();
-                    p.secs.push(secs);
-                    let st = p.outcome.as_ref().and_then(|o| o.stats.as_ref());
-                    p.preds.extend(st.map(|s| s.pred_us).filter(|u| *u > 0.0));
-                    let sides = st.map_or((0.0, 0.0, 0.0), |s| (s.gpu_side_secs, s.cpu_side_secs, s.secs));
-                    p.calls.push((*seq, round, sides.0, sides.1, sides.2));
-                    *seq += 1;
+            // Calls left of each one's block: in turns while the pair runs one path; once auto
+            // leaves it (the planner chose a split), the one in hand finishes its block, then the
+            // other (a split in turns with GPU-only calls paid the switch at every call).
+            let mut left: Vec<usize> = visit.iter().map(|&v| block(v, &points[v])).collect();
+            let mut last = None;
+            while let Some(i) = {
+                let turns = visit.len() == 2 && points[visit[0]].pairs_with(&points[visit[1]]);
+                let from = last.map_or(0, |l| if turns { l + 1 } else { l });
+                (0..visit.len()).map(|k| (from + k) % visit.len()).find(|&i| left[i] > 0)
+            } {
+                let p = &mut points[visit[i]];
+                if !wants(p) {
+                    left[i] = 0;
+                    continue;
                 }
+                let secs = p.call_once();
+                p.secs.push(secs);
+                let st = p.outcome.as_ref().and_then(|o| o.stats.as_ref());
+                p.preds.extend(st.map(|s| s.pred_us).filter(|u| *u > 0.0));
+                let sides = st.map_or((0.0, 0.0, 0.0), |s| (s.gpu_side_secs, s.cpu_side_secs, s.secs));
+                p.calls.push((*seq, round, sides.0, sides.1, sides.2));
+                *seq += 1;
+                (left[i], last) = (left[i] - 1, Some(i));
             }
             for v in visit {
                 visited[v] = true;
@@ -2282,7 +2294,8 @@ mod tests {
         let ran = |mode: &'static str, side: Side| {
             move || {
                 std::thread::sleep(std::time::Duration::from_millis(1));
-                let stats = Some(hyblas::gpu::offload::OffloadStats { mode, ..Default::default() });
+                let gpu_side_secs = if mode == "split" { 1e-3 } else { 0.0 };
+                let stats = Some(hyblas::gpu::offload::OffloadStats { mode, gpu_side_secs, ..Default::default() });
                 off::set_last(off::Outcome {
                     routine: "dgemm".into(),
                     planned: side,
@@ -2336,6 +2349,30 @@ mod tests {
         };
         assert_eq!(runs(0), vec![6, 6]);
         assert_eq!(runs(3), vec![2, 2]);
+        // An auto whose planner turns to a split within a visit finishes its block at once,
+        // then GPU-only its own: its splits do not take turns with GPU-only calls.
+        let calls = std::cell::Cell::new(0);
+        let turning = || {
+            calls.set(calls.get() + 1);
+            let (mode, side) = if calls.get() > 3 { ("split", Side::Gpu) } else { ("gpu", Side::Gpu) };
+            ran(mode, side)()
+        };
+        let mut pts = vec![
+            Timed::new(0, Some(0.012), ran("gpu", Side::Gpu)).min_reps_for("gpu"),
+            Timed::new(1, Some(0.012), turning).min_reps_for("auto"),
+        ];
+        time_interleaved(&mut pts, 60.0, 2, &mut 0);
+        // (seq, point, round, co-executed) of every timed call, in the order they ran.
+        let mut seq: Vec<(usize, usize, usize, bool)> =
+            pts.iter().enumerate().flat_map(|(i, p)| p.calls.iter().map(move |c| (c.0, i, c.1, c.2 > 0.0))).collect();
+        seq.sort_unstable();
+        let f = seq.iter().position(|c| c.1 == 1 && c.3).expect("auto turned to a split");
+        let before: Vec<usize> = seq[..f].iter().filter(|c| c.2 == seq[f].2).map(|c| c.1).collect();
+        assert!(before.windows(2).all(|w| w[0] != w[1]) && before.contains(&1), "in turns first: {seq:?}");
+        let rest: Vec<usize> = seq[f..].iter().filter(|c| c.2 == seq[f].2).map(|c| c.1).collect();
+        let autos = rest.iter().take_while(|&&i| i == 1).count();
+        assert!(autos >= 2 && rest[autos..].iter().all(|&i| i == 0), "then auto's block, then GPU-only's: {seq:?}");
+
         // An auto that co-executes takes its blocks alone.
         let mut co = vec![
             Timed::new(0, Some(0.012), ran("gpu", Side::Gpu)).min_reps_for("gpu"),
