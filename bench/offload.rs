@@ -651,11 +651,9 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize, seq: &mu
             // other (a split in turns with GPU-only calls paid the switch at every call).
             let mut left: Vec<usize> = visit.iter().map(|&v| block(v, &points[v])).collect();
             let mut last = None;
-            while let Some(i) = {
-                let turns = visit.len() == 2 && points[visit[0]].pairs_with(&points[visit[1]]);
-                let from = last.map_or(0, |l| if turns { l + 1 } else { l });
-                (0..visit.len()).map(|k| (from + k) % visit.len()).find(|&i| left[i] > 0)
-            } {
+            while let Some(i) =
+                next_in_visit(&left, last, visit.len() == 2 && points[visit[0]].pairs_with(&points[visit[1]]))
+            {
                 let p = &mut points[visit[i]];
                 if !wants(p) {
                     left[i] = 0;
@@ -676,6 +674,14 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize, seq: &mu
         }
         round += 1;
     }
+}
+
+/// The member of a visit whose call comes next, from the calls each has `left` and the one
+/// that made the `last`: the first at the start; the next one in `turns`, else the same one
+/// until its block is done; None when all are done.
+fn next_in_visit(left: &[usize], last: Option<usize>, turns: bool) -> Option<usize> {
+    let from = last.map_or(0, |l| if turns { l + 1 } else { l });
+    (0..left.len()).map(|k| (from + k) % left.len()).find(|&i| left[i] > 0)
 }
 
 /// Shuffle `v` (Fisher-Yates) from `seed` (the tests' generator): the same seed, the same
