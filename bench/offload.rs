@@ -1093,8 +1093,10 @@ fn could_be_best<'a>(points: &[&'a Row]) -> Vec<&'a Row> {
     }
     let mut wins = vec![0usize; points.len()];
     let mut rng = common::Rng::new(0xB007);
+    // How many times each round was drawn in a resample.
+    let mut times = vec![0usize; rounds.last().map_or(0, |m| m + 1)];
     for _ in 0..BOOT_RESAMPLES {
-        let mut times = vec![0usize; rounds.iter().max().map_or(0, |m| m + 1)];
+        times.fill(0);
         for _ in 0..rounds.len() {
             times[rounds[(rng.next_u64() % rounds.len() as u64) as usize]] += 1;
         }
@@ -1567,11 +1569,13 @@ fn table(rows: &[Row], o: &Opts, rates: Option<&Rates>, threads: usize) -> Strin
             fixed.extend(meas.iter().filter_map(|r| pct(r.static_us, r.us)));
             let maxe = e_all.iter().map(|v| v.abs()).fold(0.0, f64::max);
             let meane = e_all.iter().map(|v| v.abs()).sum::<f64>() / e_all.len().max(1) as f64;
-            let d = model_share.map(|m| (m - ran_share(mb)).abs() * 100.0);
+            // Points between the model's share `m` and the columns point `r` ran.
+            let dist = |m: f64, r: &Row| (m - ran_share(r)).abs() * 100.0;
+            let d = model_share.map(|m| dist(m, mb));
             // Whether the model's best is within 10 points of the measured best, to a column
             // (both are whole columns: 0.9 of n = 2048 runs 1843, and 1.0 lies 10.01 points
             // from it); a grid step of 10 points makes the measured best itself uncertain by 5.
-            let near = |m: f64, r: &Row| (m - ran_share(r)).abs() * 100.0 <= 10.0 + 100.0 / n.max(1) as f64 + 1e-9;
+            let near = |m: f64, r: &Row| dist(m, r) <= 10.0 + 100.0 / n.max(1) as f64 + 1e-9;
             if let Some(m) = model_share {
                 share_ok.1 += 1;
                 if near(m, mb) {
@@ -2337,22 +2341,7 @@ mod tests {
         assert!(first(1).max(first(2)) < first(1).min(first(2)) + 2, "{order:?}");
         assert!(last(1).abs_diff(last(2)) == 1, "{order:?}");
         // CPU-only and the split keep their blocks of six and two calls.
-        let runs = |i: usize| {
-            let mut r = Vec::new();
-            let mut k = 0;
-            while k < order.len() {
-                if order[k] == i {
-                    let s = k;
-                    while k < order.len() && order[k] == i {
-                        k += 1;
-                    }
-                    r.push(k - s);
-                } else {
-                    k += 1;
-                }
-            }
-            r
-        };
+        let runs = |i: usize| order.chunk_by(|a, b| a == b).filter(|c| c[0] == i).map(|c| c.len()).collect::<Vec<_>>();
         assert_eq!(runs(0), vec![6, 6]);
         assert_eq!(runs(3), vec![2, 2]);
         // An auto whose planner turns to a split within a visit finishes its block at once,
