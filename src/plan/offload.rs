@@ -478,6 +478,26 @@ impl Drifts {
     }
 }
 
+/// One column count of [`Rates::split_grid`]: the GPU's columns, the configuration they run
+/// in and its parametric (CPU side, GPU side) seconds, the residuals at its share
+/// ([`Rates::split_fix`]), and the timed shares around it that floor its price
+/// ([`Rates::timed_span`]).
+#[derive(Clone, Debug)]
+struct GridPoint {
+    ng: usize,
+    cfg: (usize, usize, Xfer, f64),
+    sides: (f64, f64),
+    fix: (f64, f64, f64),
+    span: Option<(f64, f64)>,
+}
+
+/// [`Rates::split_grid`]: the timed shares with their GPU columns, and the grid's points.
+#[derive(Clone, Debug)]
+struct SplitGrid {
+    timed: Vec<(f64, usize)>,
+    points: Vec<GridPoint>,
+}
+
 /// A price [`Rates::floored`] raised to its timed neighbours' lies this much above the cheaper
 /// of them, so that the search ([`Rates::best_split`]) takes the timed share, not an untimed
 /// one beside it at the same price.
@@ -1109,9 +1129,14 @@ impl Rates {
     }
 
     /// [`Rates::floored`] with the timed shares' prices from `price`.
-    fn floored_by(&self, p: &Problem, mut s: SplitPrediction, price: impl Fn(f64) -> Option<f64>) -> SplitPrediction {
+    fn floored_by(&self, p: &Problem, s: SplitPrediction, price: impl Fn(f64) -> Option<f64>) -> SplitPrediction {
         let Some((lo, hi)) = self.timed_span(p, s.share) else { return s };
-        if let Some(floor) = [price(lo), price(hi)].into_iter().flatten().reduce(f64::min) {
+        self.floor_to(s, [price(lo), price(hi)])
+    }
+
+    /// `s` priced no lower than the cheaper of the prices of the timed shares around it.
+    fn floor_to(&self, mut s: SplitPrediction, around: [Option<f64>; 2]) -> SplitPrediction {
+        if let Some(floor) = around.into_iter().flatten().reduce(f64::min) {
             s.us = s.us.max(floor * FLOOR_TIE);
         }
         s
@@ -1135,14 +1160,28 @@ impl Rates {
         &self,
         p: &Problem,
         ng: usize,
+        cfg: (usize, usize, Xfer, f64),
+        sides: (f64, f64),
+        drift: &Drifts,
+    ) -> SplitPrediction {
+        // What the timed calls at this size and share say the two sides and the hand-offs
+        // really take.
+        let fix = self.split_fix(p, ng as f64 / p.n.max(1) as f64, cfg.0);
+        self.split_priced_fixed(p, ng, cfg, sides, fix, drift)
+    }
+
+    /// [`Rates::split_priced`] with the residuals `(fc, fg, own)` at its share
+    /// ([`Rates::split_fix`]), and how far the host has drifted since (learnt from the calls).
+    fn split_priced_fixed(
+        &self,
+        p: &Problem,
+        ng: usize,
         (f, ct, _, _): (usize, usize, Xfer, f64),
         (c, g): (f64, f64),
+        (fc, fg, own): (f64, f64, f64),
         drift: &Drifts,
     ) -> SplitPrediction {
         let drift = drift.with(f);
-        // What the timed calls at this size and share say the two sides and the hand-offs
-        // really take, and how far the host has drifted since (learnt from the calls).
-        let (fc, fg, own) = self.split_fix(p, ng as f64 / p.n.max(1) as f64, f);
         let (c, g) = (c * fc * drift.0, g * fg * drift.1);
         SplitPrediction {
             share: ng as f64 / p.n.max(1) as f64,
@@ -1205,34 +1244,71 @@ impl Rates {
     /// alone: the timed calls' residuals differ from share to share, so the predicted time
     /// need not fall to one crossing and rise after it.)
     pub fn best_split(&self, p: &Problem, threads: usize) -> Option<SplitPrediction> {
+        self.best_split_on(&self.split_grid(p, threads)?, p, threads)
+    }
+
+    /// What [`Rates::best_split`] prices at each column count of its grid that no learnt
+    /// factor moves: the configuration, its parametric sides and their residuals, and the
+    /// timed shares the price is floored by. A cached choice searched again under new factors
+    /// ([`choose_cached`]) keeps it: the configurations and residuals cost 60-70 us per search
+    /// at n = 1024, the prices from them a few, and a search on every other call put auto's
+    /// SGEMM n = 1024 (1.5 ms) 1-4% over GPU-only calls on the same path in the H200 runs.
+    fn split_grid(&self, p: &Problem, threads: usize) -> Option<SplitGrid> {
         let threads = threads.max(1);
         if p.n < 2 || p.m == 0 {
             return None;
         }
+        // The timed shares, where the model is exact ([`Rates::floored`]), and the grid.
+        let timed: Vec<(f64, usize)> = self.timed_shares(p).map(|x| (x, split_cols(x, p.n))).collect();
+        let mut cols: Vec<usize> = (0..=SPLIT_GRID).map(|j| (p.n * j / SPLIT_GRID).clamp(1, p.n - 1)).collect();
+        cols.extend(timed.iter().map(|x| x.1.clamp(1, p.n - 1)));
+        cols.sort_unstable();
+        cols.dedup();
+        let points = cols
+            .into_iter()
+            .map(|ng| {
+                let (cfg, sides) = self.split_config(p, ng, threads);
+                let share = ng as f64 / p.n.max(1) as f64;
+                GridPoint { ng, cfg, sides, fix: self.split_fix(p, share, cfg.0), span: self.timed_span(p, share) }
+            })
+            .collect();
+        Some(SplitGrid { timed, points })
+    }
+
+    /// [`Rates::best_split`] from its `grid` ([`Rates::split_grid`]) under what has been learnt
+    /// now.
+    fn best_split_on(&self, grid: &SplitGrid, p: &Problem, threads: usize) -> Option<SplitPrediction> {
+        let threads = threads.max(1);
         let drift = self.split_drifts(p);
+        let priced = |q: &GridPoint| self.split_priced_fixed(p, q.ng, q.cfg, q.sides, q.fix, &drift);
         // The timed shares' prices, once for the whole search (the floors between them).
-        let timed: Vec<(f64, Option<f64>)> =
-            self.timed_shares(p).map(|x| (x, self.timed_price(p, x, threads, &drift))).collect();
+        let timed: Vec<(f64, Option<f64>)> = grid
+            .timed
+            .iter()
+            .map(|&(x, ng)| {
+                let at = grid.points.iter().find(|q| q.ng == ng).filter(|_| ng > 0 && ng < p.n);
+                (x, at.map(|q| priced(q).us))
+            })
+            .collect();
         let price = |x: f64| match timed.iter().find(|t| t.0 == x) {
             Some(t) => t.1,
             None => self.timed_price(p, x, threads, &drift),
         };
-        let floored = |s: SplitPrediction| self.floored_by(p, s, price);
-        let at = |ng: usize| floored(self.split_chosen_raw(p, ng, threads, &drift));
-        let mut grid: Vec<usize> = (0..=SPLIT_GRID).map(|j| (p.n * j / SPLIT_GRID).clamp(1, p.n - 1)).collect();
-        // And the timed shares, where the model is exact ([`Rates::floored`]).
-        grid.extend(timed.iter().map(|x| split_cols(x.0, p.n).clamp(1, p.n - 1)));
-        grid.sort_unstable();
-        grid.dedup();
-        let evals: Vec<SplitPrediction> = grid.iter().map(|&ng| at(ng)).collect();
-        let j = (0..grid.len()).min_by(|&a, &b| evals[a].us.total_cmp(&evals[b].us))?;
+        let floor_in = |s: SplitPrediction, span: Option<(f64, f64)>| match span {
+            Some((lo, hi)) => self.floor_to(s, [price(lo), price(hi)]),
+            None => s,
+        };
+        let floored = |s: SplitPrediction| floor_in(s, self.timed_span(p, s.share));
+        let evals: Vec<SplitPrediction> = grid.points.iter().map(|q| floor_in(priced(q), q.span)).collect();
+        let j = (0..evals.len()).min_by(|&a, &b| evals[a].us.total_cmp(&evals[b].us))?;
         let mut best = evals[j];
         // The crossing between the grid's neighbours of the best, in its configuration, where
         // there is one.
         let cfg = self.config_ran(best.feeders, best.cpu_threads).expect("the configuration the grid priced it in");
         let at = |ng: usize| floored(self.split_eval(p, ng, cfg, &drift));
         let gpu_longer = |s: &SplitPrediction| s.gpu_us >= s.cpu_us;
-        let (mut lo, mut hi) = (grid[j.saturating_sub(1)], grid[(j + 1).min(grid.len() - 1)]);
+        let ng_at = |i: usize| grid.points[i].ng;
+        let (mut lo, mut hi) = (ng_at(j.saturating_sub(1)), ng_at((j + 1).min(evals.len() - 1)));
         if !gpu_longer(&at(lo)) && gpu_longer(&at(hi)) {
             while hi - lo > 1 {
                 let mid = lo + (hi - lo) / 2;
@@ -1257,14 +1333,14 @@ impl Rates {
     /// best split when it is predicted at least `HYBLAS_OFFLOAD_SPLIT_GAIN` faster than the
     /// better of the two (only for calls long enough for both sides to matter).
     pub fn choose(&self, p: &Problem, threads: usize) -> (Prediction, Option<SplitPrediction>) {
-        self.choose_with_slack(p, threads).0
+        self.choose_with_slack(p, threads, &mut None).0
     }
 
     /// [`Rates::choose`], and where it chose no split though it priced one, how far (ln) the
     /// best split's price lay above the price that would have chosen it (0 otherwise): the
     /// room a cached choice has before a drift of the learnt factors could change it
-    /// ([`choose_cached`]).
-    fn choose_with_slack(&self, p: &Problem, threads: usize) -> (Choice, f64) {
+    /// ([`choose_cached`]). The search runs on `grid`, made there where it is None and needed.
+    fn choose_with_slack(&self, p: &Problem, threads: usize, grid: &mut Option<Arc<SplitGrid>>) -> (Choice, f64) {
         let pred = self.predict(p, threads);
         let best = pred.cpu_us.min(pred.gpu_us);
         let worth = p.host.iter().all(|&h| h) && p.k > 0 && best > 3.0 * (self.latency + self.split_latency) * 1e6;
@@ -1272,7 +1348,10 @@ impl Rates {
             return ((pred, None), 0.0);
         }
         let needed = best * (1.0 - *SPLIT_GAIN);
-        match self.best_split(p, threads) {
+        if grid.is_none() {
+            *grid = self.split_grid(p, threads).map(Arc::new);
+        }
+        match grid.as_deref().and_then(|g| self.best_split_on(g, p, threads)) {
             Some(s) if s.us <= needed => ((pred, Some(s)), 0.0),
             Some(s) => ((pred, None), (s.us / needed).ln().max(0.0)),
             None => ((pred, None), 0.0),
@@ -1747,8 +1826,9 @@ fn model_split(sp: SplitPrediction) -> SplitPlan {
 type ChoiceKey = (Problem, usize, usize, (usize, usize));
 type Choice = (Prediction, Option<SplitPrediction>);
 /// A remembered choice: its shape, the learnt factors it was searched under, its slack
-/// ([`Rates::choose_with_slack`]) and the choice.
-type CachedChoice = (ChoiceKey, [f64; 4], f64, Choice);
+/// ([`Rates::choose_with_slack`]), the choice, and the grid it was searched on (none where it
+/// needed none).
+type CachedChoice = (ChoiceKey, [f64; 4], f64, Choice, Option<Arc<SplitGrid>>);
 thread_local! {
     static CHOICES: std::cell::RefCell<Vec<CachedChoice>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -1778,19 +1858,23 @@ fn choose_cached(rates: &Arc<Rates>, p: &Problem, threads: usize) -> Choice {
         (*p, threads, Arc::as_ptr(rates) as usize ^ generation.rotate_left(48), gpu::offload::tile_for(p.m, p.n, p.k));
     let ((dc, dg), (sc, sg)) = (rates.drift(p), rates.split_drift(p));
     let now = [dc, dg, sc, sg];
-    let hit = CHOICES
-        .with(|c| c.borrow().iter().find(|(k, f, slack, _)| *k == key && choice_holds(&now, f, *slack)).map(|e| e.3));
+    // The remembered choice where it holds, else its grid to search again on.
+    let (hit, mut grid) = CHOICES.with(|c| match c.borrow().iter().find(|e| e.0 == key) {
+        Some(e) if choice_holds(&now, &e.1, e.2) => (Some(e.3), None),
+        Some(e) => (None, e.4.clone()),
+        None => (None, None),
+    });
     if let Some(c) = hit {
         return rates.reprice(p, threads, &c);
     }
-    let (c, slack) = rates.choose_with_slack(p, threads);
+    let (c, slack) = rates.choose_with_slack(p, threads, &mut grid);
     CHOICES.with(|cs| {
         let mut cs = cs.borrow_mut();
-        cs.retain(|(k, _, _, _)| *k != key);
+        cs.retain(|e| e.0 != key);
         if cs.len() >= 8 {
             cs.remove(0);
         }
-        cs.push((key, now, slack, c));
+        cs.push((key, now, slack, c, grid));
     });
     c
 }
@@ -3172,12 +3256,12 @@ mod tests {
         assert_eq!(r.choice_us(&big, 16), pr.gpu_us);
         // The slack of that choice: how far over the price that would have split the best
         // split lay; a split chosen has none.
-        let ((_, none), slack) = r.choose_with_slack(&big, 16);
+        let ((_, none), slack) = r.choose_with_slack(&big, 16, &mut None);
         let best = r.best_split(&big, 16).unwrap();
         assert!(none.is_none() && slack > 0.0);
         let needed = pr.gpu_us.min(pr.cpu_us) * (1.0 - *SPLIT_GAIN);
         assert!((slack - (best.us / needed).ln()).abs() < 1e-12, "{slack}");
-        assert_eq!(r.choose_with_slack(&Problem::gemm::<f64>(2048, 2048, 2048, false, false), 16).1, 0.0);
+        assert_eq!(r.choose_with_slack(&Problem::gemm::<f64>(2048, 2048, 2048, false, false), 16, &mut None).1, 0.0);
         // Device operands: no split.
         let mut p = Problem::gemm::<f64>(2048, 2048, 2048, false, false);
         p.host[0] = false;
@@ -3336,6 +3420,38 @@ mod tests {
         // Auto above the threshold without a GPU: the CPU, nothing to say.
         assert!(matches!(decide_gemm::<f64>(4096, 4096, 4096, false, false, p, p), GemmPlan::Cpu(None)));
         assert!(matches!(decide_slow(Problem::gemm::<f64>(9, 9, 9, false, false), None, p, p), Plan::Cpu(None)));
+    }
+
+    /// A search on a grid made before the learnt factors moved finds what a fresh search
+    /// finds: the grid holds nothing learnt ([`Rates::split_grid`]).
+    #[test]
+    fn a_kept_grid_searches_as_a_fresh_one() {
+        let mut text = TUNED.to_string();
+        // Shares timed in three configurations, so that floors between them are in play.
+        for (ng, f, g, c) in [(205, 1, 0.9, 2.6), (410, 2, 1.4, 2.1), (614, 2, 1.8, 1.5), (819, 4, 2.0, 0.9)] {
+            text += &format!("offload split_call_ms d 1024 {ng} {f} 16 {g} {c} {}\n", f64::max(g, c) + 0.05);
+        }
+        let r = Rates { learned: Some(Arc::new(Learned::default())), ..Rates::builtin(&h200()).with_lines(&text, "t") };
+        let p = Problem::square('d', 1024);
+        let grid = r.split_grid(&p, 16).unwrap();
+        assert!(grid.points.iter().any(|q| q.span.is_some()), "no floors in play");
+        let l = r.learned.clone().unwrap();
+        let mut shares = Vec::new();
+        for (k, (fc, fg)) in [(1.0, 1.0), (1.3, 0.9), (0.6, 1.25), (1.1, 1.6), (2.5, 0.7)].into_iter().enumerate() {
+            let f = [1, 2, 4][k % 3];
+            for _ in 0..50 {
+                l.observe_split(&p, Side::Cpu, f, fc);
+                l.observe_split(&p, Side::Gpu, f, fg);
+                l.observe(&p, Side::Gpu, fg);
+            }
+            let fresh = r.best_split(&p, 16);
+            assert_eq!(r.best_split_on(&grid, &p, 16), fresh);
+            let kept = Some(Arc::new(grid.clone()));
+            assert_eq!(r.choose_with_slack(&p, 16, &mut kept.clone()), r.choose_with_slack(&p, 16, &mut None));
+            shares.push(fresh.unwrap().share);
+        }
+        shares.dedup();
+        assert!(shares.len() > 2, "the factors moved the best share: {shares:?}");
     }
 
     #[test]
