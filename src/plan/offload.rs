@@ -2465,7 +2465,7 @@ fn measure_op_factors(rates: &Rates, threads: usize) -> Vec<String> {
 /// lines for the recipe file (the recipe parser skips them), followed by comment lines
 /// comparing the model with measured calls.
 ///
-/// Steps (about 85 s on an H200 host): staged transfers of 256 MiB each way, packed by the CPU
+/// Steps (about 95 s on an H200 host): staged transfers of 256 MiB each way, packed by the CPU
 /// engine's threads and by 1, 2, 4 feeders; cuBLAS ?GEMM at n = 4096 and on tiles of side
 /// 256..2048 with k = 256..16384; the CPU engine at n = 512..4096 and 8192 (2048 for complex);
 /// whole GPU-only calls (s, d at n = 512..8192, c, z to 4096) to which the latency, the
