@@ -2167,30 +2167,27 @@ fn median_of(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Seconds of one whole GPU-only C = A*B + 0.5*C, n x n, on host memory.
-fn gpu_call_once<T: Scalar>(rt: &Runtime, n: usize, h: &mut HostBufs) -> gpu::Result<f64> {
-    use crate::types::Trans;
+/// One C = A*B + 0.5*C, n x n, on host memory: GPU-only (`plan` None), or co-executed under
+/// `plan`. Its (GPU side, CPU side, call) seconds (GPU-only: (call, 0, call)).
+fn host_call<T: Scalar>(rt: &Runtime, n: usize, plan: Option<&SplitPlan>, h: &mut HostBufs) -> gpu::Result<Sides> {
+    use crate::types::Trans::No;
+    let (a, b, c) = (h.a.as_ptr() as *const T, h.b.as_ptr() as *const T, h.c.as_mut_ptr() as *mut T);
+    let (one, half) = (T::one(), T::from_f64(0.5));
     let t0 = std::time::Instant::now();
-    unsafe {
-        gpu::offload::gemm::<T>(
-            rt,
-            Trans::No,
-            Trans::No,
-            n,
-            n,
-            n,
-            T::one(),
-            h.a.as_ptr() as *const T,
-            n,
-            h.b.as_ptr() as *const T,
-            n,
-            T::from_f64(0.5),
-            h.c.as_mut_ptr() as *mut T,
-            n,
-        )
+    match plan {
+        None => {
+            unsafe { gpu::offload::gemm::<T>(rt, No, No, n, n, n, one, a, n, b, n, half, c, n) }
+                .map_err(|f| f.error)?;
+            let secs = t0.elapsed().as_secs_f64();
+            Ok((secs, 0.0, secs))
+        }
+        Some(plan) => {
+            match unsafe { gpu::offload::coexec::<T>(rt, No, No, n, n, n, one, a, n, b, n, half, c, n, plan) } {
+                (_, Some(e)) => Err(e),
+                (st, None) => Ok((st.gpu_side_secs, st.cpu_side_secs, st.secs)),
+            }
+        }
     }
-    .map_err(|f| f.error)?;
-    Ok(t0.elapsed().as_secs_f64())
 }
 
 /// Median seconds of a whole GPU-only C = A*B + 0.5*C, n x n, on host memory
@@ -2198,7 +2195,7 @@ fn gpu_call_once<T: Scalar>(rt: &Runtime, n: usize, h: &mut HostBufs) -> gpu::Re
 fn time_gpu_call<T: Scalar>(rt: &Runtime, n: usize, h: &mut HostBufs) -> gpu::Result<f64> {
     let mut err = None;
     let secs = median_after_warmup(|| {
-        if let Err(e) = gpu_call_once::<T>(rt, n, h) {
+        if let Err(e) = host_call::<T>(rt, n, None, h) {
             err.get_or_insert(e);
         }
     });
@@ -2208,49 +2205,12 @@ fn time_gpu_call<T: Scalar>(rt: &Runtime, n: usize, h: &mut HostBufs) -> gpu::Re
     }
 }
 
-/// One co-executed C = A*B + 0.5*C under `plan`: its statistics.
-fn split_call_once<T: Scalar>(
-    rt: &Runtime,
-    n: usize,
-    plan: &SplitPlan,
-    h: &mut HostBufs,
-) -> gpu::Result<gpu::offload::OffloadStats> {
-    use crate::types::Trans;
-    let (stats, err) = unsafe {
-        gpu::offload::coexec::<T>(
-            rt,
-            Trans::No,
-            Trans::No,
-            n,
-            n,
-            n,
-            T::one(),
-            h.a.as_ptr() as *const T,
-            n,
-            h.b.as_ptr() as *const T,
-            n,
-            T::from_f64(0.5),
-            h.c.as_mut_ptr() as *mut T,
-            n,
-            plan,
-        )
-    };
-    match err {
-        Some(e) => Err(e),
-        None => Ok(stats),
-    }
-}
-
 /// Medians of a co-executed C = A*B + 0.5*C under `plan` (one warm-up): (GPU side, CPU side,
 /// the call) in seconds.
 fn time_split_call<T: Scalar>(rt: &Runtime, n: usize, plan: &SplitPlan, h: &mut HostBufs) -> gpu::Result<Sides> {
-    let mut v = Vec::new();
     // One warm-up, then as many timed calls as `timed_reps` gives for its time.
-    let first = split_call_once::<T>(rt, n, plan, h)?;
-    for _ in 0..timed_reps(first.secs) {
-        let st = split_call_once::<T>(rt, n, plan, h)?;
-        v.push((st.gpu_side_secs, st.cpu_side_secs, st.secs));
-    }
+    let first = host_call::<T>(rt, n, Some(plan), h)?;
+    let v = (0..timed_reps(first.2)).map(|_| host_call::<T>(rt, n, Some(plan), h)).collect::<gpu::Result<Vec<_>>>()?;
     Ok(median_sides(&v))
 }
 
@@ -2272,9 +2232,12 @@ fn time_in_rounds<T: Scalar>(
     plans: &[Option<SplitPlan>],
     h: &mut HostBufs,
 ) -> gpu::Result<Vec<Vec<gpu::Result<Sides>>>> {
-    in_rounds(plans, ROUND_SECS, |plan| match plan {
-        None => gpu_call_once::<T>(rt, n, h).map(|s| Ok((s, 0.0, s))),
-        Some(plan) => Ok(split_call_once::<T>(rt, n, plan, h).map(|st| (st.gpu_side_secs, st.cpu_side_secs, st.secs))),
+    in_rounds(plans, ROUND_SECS, |plan| {
+        let r = host_call::<T>(rt, n, plan.as_ref(), h);
+        match plan {
+            None => r.map(Ok),
+            Some(_) => Ok(r),
+        }
     })
 }
 
