@@ -1244,7 +1244,7 @@ impl Rates {
     /// alone: the timed calls' residuals differ from share to share, so the predicted time
     /// need not fall to one crossing and rise after it.)
     pub fn best_split(&self, p: &Problem, threads: usize) -> Option<SplitPrediction> {
-        self.best_split_on(&self.split_grid(p, threads)?, p, threads)
+        self.best_split_on(&self.split_grid(p, threads)?, p)
     }
 
     /// What [`Rates::best_split`] prices at each column count of its grid that no learnt
@@ -1275,13 +1275,13 @@ impl Rates {
         Some(SplitGrid { timed, points })
     }
 
-    /// [`Rates::best_split`] from its `grid` ([`Rates::split_grid`]) under what has been learnt
-    /// now.
-    fn best_split_on(&self, grid: &SplitGrid, p: &Problem, threads: usize) -> Option<SplitPrediction> {
-        let threads = threads.max(1);
+    /// [`Rates::best_split`] from its `grid` ([`Rates::split_grid`], made for the threads the
+    /// split runs on) under what has been learnt now.
+    fn best_split_on(&self, grid: &SplitGrid, p: &Problem) -> Option<SplitPrediction> {
         let drift = self.split_drifts(p);
         let priced = |q: &GridPoint| self.split_priced_fixed(p, q.ng, q.cfg, q.sides, q.fix, &drift);
-        // The timed shares' prices, once for the whole search (the floors between them).
+        // The timed shares' prices, once for the whole search (the floors between them; the
+        // shares a span names are these, [`Rates::timed_span`]).
         let timed: Vec<(f64, Option<f64>)> = grid
             .timed
             .iter()
@@ -1290,10 +1290,7 @@ impl Rates {
                 (x, at.map(|q| priced(q).us))
             })
             .collect();
-        let price = |x: f64| match timed.iter().find(|t| t.0 == x) {
-            Some(t) => t.1,
-            None => self.timed_price(p, x, threads, &drift),
-        };
+        let price = |x: f64| timed.iter().find(|t| t.0 == x).and_then(|t| t.1);
         let floor_in = |s: SplitPrediction, span: Option<(f64, f64)>| match span {
             Some((lo, hi)) => self.floor_to(s, [price(lo), price(hi)]),
             None => s,
@@ -1351,7 +1348,7 @@ impl Rates {
         if grid.is_none() {
             *grid = self.split_grid(p, threads).map(Arc::new);
         }
-        match grid.as_deref().and_then(|g| self.best_split_on(g, p, threads)) {
+        match grid.as_deref().and_then(|g| self.best_split_on(g, p)) {
             Some(s) if s.us <= needed => ((pred, Some(s)), 0.0),
             Some(s) => ((pred, None), (s.us / needed).ln().max(0.0)),
             None => ((pred, None), 0.0),
@@ -3408,7 +3405,7 @@ mod tests {
                 l.observe(&p, Side::Gpu, fg);
             }
             let fresh = r.best_split(&p, 16);
-            assert_eq!(r.best_split_on(&grid, &p, 16), fresh);
+            assert_eq!(r.best_split_on(&grid, &p), fresh);
             let kept = Some(Arc::new(grid.clone()));
             assert_eq!(r.choose_with_slack(&p, 16, &mut kept.clone()), r.choose_with_slack(&p, 16, &mut None));
             shares.push(fresh.unwrap().share);
