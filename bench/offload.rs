@@ -1300,11 +1300,8 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
                 l.observe(&p, side, us / if side == Side::Cpu { e.cpu_us } else { e.gpu_us });
             } else if let (Some(x), Some((c, g)), "split") = (r.gpu_share, sides, r.mode.as_str()) {
                 let sp = calibrated.split_at(&p, x, threads);
-                let ng = off::split_cols(x, n);
-                let secs = (c * 1e-6, g * 1e-6);
-                for (side, ratio) in off::split_lessons(&calibrated, &p, ng, sp.feeders, sp.cpu_threads, secs) {
-                    l.observe_split(&p, side, sp.feeders, ratio);
-                }
+                let ran = (off::split_cols(x, n), sp.feeders, sp.cpu_threads);
+                off::learn_split(&rates, l, &p, ran, (c * 1e-6, g * 1e-6), us * 1e-6);
             }
         };
         for (j, r) in rows.iter_mut().enumerate().take(end).skip(i) {

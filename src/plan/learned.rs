@@ -26,6 +26,18 @@
 //! cores and the memory differently, and drift apart (on the H200 host SGEMM n = 4096's GPU
 //! side took 1.2x the model with two or three feeders and 0.95x with one).
 //!
+//! Each share of a co-executed call keeps one factor more, its share cell
+//! ([`Learned::observe_call`]): the calls' whole time over their price from the sides'
+//! factors. The sides' factors follow the host; what is left is the shape of one share: how
+//! the two sides contend there, and that a call ends with the later of two noisy sides, later
+//! than either side's mean. (In run p9 on the H200 host DGEMM n = 4096's GPU side took 1.5-1.7x
+//! the calibrated model at a share of 0.8 and 1.27x at 0.9; the sides' factors, learnt from
+//! both, priced 0.9 at 1.17x its time.) A share cell is per configuration and per
+//! [`SHARE_BINS`]th of the share, is not lent to other shares, and keeps the mean of all its
+//! calls (the shape is not a drift). Replayed over 17 H200 runs' calls (k2-p9), the model came
+//! within 15% of the measured time at 2828 of 2831 forced split points, against 2811 without
+//! share cells. `HYBLAS_OFFLOAD_LEARN_SHARES=0` turns them off.
+//!
 //! A factor is the geometric running mean of its cell's ratios, the calibrated model counting
 //! as one observation of 1 (so the first call moves it half way), with weights floored at
 //! [`RATE_FLOOR`] so it keeps following drift. A cell without calls borrows the nearest
@@ -45,6 +57,10 @@ use std::sync::Arc;
 /// Environment switch (`0` / `off` / `false`: no learning).
 pub const LEARN_KEY: &str = "HYBLAS_OFFLOAD_LEARN";
 
+/// Environment switch for the share cells ([`Learned::observe_call`]; `0` / `off` / `false`:
+/// co-executed calls are priced from their sides' factors alone).
+pub const SHARES_KEY: &str = "HYBLAS_OFFLOAD_LEARN_SHARES";
+
 /// The smallest weight of a new call in its cell's factor: a cell follows a drift within about
 /// ten calls, and one call's noise (10-17% on the H200 host) moves it by under 2%.
 pub const RATE_FLOOR: f64 = 0.1;
@@ -59,6 +75,7 @@ pub const MAX_RATIO: f64 = 3.0;
 pub const REACH_OCTAVES: i32 = 2;
 
 static ENABLED: Lazy<bool> = Lazy::new(|| crate::config::enabled(LEARN_KEY));
+static SHARES: Lazy<bool> = Lazy::new(|| crate::config::enabled(SHARES_KEY));
 
 /// Once-only set-up work a call may do on the way, counted: the CPU engine's threads started,
 /// an offload pipeline's streams and pinned chunks made, its device arena grown, the feed
@@ -103,6 +120,22 @@ struct Key {
     /// A split's configuration (its feeder threads), or [`ANY_CONFIG`]: the size's cell that
     /// every configuration's calls feed (and whole calls' cells).
     feeders: usize,
+    /// A share cell's bin of the GPU's share of C's columns ([`share_bin`]), or [`ANY_SHARE`].
+    share: u16,
+    /// A share cell: co-executed calls' whole time over their price, not a side's.
+    call: bool,
+}
+
+/// [`Key::share`] of a cell that is not a share cell.
+const ANY_SHARE: u16 = u16::MAX;
+
+/// Share cells per unit of the GPU's share: one cell holds the calls within 0.025 of its
+/// share (the benchmark forces shares 0.1 apart; the planner's search steps 1/64).
+pub const SHARE_BINS: f64 = 20.0;
+
+/// The share cell's bin of a split with `share` (0..=1) of C's columns on the GPU.
+pub fn share_bin(share: f64) -> u16 {
+    (share.clamp(0.0, 1.0) * SHARE_BINS).round() as u16
 }
 
 /// [`Key::feeders`] of a cell that is not one configuration's.
@@ -110,11 +143,24 @@ const ANY_CONFIG: usize = usize::MAX;
 
 impl Key {
     fn of(p: &Problem, side: Side, split: bool) -> Key {
-        Key { op: p.op, prec: p.prec, gpu: side == Side::Gpu, split, octave: octave(p.size()), feeders: ANY_CONFIG }
+        Key {
+            op: p.op,
+            prec: p.prec,
+            gpu: side == Side::Gpu,
+            split,
+            octave: octave(p.size()),
+            feeders: ANY_CONFIG,
+            share: ANY_SHARE,
+            call: false,
+        }
     }
     /// The cell of a split's side in one configuration.
     fn config(p: &Problem, side: Side, feeders: usize) -> Key {
         Key { feeders, ..Key::of(p, side, true) }
+    }
+    /// The share cell of co-executed calls in one configuration at `share`.
+    fn share_cell(p: &Problem, feeders: usize, share: f64) -> Key {
+        Key { share: share_bin(share), call: true, ..Key::config(p, Side::Cpu, feeders) }
     }
 }
 
@@ -156,7 +202,7 @@ impl Learned {
     /// cell's, else the nearest populated cell's within [`REACH_OCTAVES`] (the mean of two
     /// equally near), else none.
     fn whole_ln(cells: &HashMap<Key, Cell>, key: Key) -> Option<f64> {
-        let key = Key { split: false, feeders: ANY_CONFIG, ..key };
+        let key = Key { split: false, feeders: ANY_CONFIG, share: ANY_SHARE, ..key };
         if let Some(c) = cells.get(&key) {
             return Some(c.ln);
         }
@@ -221,6 +267,33 @@ impl Learned {
         self.factors_by(|side| Key::config(p, side, feeders))
     }
 
+    /// The share cells at `p`'s size: (feeders, [`share_bin`], factor), in that order; none
+    /// with `HYBLAS_OFFLOAD_LEARN_SHARES=0`.
+    pub fn share_factors(&self, p: &Problem) -> Vec<(usize, u16, f64)> {
+        if !*SHARES {
+            return Vec::new();
+        }
+        let k = Key::of(p, Side::Cpu, true);
+        let mut v: Vec<(usize, u16, f64)> = self
+            .cells
+            .lock()
+            .iter()
+            .filter(|(c, _)| c.call && c.op == k.op && c.prec == k.prec && c.octave == k.octave)
+            .map(|(c, cell)| (c.feeders, c.share, cell.ln.exp()))
+            .collect();
+        v.sort_unstable_by_key(|x| (x.0, x.1));
+        v
+    }
+
+    /// Learn from a co-executed call of `p` that ran with `feeders` feeders and `share` of C's
+    /// columns on the GPU and took `ratio` times its price under the sides' factors
+    /// ([`Rates::split_call_lesson`](super::offload::Rates::split_call_lesson)).
+    pub fn observe_call(&self, p: &Problem, feeders: usize, share: f64, ratio: f64) {
+        if *SHARES {
+            self.observe_in(Key::share_cell(p, feeders, share), ratio)
+        }
+    }
+
     /// Learn from one call of `p` on `side` that took `ratio` times the calibrated model's
     /// prediction. A new cell starts from the factor it borrowed.
     pub fn observe(&self, p: &Problem, side: Side, ratio: f64) {
@@ -241,15 +314,22 @@ impl Learned {
             return;
         }
         let mut cells = self.cells.lock();
-        // A split's cell learns the side's time over the whole calls' factor now.
-        let (target, start) = if key.split {
+        // A split's cell learns the side's time over the whole calls' factor now; a share
+        // cell its calls' time over their price, which follows the drift already.
+        let (target, start) = if key.call {
+            (ratio.ln(), None)
+        } else if key.split {
             (ratio.ln() - Self::whole_ln(&cells, key).unwrap_or(0.0), Self::split_ln(&cells, key))
         } else {
             (ratio.ln(), Self::whole_ln(&cells, key))
         };
         let c = cells.entry(key).or_insert(Cell { ln: start.unwrap_or(0.0), calls: 0 });
         c.calls += 1;
-        let w = (1.0 / (c.calls as f64 + 1.0)).max(RATE_FLOOR);
+        // A share cell holds the mean of all its calls: the share's residual over prices that
+        // follow the drift is a shape, not a drift, and a cell following its last ten calls
+        // priced flat curves by their noise.
+        let floor = if key.call { 0.0 } else { RATE_FLOOR };
+        let w = (1.0 / (c.calls as f64 + 1.0)).max(floor);
         c.ln += w * (target - c.ln);
     }
 
@@ -260,7 +340,7 @@ impl Learned {
 
     /// Calls learnt from, over all cells (a co-executed call's side once, not once per cell).
     pub fn calls(&self) -> u64 {
-        self.cells.lock().iter().filter(|(k, _)| k.feeders == ANY_CONFIG).map(|(_, c)| c.calls as u64).sum()
+        self.cells.lock().iter().filter(|(k, _)| k.feeders == ANY_CONFIG && !k.call).map(|(_, c)| c.calls as u64).sum()
     }
 }
 

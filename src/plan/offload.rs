@@ -463,15 +463,28 @@ const SPLIT_GRID: usize = 64;
 const FEEDER_CHOICES: [usize; 5] = [0, 1, 2, 3, 4];
 
 /// The learnt (CPU side, GPU side) factors of each split configuration ([`FEEDER_CHOICES`])
-/// at one size ([`Rates::split_drift_in`]), read once for a search over the shares rather
-/// than once per share priced (a DGEMM's best split prices 70-80 shares; the reads took a
-/// third of its time).
-#[derive(Clone, Copy, Debug)]
-struct Drifts([(f64, f64); FEEDER_CHOICES.len()]);
+/// at one size ([`Rates::split_drift_in`]), and its share cells (feeders, share bin, factor;
+/// [`Learned::share_factors`]), read once for a search over the shares rather than once per
+/// share priced (a DGEMM's best split prices 70-80 shares; the reads took a third of its
+/// time).
+#[derive(Clone, Debug)]
+struct Drifts([(f64, f64); FEEDER_CHOICES.len()], Vec<(usize, u16, f64)>);
 
 impl Drifts {
     /// The calibrated model alone.
-    const NONE: Drifts = Drifts([(1.0, 1.0); FEEDER_CHOICES.len()]);
+    const NONE: Drifts = Drifts([(1.0, 1.0); FEEDER_CHOICES.len()], Vec::new());
+
+    /// The share cell's factor for a split at `share` run with `feeders` feeders (1: none).
+    fn history(&self, feeders: usize, share: f64) -> f64 {
+        let b = learned::share_bin(share);
+        self.1.iter().find(|x| x.0 == feeders && x.1 == b).map_or(1.0, |x| x.2)
+    }
+
+    /// These factors without the share cells: a split's price from its sides alone.
+    fn sides_only(mut self) -> Drifts {
+        self.1.clear();
+        self
+    }
 
     fn with(&self, feeders: usize) -> (f64, f64) {
         FEEDER_CHOICES.iter().position(|&f| f == feeders).map_or((1.0, 1.0), |i| self.0[i])
@@ -1001,9 +1014,13 @@ impl Rates {
         self.learnt(|l| l.split_factors_in(p, feeders))
     }
 
-    /// [`Rates::split_drift_in`] for every configuration at `p`'s size.
+    /// [`Rates::split_drift_in`] for every configuration at `p`'s size, and its share cells.
     fn split_drifts(&self, p: &Problem) -> Drifts {
-        Drifts(FEEDER_CHOICES.map(|f| self.split_drift_in(p, f)))
+        let shares = match &self.learned {
+            Some(l) if learned::enabled() => l.share_factors(p),
+            _ => Vec::new(),
+        };
+        Drifts(FEEDER_CHOICES.map(|f| self.split_drift_in(p, f)), shares)
     }
 
     fn learnt(&self, of: impl FnOnce(&Learned) -> (f64, f64)) -> (f64, f64) {
@@ -1171,7 +1188,8 @@ impl Rates {
     }
 
     /// [`Rates::split_priced`] with the residuals `(fc, fg, own)` at its share
-    /// ([`Rates::split_fix`]), and how far the host has drifted since (learnt from the calls).
+    /// ([`Rates::split_fix`]), how far the host has drifted since (learnt from the calls), and
+    /// what the calls at its share took over such prices (its share cell).
     fn split_priced_fixed(
         &self,
         p: &Problem,
@@ -1181,11 +1199,14 @@ impl Rates {
         (fc, fg, own): (f64, f64, f64),
         drift: &Drifts,
     ) -> SplitPrediction {
+        let share = ng as f64 / p.n.max(1) as f64;
+        let history = drift.history(f, share);
         let drift = drift.with(f);
         let (c, g) = (c * fc * drift.0, g * fg * drift.1);
         SplitPrediction {
-            share: ng as f64 / p.n.max(1) as f64,
-            us: (g.max(c) + own) * 1e6,
+            share,
+            us: (g.max(c) + own) * 1e6 * history,
+            history,
             gpu_us: g * 1e6,
             cpu_us: c * 1e6,
             cpu_threads: ct,
@@ -1212,6 +1233,7 @@ impl Rates {
                 cpu_us: c * 1e6,
                 cpu_threads: if ng == 0 { threads } else { 0 },
                 feeders: 0,
+                history: 1.0,
                 gpu_cols_per_s: cols / gpu.max(1e-9),
                 cpu_cols_per_s: cols / cpu.max(1e-9),
             };
@@ -1235,6 +1257,25 @@ impl Rates {
         }
         let s = self.split_eval(p, ng, self.config_ran(feeders, cpu_threads)?, &Drifts::NONE);
         Some((s.cpu_us * 1e-6, s.gpu_us * 1e-6))
+    }
+
+    /// What a co-executed call of `p` that ran `ng` columns on the GPU with `feeders` feeders
+    /// and `cpu_threads` engine threads and took `secs` teaches its share cell: its time over
+    /// its price from the sides' factors learnt so far (None for a configuration the model
+    /// does not have).
+    pub fn split_call_lesson(
+        &self,
+        p: &Problem,
+        ng: usize,
+        feeders: usize,
+        cpu_threads: usize,
+        secs: f64,
+    ) -> Option<f64> {
+        if ng == 0 || ng >= p.n {
+            return None;
+        }
+        let s = self.split_eval(p, ng, self.config_ran(feeders, cpu_threads)?, &self.split_drifts(p).sides_only());
+        (s.us > 0.0).then(|| secs * 1e6 / s.us)
     }
 
     /// The best split of `p` (None when C has fewer than two columns): the fastest of GPU
@@ -1554,6 +1595,9 @@ pub struct SplitPrediction {
     /// engine's cores).
     pub cpu_threads: usize,
     pub feeders: usize,
+    /// The share cell's factor `us` includes: what the calls at this share took over prices
+    /// like this one's ([`Learned::observe_call`]; 1: none).
+    pub history: f64,
     /// Each side's columns per second (the dynamic balance starts from these).
     pub gpu_cols_per_s: f64,
     pub cpu_cols_per_s: f64,
@@ -1630,6 +1674,9 @@ pub fn describe(d: &Decision, split: Option<&SplitPlan>) -> String {
             x.feeders,
             if x.feeders == 1 { "" } else { "s" }
         );
+        if x.history != 1.0 {
+            let _ = write!(s, " history=x{:.3}", x.history);
+        }
     }
     if let Some(r) = &d.rates {
         let _ = write!(s, " rates={r}");
@@ -1922,8 +1969,27 @@ pub fn observe_split(rates: &Rates, p: &Problem, st: &gpu::offload::OffloadStats
         return;
     }
     let sides = (st.cpu_side_secs, st.gpu_side_secs);
-    for (side, ratio) in split_lessons(rates, p, st.gpu_cols, st.feeders, st.cpu_threads, sides) {
-        Learned::global().observe_split(p, side, st.feeders, ratio);
+    learn_split(rates, Learned::global(), p, (st.gpu_cols, st.feeders, st.cpu_threads), sides, st.secs);
+}
+
+/// Teach `l` a co-executed call of `p` that ran `ng` columns on the GPU with `feeders` feeders
+/// and `cpu_threads` engine threads, its sides took `sides` = (CPU, GPU) seconds and the call
+/// `secs`: its share cell ([`Rates::split_call_lesson`], priced before the sides' lessons
+/// move the factors), then the sides that bounded it ([`split_lessons`]). The planner's calls
+/// and the benchmark's replay of a run both learn through here.
+pub fn learn_split(
+    rates: &Rates,
+    l: &Learned,
+    p: &Problem,
+    (ng, feeders, cpu_threads): (usize, usize, usize),
+    sides: (f64, f64),
+    secs: f64,
+) {
+    if let Some(r) = rates.split_call_lesson(p, ng, feeders, cpu_threads, secs) {
+        l.observe_call(p, feeders, ng as f64 / p.n.max(1) as f64, r);
+    }
+    for (side, ratio) in split_lessons(rates, p, ng, feeders, cpu_threads, sides) {
+        l.observe_split(p, side, feeders, ratio);
     }
 }
 
@@ -3483,6 +3549,54 @@ mod tests {
     }
 
     #[test]
+    fn a_share_cell_prices_its_own_share_after_the_sides() {
+        let r = Rates { learned: Some(Arc::new(Learned::default())), ..balanced() };
+        let l = r.learned.clone().unwrap();
+        let p = Problem::square('d', 2048);
+        let sp = r.split_at(&p, 0.5, 16);
+        let ran = (split_cols(0.5, p.n), sp.feeders, sp.cpu_threads);
+        let (c, g) = r.split_sides_ran(&p, ran.0, sp.feeders, sp.cpu_threads).unwrap();
+        assert_eq!(sp.history, 1.0);
+        // Both sides took their model's time, yet every call took 1.2x the price (two noisy
+        // sides that balance end with the later of them): the sides' factors stay at 1, the
+        // share's price learns the rest.
+        let secs = 1.2 * sp.us * 1e-6;
+        assert!((r.split_call_lesson(&p, ran.0, ran.1, ran.2, secs).unwrap() - 1.2).abs() < 1e-9);
+        learn_split(&r, &l, &p, ran, (c, g), secs);
+        let once = r.split_at(&p, 0.5, 16);
+        // The calibrated model counts as one call of 1: half way in ln.
+        assert!((once.history - 1.2f64.sqrt()).abs() < 1e-9, "{once:?}");
+        assert!((once.us / sp.us - once.history).abs() < 1e-9);
+        assert!((once.cpu_us - sp.cpu_us).abs() < 1e-6 && (once.gpu_us - sp.gpu_us).abs() < 1e-6);
+        // The cell keeps the mean of all its calls (no floor: the share's shape, not a drift).
+        for k in 0..199 {
+            let x = if k % 2 == 0 { 1.0 } else { 1.2 };
+            learn_split(&r, &l, &p, ran, (c, g), x * sp.us * 1e-6);
+        }
+        // 100 calls of 1.2, 100 of 1 and the model's 1.
+        let after = r.split_at(&p, 0.5, 16);
+        assert!((after.history.ln() - 100.0 * 1.2f64.ln() / 201.0).abs() < 1e-9, "{after:?}");
+        assert!(describe(
+            &Decision { side: Side::Gpu, reason: Reason::Model, pred: None, rates: None },
+            Some(&SplitPlan { pred: after, fixed: true })
+        )
+        .contains(&format!("history=x{:.3}", after.history)));
+        // Within its bin (0.025 either side) a share takes the cell; the next share does not,
+        // nor does the same share in another configuration, nor the whole calls.
+        let near = r.split_at(&p, 0.51, 16);
+        assert_eq!((near.history, near.feeders), (after.history, sp.feeders));
+        assert_eq!(r.split_at(&p, 0.6, 16).history, 1.0);
+        l.observe_call(&p, sp.feeders + 1, 0.5, 2.0);
+        assert_eq!(r.split_at(&p, 0.5, 16), after);
+        assert_eq!(r.predict(&p, 16).drift, [1.0, 1.0]);
+        // Each call's two sides counted, its share cell not; the sides took their model's time.
+        assert_eq!(l.calls(), 2 * 200);
+        assert_eq!(l.split_factors(&p), (1.0, 1.0));
+        // The search prices the share with it, the calibrated model without.
+        assert_eq!(r.calibrated().split_at(&p, 0.5, 16), sp);
+    }
+
+    #[test]
     fn calls_teach_the_process_table_unless_the_model_did_not_price_them() {
         // A problem no other test touches (the table is the process's).
         let p = Problem { op: Op::Trmm, ..Problem::square('c', 3000) };
@@ -3521,6 +3635,7 @@ mod tests {
                 cpu_us: 390.0,
                 cpu_threads: 15,
                 feeders: 1,
+                history: 1.0,
                 gpu_cols_per_s: 1.0,
                 cpu_cols_per_s: 1.0,
             },
