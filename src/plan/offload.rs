@@ -160,14 +160,11 @@ fn gain_setting(key: &str, default: f64) -> f64 {
     config::float(key).filter(|g| g.is_finite()).map_or(default, |g| g.clamp(0.0, 0.9))
 }
 
-/// The gain a split `s` must promise over the better side alone: [`SPLIT_GAIN_TIMED`] where
-/// its share's calls were timed, else [`SPLIT_GAIN`].
-fn gain_needed(s: &SplitPrediction) -> f64 {
-    if s.history != 1.0 {
-        *SPLIT_GAIN_TIMED
-    } else {
-        *SPLIT_GAIN
-    }
+/// The price under which the model chooses the split `s` over the better side alone, priced
+/// `best`: [`SPLIT_GAIN_TIMED`] under it where its share's calls were timed, else
+/// [`SPLIT_GAIN`].
+fn price_to_split(best: f64, s: &SplitPrediction) -> f64 {
+    best * (1.0 - if s.history != 1.0 { *SPLIT_GAIN_TIMED } else { *SPLIT_GAIN })
 }
 
 /// What forces a GEMM's placement.
@@ -1419,7 +1416,7 @@ impl Rates {
         }
         // The split furthest under the price that would choose it: a timed share needs to
         // promise less than one the sides' model alone prices.
-        let needed = |s: &SplitPrediction| best * (1.0 - gain_needed(s));
+        let needed = |s: &SplitPrediction| price_to_split(best, s);
         match grid.as_deref().and_then(|g| self.best_split_on(g, p, |s| s.us / needed(s))) {
             Some(s) if s.us <= needed(&s) => ((pred, Some(s)), 0.0),
             Some(s) => ((pred, None), (s.us / needed(&s)).ln().max(0.0)),
@@ -1941,8 +1938,7 @@ fn choose_cached(rates: &Arc<Rates>, p: &Problem, threads: usize) -> Choice {
     // Repriced, a split must still pay: its share's own calls (which move no factor above)
     // may say it does not.
     if let Some(c) = hit.map(|c| rates.reprice(p, threads, &c)) {
-        let best = c.0.cpu_us.min(c.0.gpu_us);
-        if c.1.is_none_or(|s| s.us <= best * (1.0 - gain_needed(&s))) {
+        if c.1.is_none_or(|s| s.us <= price_to_split(c.0.cpu_us.min(c.0.gpu_us), &s)) {
             return c;
         }
     }
@@ -3544,14 +3540,22 @@ mod tests {
         assert_eq!(r.predict(&far, 16).drift, [1.0, 1.0]);
     }
 
-    #[test]
-    fn co_executed_calls_teach_the_split_its_bounding_sides() {
+    /// Rates that learn into a table of their own, and a DGEMM n = 2048 split at 0.5 on them:
+    /// the rates, the table, the problem, the split, its GPU columns and the calibrated
+    /// model's (CPU side, GPU side) seconds for it.
+    fn a_split_to_learn_from() -> (Rates, Arc<Learned>, Problem, SplitPrediction, usize, (f64, f64)) {
         let r = Rates { learned: Some(Arc::new(Learned::default())), ..balanced() };
         let l = r.learned.clone().unwrap();
         let p = Problem::square('d', 2048);
         let sp = r.split_at(&p, 0.5, 16);
         let ng = split_cols(0.5, p.n);
-        let (c, g) = r.split_sides_ran(&p, ng, sp.feeders, sp.cpu_threads).unwrap();
+        let sides = r.split_sides_ran(&p, ng, sp.feeders, sp.cpu_threads).unwrap();
+        (r, l, p, sp, ng, sides)
+    }
+
+    #[test]
+    fn co_executed_calls_teach_the_split_its_bounding_sides() {
+        let (r, l, p, sp, ng, (c, g)) = a_split_to_learn_from();
         // The calibrated model's sides, in the configuration the split runs in.
         assert!((c * 1e6 - sp.cpu_us).abs() < 1e-6 && (g * 1e6 - sp.gpu_us).abs() < 1e-6, "{c} {g} {sp:?}");
         assert_eq!(r.split_sides_ran(&p, 0, sp.feeders, sp.cpu_threads), None);
@@ -3585,12 +3589,8 @@ mod tests {
 
     #[test]
     fn a_share_cell_prices_its_own_share_after_the_sides() {
-        let r = Rates { learned: Some(Arc::new(Learned::default())), ..balanced() };
-        let l = r.learned.clone().unwrap();
-        let p = Problem::square('d', 2048);
-        let sp = r.split_at(&p, 0.5, 16);
-        let ran = (split_cols(0.5, p.n), sp.feeders, sp.cpu_threads);
-        let (c, g) = r.split_sides_ran(&p, ran.0, sp.feeders, sp.cpu_threads).unwrap();
+        let (r, l, p, sp, ng, (c, g)) = a_split_to_learn_from();
+        let ran = (ng, sp.feeders, sp.cpu_threads);
         assert_eq!(sp.history, 1.0);
         // Both sides took their model's time, yet every call took 1.2x the price (two noisy
         // sides that balance end with the later of them): the sides' factors stay at 1, the
@@ -3645,9 +3645,9 @@ mod tests {
             let x = h.powf(4.0 / 3.0);
             assert!((1.0 / learned::MAX_RATIO..=learned::MAX_RATIO).contains(&x), "{x}");
             for f in FEEDER_CHOICES {
-                for b in 0..=20 {
+                for b in 0..=learned::SHARE_BINS as usize {
                     for _ in 0..3 {
-                        l.observe_call(&p, f, b as f64 / 20.0, x);
+                        l.observe_call(&p, f, b as f64 / learned::SHARE_BINS, x);
                     }
                 }
             }
