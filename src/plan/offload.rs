@@ -500,12 +500,6 @@ impl Drifts {
         self.1.iter().find(|x| x.0 == feeders && x.1 == b).map_or(1.0, |x| x.2)
     }
 
-    /// These factors without the share cells: a split's price from its sides alone.
-    fn sides_only(mut self) -> Drifts {
-        self.1.clear();
-        self
-    }
-
     fn with(&self, feeders: usize) -> (f64, f64) {
         FEEDER_CHOICES.iter().position(|&f| f == feeders).map_or((1.0, 1.0), |i| self.0[i])
     }
@@ -1036,11 +1030,17 @@ impl Rates {
 
     /// [`Rates::split_drift_in`] for every configuration at `p`'s size, and its share cells.
     fn split_drifts(&self, p: &Problem) -> Drifts {
-        let shares = match &self.learned {
-            Some(l) if learned::enabled() => l.share_factors(p),
-            _ => Vec::new(),
-        };
-        Drifts(FEEDER_CHOICES.map(|f| self.split_drift_in(p, f)), shares)
+        let mut d = self.split_side_drifts(p);
+        if let Some(l) = self.learned.as_ref().filter(|_| learned::enabled()) {
+            d.1 = l.share_factors(p);
+        }
+        d
+    }
+
+    /// [`Rates::split_drifts`] without the share cells (not read): a split's price from its
+    /// sides alone.
+    fn split_side_drifts(&self, p: &Problem) -> Drifts {
+        Drifts(FEEDER_CHOICES.map(|f| self.split_drift_in(p, f)), Vec::new())
     }
 
     fn learnt(&self, of: impl FnOnce(&Learned) -> (f64, f64)) -> (f64, f64) {
@@ -1162,12 +1162,8 @@ impl Rates {
     /// faster.) Between shares timed in one configuration the residual is interpolated and a
     /// dip (the two sides' crossing) stands.
     fn floored(&self, p: &Problem, s: SplitPrediction, threads: usize, drift: &Drifts) -> SplitPrediction {
-        self.floored_by(p, s, |share| self.timed_price(p, share, threads, drift))
-    }
-
-    /// [`Rates::floored`] with the timed shares' prices from `price`.
-    fn floored_by(&self, p: &Problem, s: SplitPrediction, price: impl Fn(f64) -> Option<f64>) -> SplitPrediction {
         let Some((lo, hi)) = self.timed_span(p, s.share) else { return s };
+        let price = |share| self.timed_price(p, share, threads, drift);
         self.floor_to(s, [price(lo), price(hi)])
     }
 
@@ -1294,7 +1290,7 @@ impl Rates {
         if ng == 0 || ng >= p.n {
             return None;
         }
-        let s = self.split_eval(p, ng, self.config_ran(feeders, cpu_threads)?, &self.split_drifts(p).sides_only());
+        let s = self.split_eval(p, ng, self.config_ran(feeders, cpu_threads)?, &self.split_side_drifts(p));
         (s.us > 0.0).then(|| secs * 1e6 / s.us)
     }
 
