@@ -72,7 +72,8 @@ usage: offloadbench [options]
   --reps N           at most N timed calls per point (default 200; --quick 5; auto, cpu
                      and gpu: three times as many)
   --samples FILE     write every timed call, in the order they ran (its time and, for
-                     co-execution, each side's and co-execution's own account of it), as CSV
+                     co-execution, each side's and co-execution's own account of it, the
+                     GPU's columns, feeders and CPU engine threads), as CSV
   --rescore CSV      measure nothing: read an earlier run's CSV and score it against the model
                      (pred_us recomputed; prints the tables); with --recipe FILE (the recipe
                      file `hyblas tune offload` wrote on that machine) and --threads T (its
@@ -81,7 +82,8 @@ usage: offloadbench [options]
   --replay           with --rescore: price each size as the planner did in the run, having
                      learnt from the whole calls (cpu, gpu, auto) of the sizes before it
                      (plan::learned), and with --sides from every call, co-executed ones
-                     included, in the order the run made them; without it, the calibrated
+                     included (auto's too where the file says how they ran), in the order
+                     the run made them; without it, the calibrated
                      model alone.
   --sides FILE       with --rescore: the run's --samples file; prints each co-executed point's
                      GPU side, CPU side and whole call (medians over its calls) beside the
@@ -482,10 +484,13 @@ enum Role {
     Other,
 }
 
+/// How a co-executed call ran: the GPU's columns of C, feeders, CPU engine threads (zeros for
+/// a call that was not co-executed).
+type Ran = (usize, usize, usize);
 /// One timed call as `--samples` writes it: (its place among the size's timed calls, round,
-/// GPU side, CPU side, co-execution's whole call; seconds, 0 where the call was not
-/// co-executed).
-type Call = (usize, usize, f64, f64, f64);
+/// GPU side, CPU side, co-execution's whole call (seconds, 0 where the call was not
+/// co-executed), how it ran).
+type Call = (usize, usize, f64, f64, f64, Ran);
 
 /// Timed calls of hyblas's points (auto, cpu, gpu, split): the issue's "auto against the
 /// better of cpu and gpu" compares their medians, and the split sweep's model against them;
@@ -555,7 +560,7 @@ impl<'a> Timed<'a> {
         if self.role == Role::Auto {
             self.path = match &self.outcome {
                 None => Some(Side::Cpu),
-                Some(o) if o.stats.as_ref().is_some_and(|s| s.mode == "split") => None,
+                Some(o) if o.stats.as_ref().is_some_and(|s| s.co_executed()) => None,
                 Some(o) => Some(o.ran),
             };
         }
@@ -664,7 +669,8 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize, seq: &mu
                 let st = p.outcome.as_ref().and_then(|o| o.stats.as_ref());
                 p.preds.extend(st.map(|s| s.pred_us).filter(|u| *u > 0.0));
                 let sides = st.map_or((0.0, 0.0, 0.0), |s| (s.gpu_side_secs, s.cpu_side_secs, s.secs));
-                p.calls.push((*seq, round, sides.0, sides.1, sides.2));
+                let ran = st.map_or((0, 0, 0), |s| (s.gpu_cols, s.feeders, s.cpu_threads));
+                p.calls.push((*seq, round, sides.0, sides.1, sides.2, ran));
                 *seq += 1;
                 (left[i], last) = (left[i] - 1, Some(i));
             }
@@ -789,9 +795,9 @@ impl Bench<'_> {
         let mut lines: Vec<(usize, String)> = Vec::new();
         for t in timed.iter().chain(alone) {
             let r = &self.rows[t.row];
-            for (secs, &(seq, round, g, c, whole)) in t.secs.iter().zip(&t.calls) {
+            for (secs, &(seq, round, g, c, whole, (ng, feeders, ct))) in t.secs.iter().zip(&t.calls) {
                 let line = format!(
-                    "{},{},{},{},{round},{:.1},{:.1},{:.1},{:.1}\n",
+                    "{},{},{},{},{round},{:.1},{:.1},{:.1},{:.1},{ng},{feeders},{ct}\n",
                     r.routine,
                     r.n,
                     r.mode,
@@ -1062,7 +1068,7 @@ fn splits<'a>(rows: &'a [Row], routine: &str, n: usize) -> Vec<&'a Row> {
 
 /// Give each split row its calls' (round, microseconds) from a `--samples` file's calls.
 fn attach_rounds(rows: &mut [Row], calls: &[SampleCall]) {
-    for (routine, n, mode, share, round, us, _) in calls {
+    for (routine, n, mode, share, round, us, ..) in calls {
         let row = rows.iter_mut().find(|r| {
             r.mode == "split" && mode == "split" && &r.routine == routine && r.n == *n && sample_share(r) == *share
         });
@@ -1178,9 +1184,10 @@ fn model_row(r: &Rates, routine: &str, n: usize, beta_zero: bool, threads: usize
     m
 }
 
-/// One call of a `--samples` file: (routine, n, mode, share label, round, and in microseconds
-/// the call and its (CPU side, GPU side)), as written.
-type SampleCall = (String, usize, String, String, usize, f64, (f64, f64));
+/// One call of a `--samples` file: (routine, n, mode, share label, round, in microseconds
+/// the call and its (CPU side, GPU side), and where the file has them, the GPU's columns,
+/// feeders and CPU engine threads it ran with), as written.
+type SampleCall = (String, usize, String, String, usize, f64, (f64, f64), Option<Ran>);
 
 fn read_calls(path: &Path) -> Result<Vec<SampleCall>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -1195,27 +1202,37 @@ fn read_calls(path: &Path) -> Result<Vec<SampleCall>, String> {
         else {
             continue;
         };
-        out.push((f[0].to_string(), n, f[2].to_string(), f[3].to_string(), round, us, (c, g)));
+        // (Files written before session 30 end at coexec_us.)
+        let count = |i: usize| f.get(i).and_then(|v| v.parse::<usize>().ok());
+        let ran = match (count(9), count(10), count(11)) {
+            (Some(ng), Some(feeders), Some(ct)) => Some((ng, feeders, ct)),
+            _ => None,
+        };
+        out.push((f[0].to_string(), n, f[2].to_string(), f[3].to_string(), round, us, (c, g), ran));
     }
     Ok(out)
 }
 
 /// The calls of one size's rows (`rows`, the first at index `first`) in the order the run made
 /// them: by round, and within a round in the file's order (the order they ran).
-/// Returns (row index, and in microseconds the call and its (CPU side, GPU side)).
-fn size_calls(calls: &[SampleCall], rows: &[Row], first: usize) -> Vec<(usize, f64, (f64, f64))> {
-    let mut out: Vec<(usize, usize, f64, (f64, f64))> = calls
+/// Returns (row index, in microseconds the call and its (CPU side, GPU side), and how it ran
+/// where the file says).
+fn size_calls(calls: &[SampleCall], rows: &[Row], first: usize) -> Vec<SizeCall> {
+    let mut out: Vec<(usize, SizeCall)> = calls
         .iter()
-        .filter_map(|(routine, n, mode, share, round, us, sides)| {
+        .filter_map(|(routine, n, mode, share, round, us, sides, ran)| {
             let j = rows
                 .iter()
                 .position(|r| &r.routine == routine && r.n == *n && &r.mode == mode && sample_share(r) == *share)?;
-            Some((*round, first + j, *us, *sides))
+            Some((*round, (first + j, *us, *sides, *ran)))
         })
         .collect();
     out.sort_by_key(|c| c.0);
-    out.into_iter().map(|(_, j, us, sides)| (j, us, sides)).collect()
+    out.into_iter().map(|c| c.1).collect()
 }
+
+/// A call of [`size_calls`].
+type SizeCall = (usize, f64, (f64, f64), Option<Ran>);
 
 /// `--rescore`: an earlier run's CSV read back, every point's model time recomputed with
 /// `rates`, and the tables printed (the measured columns as they were).
@@ -1293,15 +1310,23 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
         // The run's calls of this size, in the order they ran, when its --samples file is
         // given: (row, and in microseconds the call and its (CPU side, GPU side)).
         let calls = calls.as_ref().map(|c| size_calls(c, &rows[i..end], i)).filter(|c| !c.is_empty());
-        // What a call of row `r` teaches: a whole call its side's time; a co-executed call
-        // with a forced share its sides' ([`off::split_lessons`]).
-        let teach = |l: &Learned, r: &Row, us: f64, sides: Option<(f64, f64)>| {
-            if let Some((side, _)) = whole(r) {
-                l.observe(&p, side, us / if side == Side::Cpu { e.cpu_us } else { e.gpu_us });
-            } else if let (Some(x), Some((c, g)), "split") = (r.gpu_share, sides, r.mode.as_str()) {
-                let sp = calibrated.split_at(&p, x, threads);
-                let ran = (off::split_cols(x, n), sp.feeders, sp.cpu_threads);
+        // What a call of row `r` teaches: a co-executed call its sides' and its share cell's
+        // ([`off::learn_split`]; auto's too where the file says how it ran), a whole call its
+        // side's time. (A file without the configurations: a forced share in the calibrated
+        // model's configuration for it.)
+        let teach = |l: &Learned, r: &Row, us: f64, sides: Option<(f64, f64)>, ran: Option<Ran>| {
+            let split = match (ran, r.gpu_share, r.mode.as_str()) {
+                (Some(ran), ..) => Some(ran).filter(|&(ng, ..)| ng > 0 && ng < n),
+                (None, Some(x), "split") if whole(r).is_none() => {
+                    let sp = calibrated.split_at(&p, x, threads);
+                    Some((off::split_cols(x, n), sp.feeders, sp.cpu_threads))
+                }
+                _ => None,
+            };
+            if let (Some(ran), Some((c, g))) = (split, sides) {
                 off::learn_split(&rates, l, &p, ran, (c * 1e-6, g * 1e-6), us * 1e-6);
+            } else if let (None, Some((side, _))) = (split, whole(r)) {
+                l.observe(&p, side, us / if side == Side::Cpu { e.cpu_us } else { e.gpu_us });
             }
         };
         for (j, r) in rows.iter_mut().enumerate().take(end).skip(i) {
@@ -1312,8 +1337,8 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
             // the point's first timed call's).
             if let (Some(l), true) = (&learn, n <= 2048) {
                 match calls.as_ref().and_then(|c| c.iter().find(|c| c.0 == j)) {
-                    Some(&(_, us, sides)) => teach(l, r, us, Some(sides)),
-                    None => teach(l, r, r.us.unwrap_or(f64::NAN), None),
+                    Some(&(_, us, sides, ran)) => teach(l, r, us, Some(sides), ran),
+                    None => teach(l, r, r.us.unwrap_or(f64::NAN), None, None),
                 }
             }
         }
@@ -1324,7 +1349,7 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
                 Some(calls) => {
                     // Each co-executed call priced as it ran, then learnt from.
                     let mut preds: Vec<Vec<f64>> = vec![Vec::new(); end - i];
-                    for &(j, us, sides) in calls {
+                    for &(j, us, sides, ran) in calls {
                         let r = &rows[j];
                         if r.mode == "split" {
                             preds[j - i].extend(point_pred(
@@ -1337,7 +1362,7 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
                                 threads,
                             ));
                         }
-                        teach(l, r, us, Some(sides));
+                        teach(l, r, us, Some(sides), ran);
                     }
                     for (r, v) in rows[i..end].iter_mut().zip(&preds) {
                         r.call_pred_us = (!v.is_empty()).then(|| median(v));
@@ -1394,13 +1419,13 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
 }
 
 /// `--sides`: per co-executed point of a samples file (routine,n,mode,share,round,us,
-/// gpu_side_us,cpu_side_us[,coexec_us]), the medians of each side and of the call beside the calibrated
+/// gpu_side_us,cpu_side_us[,coexec_us,gpu_cols,feeders,cpu_threads]), the medians of each side and of the call beside the calibrated
 /// model's.
 fn sides_table(path: &Path, rates: &Rates, beta_zero: bool, threads: usize) -> Result<String, String> {
     // (routine, n, share) -> each call's (time, GPU side, CPU side), microseconds.
     type Point = ((String, usize, String), [Vec<f64>; 3]);
     let mut points: Vec<Point> = Vec::new();
-    for (routine, n, mode, share, _, us, (c, g)) in read_calls(path)? {
+    for (routine, n, mode, share, _, us, (c, g), _) in read_calls(path)? {
         if mode != "split" {
             continue;
         }
@@ -1974,7 +1999,10 @@ fn main() -> ExitCode {
         if let Some(path) = &o.samples {
             let _ = std::fs::write(
                 path,
-                format!("routine,n,mode,share,round,us,gpu_side_us,cpu_side_us,coexec_us\n{}", b.sample_lines),
+                format!(
+                    "routine,n,mode,share,round,us,gpu_side_us,cpu_side_us,coexec_us,gpu_cols,feeders,cpu_threads\n{}",
+                    b.sample_lines
+                ),
             );
         }
     }
@@ -2301,7 +2329,7 @@ mod tests {
         let ran = |mode: &'static str, side: Side| {
             move || {
                 std::thread::sleep(std::time::Duration::from_millis(1));
-                let gpu_side_secs = if mode == "split" { 1e-3 } else { 0.0 };
+                let gpu_side_secs = if mode.starts_with("split") { 1e-3 } else { 0.0 };
                 let stats = Some(hyblas::gpu::offload::OffloadStats { mode, gpu_side_secs, ..Default::default() });
                 off::set_last(off::Outcome {
                     routine: "dgemm".into(),
@@ -2365,15 +2393,19 @@ mod tests {
         let autos = rest.iter().take_while(|&&i| i == 1).count();
         assert!(autos >= 2 && rest[autos..].iter().all(|&i| i == 0), "then auto's block, then GPU-only's: {seq:?}");
 
-        // An auto that co-executes takes its blocks alone.
-        let mut co = vec![
-            Timed::new(0, Some(0.012), ran("gpu", Side::Gpu)).min_reps_for("gpu"),
-            Timed::new(1, Some(0.012), ran("split", Side::Gpu)).min_reps_for("auto"),
-        ];
-        time_interleaved(&mut co, 60.0, 4, &mut 0);
-        assert_eq!(co[1].path, None);
-        let order = modes(&co);
-        assert!(order.chunks(6).all(|c| c.iter().all(|&i| i == c[0])), "{order:?}");
+        // An auto that co-executes takes its blocks alone, balanced or at a fixed fence (a
+        // short call). Taking turns with GPU-only calls, auto's fenced ZGEMM n = 512 on the
+        // H200 host ran 1.37 ms; in blocks of its own 1.24, as the forced split at its share.
+        for mode in ["split", "split-fixed"] {
+            let mut co = vec![
+                Timed::new(0, Some(0.012), ran("gpu", Side::Gpu)).min_reps_for("gpu"),
+                Timed::new(1, Some(0.012), ran(mode, Side::Gpu)).min_reps_for("auto"),
+            ];
+            time_interleaved(&mut co, 60.0, 4, &mut 0);
+            assert_eq!(co[1].path, None, "{mode}");
+            let order = modes(&co);
+            assert!(order.chunks(6).all(|c| c.iter().all(|&i| i == c[0])), "{mode}: {order:?}");
+        }
     }
 
     /// Points whose calls the rounds cannot tell apart could each be the best; a point slower

@@ -194,6 +194,13 @@ pub struct OffloadStats {
     pub pred_us: f64,
 }
 
+impl OffloadStats {
+    /// Whether the call was co-executed ("split" or "split-fixed").
+    pub fn co_executed(&self) -> bool {
+        self.mode.starts_with("split")
+    }
+}
+
 impl std::fmt::Display for OffloadStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.mode == "cpu" {
@@ -212,7 +219,7 @@ impl std::fmt::Display for OffloadStats {
             self.h2d_bytes as f64 / 1e6,
             self.d2h_bytes as f64 / 1e6
         )?;
-        if self.mode.starts_with("split") {
+        if self.co_executed() {
             write!(
                 f,
                 " gpu_share={:.3} gpu_cols={} cpu_cols={} cpu_units={} gpu_side={:.1}us cpu_side={:.1}us cpu_threads={} feeders={}",

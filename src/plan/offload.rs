@@ -926,6 +926,8 @@ impl Rates {
     /// uploads), "compute" (the GEMMs), "a-panels" (all of A before the first tile column ends,
     /// then the GEMMs) or "d2h" (the copies back). Includes the call's fixed latency.
     pub fn pipe_secs(&self, p: &Problem, cols: usize, x: Xfer) -> (f64, &'static str) {
+        #[cfg(test)]
+        tests::PIPE_EVALS.with(|c| c.set(c.get() + 1));
         let ng = cols.min(p.n);
         if ng == 0 || p.m == 0 {
             return (0.0, "empty");
@@ -2935,6 +2937,11 @@ mod tests {
              offload split_latency_us 100\noffload cpu_coexec 1\noffload gpu_coexec 1\n\
              offload feed_gbs 1 15 15\noffload feed_gbs 2 30 30\noffload feed_gbs 4 50 50\n";
 
+    thread_local! {
+        /// [`Rates::pipe_secs`] evaluations on this thread (the cost of a search).
+        pub(super) static PIPE_EVALS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
     fn tuned() -> Rates {
         Rates::builtin(&h200()).with_lines(TUNED, "tuned test")
     }
@@ -3321,18 +3328,30 @@ mod tests {
         assert!(r.choose(&p, 16).1.is_none());
     }
 
+    /// The split's search prices a grid of [`SPLIT_GRID`] shares in their configurations and
+    /// bisects between two of them, not every column of C: its pipeline evaluations (each
+    /// under a microsecond) stay in the hundreds whatever n; a shape asked again under the
+    /// same learnt factors is repriced, not searched ([`choose_cached`]). (Counted, not timed:
+    /// a bound in microseconds failed under CI's parallel tests on two cores.)
     #[test]
     fn the_split_search_is_cheap() {
-        // Tens of pipeline evaluations: well under a millisecond (remembered per shape after).
-        let r = tuned();
+        let r = std::sync::Arc::new(tuned());
+        let evals = |f: &dyn Fn()| {
+            PIPE_EVALS.with(|c| c.set(0));
+            f();
+            PIPE_EVALS.with(|c| c.get())
+        };
+        let square = |n: usize| Problem::gemm::<f64>(n, n, n, false, false);
+        let counts: Vec<usize> = [1500, 3000, 12000, 48000]
+            .iter()
+            .map(|&n| evals(&|| _ = std::hint::black_box(r.choose(&square(n), 16))))
+            .collect();
+        let (lo, hi) = (counts.iter().min().unwrap(), counts.iter().max().unwrap());
+        assert!(*lo > SPLIT_GRID && *hi < 10 * (SPLIT_GRID + 1) && hi * 2 < lo * 3, "{counts:?}");
         let p = Problem::gemm::<f64>(3000, 2900, 2800, false, false);
-        let t0 = std::time::Instant::now();
-        for _ in 0..20 {
-            std::hint::black_box(r.choose(std::hint::black_box(&p), 16));
-        }
-        let per = t0.elapsed().as_secs_f64() / 20.0;
-        let bound = if cfg!(debug_assertions) { 2e-3 } else { 100e-6 };
-        assert!(per < bound, "choose took {:.1} us", per * 1e6);
+        let first = evals(&|| _ = choose_cached(&r, &p, 16));
+        let again = evals(&|| _ = choose_cached(&r, &p, 16));
+        assert!(first > SPLIT_GRID && again <= 4, "searched {first}, again {again}");
     }
 
     #[test]
