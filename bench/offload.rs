@@ -589,9 +589,10 @@ impl<'a> Timed<'a> {
 /// A visit of a call shorter than 50 ms starts with one untimed call, which pays for the
 /// switch from the previous point (with every call interleaved, the H200 host's GPU-only DGEMM
 /// n = 4096 took 15.2 ms after the CPU-only point's 165 ms and 13.5 ms after the others), then
-/// times a block of up to three calls (as many as fit in 30 ms), times the point's `more` (so
-/// that auto, cpu and gpu, which take three times the calls, spread them over the rounds the
-/// split points run in: in session 24's run the split points of SGEMM n = 1024 were done by
+/// times a block of up to three calls (as many as fit in 30 ms), times how many more calls the
+/// point takes than a split point priced alike ([`block_of`]; so that auto, cpu and gpu, which
+/// take up to three times the calls, spread them over the rounds the split points run in: in
+/// session 24's run the split points of SGEMM n = 1024 were done by
 /// round 70 of 200, the host then sped up by 15%, and the planner's best share, learnt at the
 /// end, was held against medians of an earlier, slower host). Both are sized by the model's
 /// prediction where it has one (the warm-up call's time otherwise), so that auto and the side
@@ -634,7 +635,7 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize, seq: &mu
         let (budget, max_reps) = (budget * p.more as f64, max_reps * p.more);
         n == 0 || (n < max_reps && (sum < budget || (n < p.min_reps && sum < MIN_REPS_SECS)))
     };
-    let block = |j: usize, p: &Timed| (0.03 / est[j].max(1e-6)).clamp(1.0, 3.0) as usize * p.more;
+    let block = |j: usize, p: &Timed| block_of(est[j], p, budget, max_reps);
     let mut round = 0;
     let mut order: Vec<usize> = (0..points.len()).collect();
     while points.iter().any(wants) {
@@ -708,6 +709,25 @@ fn time_size(shared: &mut [Timed], alone: &mut [Timed], budget: f64, max_reps: u
     for t in alone {
         time_interleaved(std::slice::from_mut(t), budget, max_reps, &mut seq);
     }
+}
+
+/// The calls of a visit to point `p` priced `est` seconds a call ([`time_interleaved`]): as
+/// many as fit in 30 ms (one to three), times the calls `p` takes over those a split point
+/// priced alike takes (within 1..=its `more`). Calls that take seconds reach few more than
+/// their `min_reps` in [`MIN_REPS_SECS`], whatever their `more`: in run r3 the CPU-only ZGEMM
+/// n = 4096 (0.8 s a call) took its 9 calls in blocks of three, in rounds 0-2, the forced
+/// split at a share of 0 (the same path) its 8 in rounds 0-7, the host sped up by a quarter
+/// meanwhile, and the two came out 792 and 649 ms.
+fn block_of(est: f64, p: &Timed, budget: f64, max_reps: usize) -> usize {
+    let e = est.max(1e-6);
+    // What `wants` leaves a point: its budget's calls, or its `min_reps` while they add up
+    // to less than MIN_REPS_SECS.
+    let calls = |more: usize, min_reps: usize| {
+        let by_budget = (budget * more as f64 / e).min((max_reps * more) as f64);
+        by_budget.max((min_reps as f64).min(MIN_REPS_SECS / e)).max(1.0)
+    };
+    let more = (calls(p.more, p.min_reps) / calls(1, MIN_CALLS)).round().clamp(1.0, p.more.max(1) as f64);
+    (0.03 / e).clamp(1.0, 3.0) as usize * more as usize
 }
 
 /// `v`'s values in ascending order.
@@ -2320,6 +2340,22 @@ mod tests {
             orders.insert(v);
         }
         assert!(orders.len() >= 8, "16 rounds, {} orders", orders.len());
+    }
+
+    /// A whole call (three times a split point's calls) takes blocks three times as long where
+    /// the budget sets the calls; calls of seconds, whose number MIN_REPS_SECS sets for both,
+    /// take blocks of one, as the split points, and cover the same rounds.
+    #[test]
+    fn long_whole_calls_spread_over_the_split_points_rounds() {
+        let (budget, max_reps) = (0.5, 200);
+        let at =
+            |mode: &str, est: f64| block_of(est, &Timed::new(0, Some(est), || {}).min_reps_for(mode), budget, max_reps);
+        assert_eq!((at("cpu", 0.001), at("split", 0.001)), (9, 3));
+        assert_eq!((at("gpu", 0.012), at("split", 0.012)), (6, 2));
+        assert_eq!((at("auto", 0.1), at("split", 0.1)), (3, 1));
+        assert_eq!((at("cpu", 0.5), at("split", 0.5)), (2, 1));
+        assert_eq!((at("cpu", 0.8), at("split", 0.8)), (1, 1));
+        assert_eq!(at("nvblas", 0.8), 1);
     }
 
     /// Auto and the whole call on the path it runs take their calls in turns; the other side
