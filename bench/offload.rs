@@ -1328,16 +1328,17 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
         };
         let learn = rates.learned.clone().filter(|_| o.replay);
         // The run's calls of this size, in the order they ran, when its --samples file is
-        // given: (row, and in microseconds the call and its (CPU side, GPU side)).
+        // given ([`size_calls`]).
         let calls = calls.as_ref().map(|c| size_calls(c, &rows[i..end], i)).filter(|c| !c.is_empty());
         // What a call of row `r` teaches: a co-executed call its sides' and its share cell's
         // ([`off::learn_split`]; auto's too where the file says how it ran), a whole call its
         // side's time. (A file without the configurations: a forced share in the calibrated
         // model's configuration for it.)
         let teach = |l: &Learned, r: &Row, us: f64, sides: Option<(f64, f64)>, ran: Option<Ran>| {
-            let split = match (ran, r.gpu_share, r.mode.as_str()) {
+            let whole = whole(r);
+            let split = match (ran, r.gpu_share, r.mode.as_str(), whole) {
                 (Some(ran), ..) => Some(ran).filter(|&(ng, ..)| ng > 0 && ng < n),
-                (None, Some(x), "split") if whole(r).is_none() => {
+                (None, Some(x), "split", None) => {
                     let sp = calibrated.split_at(&p, x, threads);
                     Some((off::split_cols(x, n), sp.feeders, sp.cpu_threads))
                 }
@@ -1345,7 +1346,7 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
             };
             if let (Some(ran), Some((c, g))) = (split, sides) {
                 off::learn_split(&rates, l, &p, ran, (c * 1e-6, g * 1e-6), us * 1e-6);
-            } else if let (None, Some((side, _))) = (split, whole(r)) {
+            } else if let (None, Some((side, _))) = (split, whole) {
                 l.observe(&p, side, us / if side == Side::Cpu { e.cpu_us } else { e.gpu_us });
             }
         };
@@ -1439,8 +1440,8 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
 }
 
 /// `--sides`: per co-executed point of a samples file (routine,n,mode,share,round,us,
-/// gpu_side_us,cpu_side_us[,coexec_us,gpu_cols,feeders,cpu_threads]), the medians of each side and of the call beside the calibrated
-/// model's.
+/// gpu_side_us,cpu_side_us[,coexec_us,gpu_cols,feeders,cpu_threads]), the medians of each side
+/// and of the call beside the calibrated model's.
 fn sides_table(path: &Path, rates: &Rates, beta_zero: bool, threads: usize) -> Result<String, String> {
     // (routine, n, share) -> each call's (time, GPU side, CPU side), microseconds.
     type Point = ((String, usize, String), [Vec<f64>; 3]);
