@@ -1393,7 +1393,8 @@ impl Rates {
 
     /// The model's choice for `p` on `threads` threads: both whole-call predictions, and the
     /// best split when it is predicted at least `HYBLAS_OFFLOAD_SPLIT_GAIN` faster than the
-    /// better of the two (only for calls long enough for both sides to matter).
+    /// better of the two, `HYBLAS_OFFLOAD_SPLIT_GAIN_TIMED` at a share whose calls were timed
+    /// ([`price_to_split`]; only for calls long enough for both sides to matter).
     pub fn choose(&self, p: &Problem, threads: usize) -> (Prediction, Option<SplitPrediction>) {
         self.choose_with_slack(p, threads, &mut None).0
     }
@@ -1891,8 +1892,8 @@ fn model_split(sp: SplitPrediction) -> SplitPlan {
 }
 
 /// The model's choices for the last few shapes of this thread (the split's search is a few
-/// hundred evaluations of the pipeline model, ~400 at n = 3000, 75-90 us; a program calls the same shapes again and
-/// again), with the learnt factors each was searched under.
+/// hundred evaluations of the pipeline model, ~400 at n = 3000, 75-90 us; a program calls the
+/// same shapes again and again), with the learnt factors each was searched under.
 type ChoiceKey = (Problem, usize, usize, (usize, usize));
 type Choice = (Prediction, Option<SplitPrediction>);
 /// A remembered choice: its shape, the learnt factors it was searched under, its slack
