@@ -589,7 +589,7 @@ impl<'a> Timed<'a> {
 /// A visit of a call shorter than 50 ms starts with one untimed call, which pays for the
 /// switch from the previous point (with every call interleaved, the H200 host's GPU-only DGEMM
 /// n = 4096 took 15.2 ms after the CPU-only point's 165 ms and 13.5 ms after the others), then
-/// times a block of up to three calls (as many as fit in 30 ms), times how many more calls the
+/// times a block of up to [`VISIT_CALLS`] calls (as many as fit in 30 ms), times how many more calls the
 /// point takes than a split point priced alike ([`block_of`]; so that auto, cpu and gpu, which
 /// take up to three times the calls, spread them over the rounds the split points run in: in
 /// session 24's run the split points of SGEMM n = 1024 were done by
@@ -711,9 +711,20 @@ fn time_size(shared: &mut [Timed], alone: &mut [Timed], budget: f64, max_reps: u
     }
 }
 
+/// Timed calls a visit to a split point takes at most ([`block_of`]; auto, cpu and gpu this
+/// times their `more`). The first calls after a switch from another point run slow and settle
+/// over five to eight calls: in the H200 runs of session 31 GPU-only DGEMM n = 1024 (2.2-2.4
+/// ms a call) ran 3.4%, 2.0%, 0.7% over the mean of its long runs in their first three calls
+/// (DGEMM and SGEMM n = 2048 2-7% in the first). In blocks of three, each split point carried
+/// that start and the GPU-only calls, nine a visit in turns with auto's, did not: the forced
+/// share of 1.0 (the GPU alone, the same path) measured 2.3% and 1.1% over GPU-only in those
+/// runs, and the sweep's best share (0.7) was held against the whole calls' GPU alone,
+/// which the planner priced (and which measured as fast as 0.7 or faster).
+const VISIT_CALLS: usize = 12;
+
 /// The calls of a visit to point `p` priced `est` seconds a call ([`time_interleaved`]): as
-/// many as fit in 30 ms (one to three), times the calls `p` takes over those a split point
-/// priced alike takes (within 1..=its `more`). Calls that take seconds reach few more than
+/// many as fit in 30 ms (one to [`VISIT_CALLS`]), times the calls `p` takes over those a split
+/// point priced alike takes (within 1..=its `more`). Calls that take seconds reach few more than
 /// their `min_reps` in [`MIN_REPS_SECS`], whatever their `more`: in run r3 the CPU-only ZGEMM
 /// n = 4096 (0.8 s a call) took its 9 calls in blocks of three, in rounds 0-2, the forced
 /// split at a share of 0 (the same path) its 8 in rounds 0-7, the host sped up by a quarter
@@ -727,7 +738,7 @@ fn block_of(est: f64, p: &Timed, budget: f64, max_reps: usize) -> usize {
         by_budget.max((min_reps as f64).min(MIN_REPS_SECS / e)).max(1.0)
     };
     let more = (calls(p.more, p.min_reps) / calls(1, MIN_CALLS)).round().clamp(1.0, p.more.max(1) as f64);
-    (0.03 / e).clamp(1.0, 3.0) as usize * more as usize
+    (0.03 / e).clamp(1.0, VISIT_CALLS as f64) as usize * more as usize
 }
 
 /// `v`'s values in ascending order.
@@ -2308,14 +2319,14 @@ mod tests {
         let mut pts = vec![
             Timed::new(0, Some(0.012), sleep(20)),
             Timed::new(1, Some(0.012), sleep(4)),
-            Timed::new(2, None, sleep(1)),
+            Timed::new(2, None, sleep(8)),
         ];
         let mut seq = 0;
         time_interleaved(&mut pts, 60.0, 6, &mut seq);
         let rounds = |p: &Timed| p.calls.iter().map(|c| c.1).collect::<Vec<_>>();
         assert_eq!(rounds(&pts[0]), vec![0, 0, 1, 1, 2, 2]);
         assert_eq!(rounds(&pts[0]), rounds(&pts[1]));
-        // Unpriced: sized by its warm-up call (1 ms: blocks of three).
+        // Unpriced: sized by its warm-up call (8 ms: blocks of three).
         assert_eq!(rounds(&pts[2]), vec![0, 0, 0, 1, 1, 1]);
         // A point with three times the calls (auto, cpu, gpu) takes them in blocks three times
         // as long: the same rounds as a split point priced alike.
@@ -2351,7 +2362,9 @@ mod tests {
         let (budget, max_reps) = (0.5, 200);
         let at =
             |mode: &str, est: f64| block_of(est, &Timed::new(0, Some(est), || {}).min_reps_for(mode), budget, max_reps);
-        assert_eq!((at("cpu", 0.001), at("split", 0.001)), (9, 3));
+        assert_eq!((at("cpu", 0.001), at("split", 0.001)), (36, 12));
+        assert_eq!((at("gpu", 0.0022), at("split", 0.0022)), (36, 12));
+        assert_eq!((at("gpu", 0.005), at("split", 0.005)), (18, 6));
         assert_eq!((at("gpu", 0.012), at("split", 0.012)), (6, 2));
         assert_eq!((at("auto", 0.1), at("split", 0.1)), (3, 1));
         assert_eq!((at("cpu", 0.5), at("split", 0.5)), (2, 1));
