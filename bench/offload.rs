@@ -714,12 +714,14 @@ fn time_size(shared: &mut [Timed], alone: &mut [Timed], budget: f64, max_reps: u
 /// Timed calls a visit to a split point takes at most ([`block_of`]; auto, cpu and gpu this
 /// times their `more`). The first calls after a switch from another point run slow and settle
 /// over five to eight calls: in the H200 runs of session 31 GPU-only DGEMM n = 1024 (2.2-2.4
-/// ms a call) ran 3.4%, 2.0%, 0.7% over the mean of its long runs in their first three calls
-/// (DGEMM and SGEMM n = 2048 2-7% in the first). In blocks of three, each split point carried
-/// that start and the GPU-only calls, nine a visit in turns with auto's, did not: the forced
-/// share of 1.0 (the GPU alone, the same path) measured 2.3% and 1.1% over GPU-only in those
-/// runs, and the sweep's best share (0.7) was held against the whole calls' GPU alone,
-/// which the planner priced (and which measured as fast as 0.7 or faster).
+/// ms a call) ran 3.4%, 2.0% and 0.7% over the mean of its long visits in their first three
+/// calls (DGEMM and SGEMM n = 2048 2-7% in the first). Blocks of up to 12 rather than 3 carry
+/// that start over more calls and take a quarter of the untimed calls (the benchmark of
+/// d/s GEMM, DSYRK and DTRSM: 365-389 s against 396-401 s). They did not close the gap
+/// between the sweep's share 1.0 and GPU-only, one path timed as two points: over the H200
+/// runs k2-s2 (blocks of three) the forced 1.0 measured 0.2%, 2.6% and 1.9% over GPU-only at
+/// n = 1024, 2048 and 4096 (geometric means; over at 196 of 243 sizes), in s3-s4 (blocks of
+/// 12) 1.9%, 3.6% and 1.4% (17 of 18); at n >= 8192 0.0% and 0.1%.
 const VISIT_CALLS: usize = 12;
 
 /// The calls of a visit to point `p` priced `est` seconds a call ([`time_interleaved`]): as
