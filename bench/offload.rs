@@ -589,8 +589,8 @@ impl<'a> Timed<'a> {
 /// A visit of a call shorter than 50 ms starts with one untimed call, which pays for the
 /// switch from the previous point (with every call interleaved, the H200 host's GPU-only DGEMM
 /// n = 4096 took 15.2 ms after the CPU-only point's 165 ms and 13.5 ms after the others), then
-/// times a block of up to [`VISIT_CALLS`] calls (as many as fit in 30 ms), times how many more calls the
-/// point takes than a split point priced alike ([`block_of`]; so that auto, cpu and gpu, which
+/// times a block of up to [`VISIT_CALLS`] calls (as many as fit in 30 ms), times how many more
+/// calls the point takes than a split point priced alike ([`block_of`]; so that auto, cpu and gpu, which
 /// take up to three times the calls, spread them over the rounds the split points run in: in
 /// session 24's run the split points of SGEMM n = 1024 were done by
 /// round 70 of 200, the host then sped up by 15%, and the planner's best share, learnt at the

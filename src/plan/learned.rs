@@ -41,9 +41,9 @@
 //! A factor is the geometric running mean of its cell's ratios, the calibrated model counting
 //! as one observation of 1 (so the first call moves it half way), with a whole calls' cell's
 //! weights floored at [`RATE_FLOOR`] so it keeps following drift (a split's cells, which hold
-//! what is left over the whole calls' factors, keep the mean of all their calls). A cell without calls borrows the nearest
-//! octave's within [`REACH_OCTAVES`]. Ratios beyond [`MAX_RATIO`] either way are dropped: an
-//! interrupted call says nothing about the rates.
+//! what is left over the whole calls' factors, keep the mean of all their calls). A cell
+//! without calls borrows the nearest octave's within [`REACH_OCTAVES`]. Ratios beyond
+//! [`MAX_RATIO`] either way are dropped: an interrupted call says nothing about the rates.
 //!
 //! `HYBLAS_OFFLOAD_LEARN=0` turns it off (predictions are the calibrated model's). The trace
 //! line shows the factors a prediction used (`drift cpu=x.. gpu=x..`).
