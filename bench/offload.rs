@@ -83,8 +83,7 @@ usage: offloadbench [options]
                      learnt from the whole calls (cpu, gpu, auto) of the sizes before it
                      (plan::learned), and with --sides from every call, co-executed ones
                      included (auto's too where the file says how they ran), in the order
-                     the run made them; without it, the calibrated
-                     model alone.
+                     the run made them; without it, the calibrated model alone.
   --sides FILE       with --rescore: the run's --samples file; prints each co-executed point's
                      GPU side, CPU side and whole call (medians over its calls) beside the
                      calibrated model's, to show which side the model has wrong
@@ -590,11 +589,11 @@ impl<'a> Timed<'a> {
 /// switch from the previous point (with every call interleaved, the H200 host's GPU-only DGEMM
 /// n = 4096 took 15.2 ms after the CPU-only point's 165 ms and 13.5 ms after the others), then
 /// times a block of up to [`VISIT_CALLS`] calls (as many as fit in 30 ms), times how many more
-/// calls the point takes than a split point priced alike ([`block_of`]; so that auto, cpu and gpu, which
-/// take up to three times the calls, spread them over the rounds the split points run in: in
-/// session 24's run the split points of SGEMM n = 1024 were done by
-/// round 70 of 200, the host then sped up by 15%, and the planner's best share, learnt at the
-/// end, was held against medians of an earlier, slower host). Both are sized by the model's
+/// calls the point takes than a split point priced alike ([`block_of`]; so that auto, cpu and
+/// gpu, which take up to three times the calls, spread them over the rounds the split points
+/// run in: in session 24's run the split points of SGEMM n = 1024 were done by round 70 of
+/// 200, the host then sped up by 15%, and the planner's best share, learnt at the end, was
+/// held against medians of an earlier, slower host). Both are sized by the model's
 /// prediction where it has one (the warm-up call's time otherwise), so that auto and the side
 /// it runs get the same blocks and cover the same rounds: sized by one warm-up call, GPU-only
 /// DGEMM n = 4096 (10 ms) got blocks of one call and auto of two, auto's calls were over in

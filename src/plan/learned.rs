@@ -333,11 +333,11 @@ impl Learned {
         };
         let c = cells.entry(key).or_insert(Cell { ln: start.unwrap_or(0.0), calls: 0 });
         c.calls += 1;
-        // A share cell and a split side's cell hold the mean of all their calls: what is left
-        // over prices that follow the drift (the whole calls' factors) is a shape, not a
-        // drift, and a cell following its last ten calls priced flat curves by their noise
-        // ([`RATE_FLOOR`]).
-        let floor = if key.call || key.split { 0.0 } else { RATE_FLOOR };
+        // A split's cells (its sides' and its share cells) hold the mean of all their calls:
+        // what is left over prices that follow the drift (the whole calls' factors) is a shape,
+        // not a drift, and a cell following its last ten calls priced flat curves by their
+        // noise ([`RATE_FLOOR`]).
+        let floor = if key.split { 0.0 } else { RATE_FLOOR };
         let w = (1.0 / (c.calls as f64 + 1.0)).max(floor);
         c.ln += w * (target - c.ln);
     }
