@@ -588,36 +588,44 @@ impl<'a> Timed<'a> {
 /// A visit of a call shorter than 50 ms starts with one untimed call, which pays for the
 /// switch from the previous point (with every call interleaved, the H200 host's GPU-only DGEMM
 /// n = 4096 took 15.2 ms after the CPU-only point's 165 ms and 13.5 ms after the others), then
-/// times a block of up to [`VISIT_CALLS`] calls (as many as fit in 30 ms), times how many more
-/// calls the point takes than a split point priced alike ([`block_of`]; so that auto, cpu and
-/// gpu, which take up to three times the calls, spread them over the rounds the split points
-/// run in: in session 24's run the split points of SGEMM n = 1024 were done by round 70 of
+/// times up to [`VISIT_CALLS`] calls (as many as fit in 30 ms). Every visit takes that many
+/// calls of one path, whatever the point ([`visits_of`]): a point that takes more calls than a
+/// split point priced alike (auto, cpu and gpu, up to three times) takes more visits a round,
+/// at their own places in its order, so that it spreads them over the rounds the split points
+/// run in (in session 24's run the split points of SGEMM n = 1024 were done by round 70 of
 /// 200, the host then sped up by 15%, and the planner's best share, learnt at the end, was
-/// held against medians of an earlier, slower host). Both are sized by the model's
-/// prediction where it has one (the warm-up call's time otherwise), so that auto and the side
-/// it runs get the same blocks and cover the same rounds: sized by one warm-up call, GPU-only
-/// DGEMM n = 4096 (10 ms) got blocks of one call and auto of two, auto's calls were over in
-/// half the rounds, and a host that sped up 10% meanwhile put auto's median 5% above
-/// GPU-only's (their per-round ratio: 1.004). A point takes one warm-up call first (unless
-/// predicted longer than 0.3 s), then samples until it has `max_reps` or they add up to
-/// `budget` seconds (each times its `more`; at least one call; at least its `min_reps` while
-/// they add up to less than [`MIN_REPS_SECS`]). `seq` numbers the timed calls in the order they ran.
+/// held against medians of an earlier, slower host) and is measured in the same visits as
+/// they are. The calls of one path speed up over a visit's first 30-50 (GPU-only DGEMM n =
+/// 1024 on the H200 hosts of runs s3-s4: its first six calls 2.8-5.7% over its mean, calls
+/// 30-54 1-5% under): in blocks three times as long (with auto's in turns, six times) the
+/// GPU-only point measured 1.1-3.9% under the sweep's share 1.0 on the same path, and the
+/// planner, learning the GPU alone from those long visits, was held against a sweep measured
+/// in short ones. Both are sized by the model's prediction where it has one (the warm-up
+/// call's time otherwise), so that auto and the side it runs get the same visits and cover
+/// the same rounds: sized by one warm-up call, GPU-only DGEMM n = 4096 (10 ms) got blocks of
+/// one call and auto of two, auto's calls were over in half the rounds, and a host that sped
+/// up 10% meanwhile put auto's median 5% above GPU-only's (their per-round ratio: 1.004). A
+/// point takes one warm-up call first (unless predicted longer than 0.3 s), then samples
+/// until it has `max_reps` or they add up to `budget` seconds (each times its `more`; at least
+/// one call; at least its `min_reps` while they add up to less than [`MIN_REPS_SECS`]). `seq`
+/// numbers the calls of the visits in the order they ran, the untimed ones too (the samples
+/// leave those numbers out).
 ///
 /// Auto and the whole call on the path its last call ran (gpu where the planner chose the GPU,
-/// cpu where it chose the CPU) are visited together where the round reaches the first of them,
-/// their calls in turns (after the one untimed call of a short visit) while auto stays on that
-/// path; where its planner turns to a split within the visit, auto finishes its block at once,
-/// then the side its own (in run p5 auto's SGEMM n = 1024 moved between the GPU alone and a
-/// split at 0.4, and its 72 split calls, taking turns with GPU-only calls, took a median of
-/// 1.75 ms; the forced split at 0.4, in blocks, 1.54 ms). Where auto runs the better side's
-/// path the two differ by noise alone, and the H200 hosts' noise is slow and follows the
-/// previous point. Over eight runs of sessions 24-26, two GPU-only calls of
-/// n >= 2048 that ran one after the other differed by 5.4% (sd of the log ratio; calls of the
-/// same point far apart by 7.5%), and a GPU-only visit after a co-executed point ran 1.5% over
-/// its median (its first call 3.5-6%), after another GPU-only visit 0%: visited apart, auto
-/// came out 1.035x GPU-only's time at SGEMM n = 4096 of run n2 (16 of its 23 visits followed a
-/// co-executed point, 12 of GPU-only's) and 1.09x at ZGEMM n = 8192 of run n3 (five rounds;
-/// per-round ratios 0.91-1.15).
+/// cpu where it chose the CPU) are visited together where the round reaches either of them,
+/// their calls in turns (after the one untimed call of a short visit), half the visit's calls
+/// each, while auto stays on that path; where its planner turns to a split within the visit,
+/// auto finishes its part at once, then the side its own (in run p5 auto's SGEMM n = 1024
+/// moved between the GPU alone and a split at 0.4, and its 72 split calls, taking turns with
+/// GPU-only calls, took a median of 1.75 ms; the forced split at 0.4, in blocks, 1.54 ms).
+/// Where auto runs the better side's path the two differ by noise alone, and the H200 hosts'
+/// noise is slow and follows the previous point. Over eight runs of sessions 24-26, two
+/// GPU-only calls of n >= 2048 that ran one after the other differed by 5.4% (sd of the log
+/// ratio; calls of the same point far apart by 7.5%), and a GPU-only visit after a co-executed
+/// point ran 1.5% over its median (its first call 3.5-6%), after another GPU-only visit 0%:
+/// visited apart, auto came out 1.035x GPU-only's time at SGEMM n = 4096 of run n2 (16 of its
+/// 23 visits followed a co-executed point, 12 of GPU-only's) and 1.09x at ZGEMM n = 8192 of
+/// run n3 (five rounds; per-round ratios 0.91-1.15).
 fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize, seq: &mut usize) {
     let mut est = vec![0.0f64; points.len()];
     for (p, e) in points.iter_mut().zip(&mut est) {
@@ -634,30 +642,40 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize, seq: &mu
         let (budget, max_reps) = (budget * p.more as f64, max_reps * p.more);
         n == 0 || (n < max_reps && (sum < budget || (n < p.min_reps && sum < MIN_REPS_SECS)))
     };
-    let block = |j: usize, p: &Timed| block_of(est[j], p, budget, max_reps);
+    // (calls a visit, visits a round) of each point.
+    let plan: Vec<(usize, usize)> = points.iter().zip(&est).map(|(p, &e)| visits_of(e, p, budget, max_reps)).collect();
     let mut round = 0;
-    let mut order: Vec<usize> = (0..points.len()).collect();
     while points.iter().any(wants) {
+        // A place in the round's order for each visit; twice as many for auto, cpu and gpu,
+        // which take half a visit's calls where they visit as a pair.
+        let mut order: Vec<usize> = (0..points.len())
+            .flat_map(|j| std::iter::repeat_n(j, plan[j].1 * if points[j].role == Role::Other { 1 } else { 2 }))
+            .collect();
         shuffle(&mut order, round as u64);
-        let mut visited = vec![false; points.len()];
+        // Calls each point has left in this round.
+        let mut quota: Vec<usize> = plan.iter().map(|&(calls, visits)| calls * visits).collect();
         for &j in &order {
-            if visited[j] || !wants(&points[j]) {
+            if quota[j] == 0 || !wants(&points[j]) {
                 continue;
             }
             // Auto and the side it runs, when both still want calls: one visit, in turns.
             let partner = (0..points.len())
-                .find(|&q| q != j && !visited[q] && wants(&points[q]) && points[j].pairs_with(&points[q]));
+                .find(|&q| q != j && quota[q] > 0 && wants(&points[q]) && points[j].pairs_with(&points[q]));
             let visit: Vec<usize> = std::iter::once(j).chain(partner).collect();
             if est[j] < 0.05 {
                 points[j].call_once();
+                *seq += 1;
             }
-            // Calls left of each one's block: in turns while the pair runs one path; once auto
-            // leaves it (the planner chose a split), the one in hand finishes its block, then the
+            // Calls left of each one's part: in turns while the pair runs one path; once auto
+            // leaves it (the planner chose a split), the one in hand finishes its part, then the
             // other (a split in turns with GPU-only calls paid the switch at every call).
-            let mut left: Vec<usize> = visit.iter().map(|&v| block(v, &points[v])).collect();
+            let calls = plan[j].0;
+            let mut left: Vec<usize> = match partner {
+                Some(q) => vec![calls.div_ceil(2).min(quota[j]), (calls / 2).max(1).min(quota[q])],
+                None => vec![calls.min(quota[j])],
+            };
             let mut last = None;
-            while let Some(i) =
-                next_in_visit(&left, last, visit.len() == 2 && points[visit[0]].pairs_with(&points[visit[1]]))
+            while let Some(i) = next_in_visit(&left, last, partner.is_some() && points[j].pairs_with(&points[visit[1]]))
             {
                 let p = &mut points[visit[i]];
                 if !wants(p) {
@@ -673,9 +691,7 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize, seq: &mu
                 p.calls.push((*seq, round, sides.0, sides.1, sides.2, ran));
                 *seq += 1;
                 (left[i], last) = (left[i] - 1, Some(i));
-            }
-            for v in visit {
-                visited[v] = true;
+                quota[visit[i]] -= 1;
             }
         }
         round += 1;
@@ -710,27 +726,28 @@ fn time_size(shared: &mut [Timed], alone: &mut [Timed], budget: f64, max_reps: u
     }
 }
 
-/// Timed calls a visit to a split point takes at most ([`block_of`]; auto, cpu and gpu this
-/// times their `more`). The first calls after a switch from another point run slow and settle
-/// over five to eight calls: in the H200 runs of session 31 GPU-only DGEMM n = 1024 (2.2-2.4
-/// ms a call) ran 3.4%, 2.0% and 0.7% over the mean of its long visits in their first three
-/// calls (DGEMM and SGEMM n = 2048 2-7% in the first). Blocks of up to 12 rather than 3 carry
-/// that start over more calls and take a quarter of the untimed calls (the benchmark of
-/// d/s GEMM, DSYRK and DTRSM: 365-389 s against 396-401 s). They did not close the gap
-/// between the sweep's share 1.0 and GPU-only, one path timed as two points: over the H200
-/// runs k2-s2 (blocks of three) the forced 1.0 measured 0.2%, 2.6% and 1.9% over GPU-only at
-/// n = 1024, 2048 and 4096 (geometric means; over at 196 of 243 sizes), in s3-s4 (blocks of
-/// 12) 1.9%, 3.6% and 1.4% (17 of 18); at n >= 8192 0.0% and 0.1%.
+/// Timed calls of one path a visit takes at most ([`visits_of`]). The first calls after a
+/// switch from another point run slow and settle over five to eight (and go on speeding up
+/// over 30-50): in the H200 runs of session 31 GPU-only DGEMM n = 1024 (2.2-2.4 ms a call) ran
+/// 3.4%, 2.0% and 0.7% over the mean of its long visits in their first three calls (DGEMM and
+/// SGEMM n = 2048 2-7% in the first). Visits of up to 12 rather than 3 carry that start over
+/// more calls and take a quarter of the untimed calls (the benchmark of d/s GEMM, DSYRK and
+/// DTRSM: 365-389 s against 396-401 s). Over the H200 runs k2-s2 (blocks of three, auto, cpu
+/// and gpu three times as long) the forced share 1.0 measured 0.2%, 2.6% and 1.9% over
+/// GPU-only, one path timed as two points, at n = 1024, 2048 and 4096 (geometric means; over
+/// at 196 of 243 sizes), in s3-s4 (blocks of 12 and 36) 1.9%, 3.6% and 1.4% (17 of 18); at
+/// n >= 8192 0.0% and 0.1%: hence visits of one length for every point.
 const VISIT_CALLS: usize = 12;
 
-/// The calls of a visit to point `p` priced `est` seconds a call ([`time_interleaved`]): as
-/// many as fit in 30 ms (one to [`VISIT_CALLS`]), times the calls `p` takes over those a split
-/// point priced alike takes (within 1..=its `more`). Calls that take seconds reach few more than
-/// their `min_reps` in [`MIN_REPS_SECS`], whatever their `more`: in run r3 the CPU-only ZGEMM
-/// n = 4096 (0.8 s a call) took its 9 calls in blocks of three, in rounds 0-2, the forced
-/// split at a share of 0 (the same path) its 8 in rounds 0-7, the host sped up by a quarter
-/// meanwhile, and the two came out 792 and 649 ms.
-fn block_of(est: f64, p: &Timed, budget: f64, max_reps: usize) -> usize {
+/// (Timed calls a visit, visits a round) of point `p` priced `est` seconds a call
+/// ([`time_interleaved`]): as many calls as fit in 30 ms (one to [`VISIT_CALLS`]), as many
+/// visits as `p` takes calls for each a split point priced alike takes (within 1..=its
+/// `more`). Calls that take seconds reach few more than their `min_reps` in
+/// [`MIN_REPS_SECS`], whatever their `more`: in run r3 the CPU-only ZGEMM n = 4096 (0.8 s a
+/// call) took its 9 calls in blocks of three, in rounds 0-2, the forced split at a share of 0
+/// (the same path) its 8 in rounds 0-7, the host sped up by a quarter meanwhile, and the two
+/// came out 792 and 649 ms.
+fn visits_of(est: f64, p: &Timed, budget: f64, max_reps: usize) -> (usize, usize) {
     let e = est.max(1e-6);
     // What `wants` leaves a point: its budget's calls, or its `min_reps` while they add up
     // to less than MIN_REPS_SECS.
@@ -739,7 +756,7 @@ fn block_of(est: f64, p: &Timed, budget: f64, max_reps: usize) -> usize {
         by_budget.max((min_reps as f64).min(MIN_REPS_SECS / e)).max(1.0)
     };
     let more = (calls(p.more, p.min_reps) / calls(1, MIN_CALLS)).round().clamp(1.0, p.more.max(1) as f64);
-    (0.03 / e).clamp(1.0, VISIT_CALLS as f64) as usize * more as usize
+    ((0.03 / e).clamp(1.0, VISIT_CALLS as f64) as usize, more as usize)
 }
 
 /// `v`'s values in ascending order.
@@ -2309,14 +2326,31 @@ fn level3_routine(b: &mut Bench, name: &str) {
 mod tests {
     use super::*;
 
+    /// The visits of `pts` in the order they ran, each as the points of its timed calls in
+    /// order (a visit's untimed first call takes a number of `seq` and parts them).
+    fn visits(pts: &[Timed]) -> Vec<Vec<usize>> {
+        let mut calls: Vec<(usize, usize)> =
+            pts.iter().enumerate().flat_map(|(i, p)| p.calls.iter().map(move |c| (c.0, i))).collect();
+        calls.sort_unstable();
+        let mut out: Vec<Vec<usize>> = Vec::new();
+        for (k, &(s, i)) in calls.iter().enumerate() {
+            match out.last_mut() {
+                Some(v) if k > 0 && calls[k - 1].0 + 1 == s => v.push(i),
+                _ => out.push(vec![i]),
+            }
+        }
+        out
+    }
+
     /// Points the model prices alike run in the same rounds, whatever their warm-up calls took
-    /// (auto and the side it runs are held against each other's medians); the order of a
-    /// round changes from round to round; the calls are numbered in the order they ran.
+    /// (auto and the side it runs are held against each other's medians), in visits of the
+    /// same length; the order of a round changes from round to round; the calls are numbered
+    /// in the order they ran, the untimed first call of each visit too.
     #[test]
     fn interleaved_points_priced_alike_share_their_rounds() {
         let sleep = |ms| move || std::thread::sleep(std::time::Duration::from_millis(ms));
-        // Priced at 12 ms (blocks of two calls); one takes 20 ms a call, one 4 ms: sized by
-        // their warm-up calls they got blocks of one and of three.
+        // Priced at 12 ms (visits of two calls); one takes 20 ms a call, one 4 ms: sized by
+        // their warm-up calls they got visits of one and of three.
         let mut pts = vec![
             Timed::new(0, Some(0.012), sleep(20)),
             Timed::new(1, Some(0.012), sleep(4)),
@@ -2327,10 +2361,18 @@ mod tests {
         let rounds = |p: &Timed| p.calls.iter().map(|c| c.1).collect::<Vec<_>>();
         assert_eq!(rounds(&pts[0]), vec![0, 0, 1, 1, 2, 2]);
         assert_eq!(rounds(&pts[0]), rounds(&pts[1]));
-        // Unpriced: sized by its warm-up call (8 ms: blocks of three).
+        // Unpriced: sized by its warm-up call (8 ms: visits of three).
         assert_eq!(rounds(&pts[2]), vec![0, 0, 0, 1, 1, 1]);
-        // A point with three times the calls (auto, cpu, gpu) takes them in blocks three times
-        // as long: the same rounds as a split point priced alike.
+        let lens = |v: &[Vec<usize>], i: usize| v.iter().filter(|c| c[0] == i).map(|c| c.len()).collect::<Vec<_>>();
+        let v = visits(&pts);
+        assert_eq!((lens(&v, 0), lens(&v, 2)), (vec![2; 3], vec![3; 2]), "{v:?}");
+        // 18 timed calls in eight visits, each opened by an untimed call.
+        let mut seqs: Vec<usize> = pts.iter().flat_map(|p| p.calls.iter().map(|c| c.0)).collect();
+        seqs.sort_unstable();
+        seqs.dedup();
+        assert_eq!((seqs.len(), v.len(), seq), (18, 8, 26));
+        // A point with three times the calls (auto, cpu, gpu) takes three visits a round, of
+        // the split point's length: the same rounds, the same visits.
         let mut two = vec![
             Timed::new(0, Some(0.012), sleep(1)).min_reps_for("auto"),
             Timed::new(1, Some(0.012), sleep(1)).min_reps_for("split"),
@@ -2338,10 +2380,8 @@ mod tests {
         time_interleaved(&mut two, 60.0, 4, &mut 0);
         assert_eq!(rounds(&two[0]), [[0; 6], [1; 6]].concat());
         assert_eq!(rounds(&two[1]), vec![0, 0, 1, 1]);
-        let mut seqs: Vec<usize> = pts.iter().flat_map(|p| p.calls.iter().map(|c| c.0)).collect();
-        seqs.sort_unstable();
-        assert_eq!(seqs, (0..18).collect::<Vec<_>>());
-        assert_eq!(seq, 18);
+        let v = visits(&two);
+        assert_eq!((lens(&v, 0), lens(&v, 1)), (vec![2; 6], vec![2; 2]), "{v:?}");
         // The order of a round: a permutation, a different one from round to round.
         let mut orders = std::collections::HashSet::new();
         for seed in 0..16 {
@@ -2355,26 +2395,29 @@ mod tests {
         assert!(orders.len() >= 8, "16 rounds, {} orders", orders.len());
     }
 
-    /// A whole call (three times a split point's calls) takes blocks three times as long where
-    /// the budget sets the calls; calls of seconds, whose number MIN_REPS_SECS sets for both,
-    /// take blocks of one, as the split points, and cover the same rounds.
+    /// A whole call (three times a split point's calls) takes three times the visits where
+    /// the budget sets the calls, each as long as a split point's; calls of seconds, whose
+    /// number MIN_REPS_SECS sets for both, take one visit a round, as the split points, and
+    /// cover the same rounds.
     #[test]
     fn long_whole_calls_spread_over_the_split_points_rounds() {
         let (budget, max_reps) = (0.5, 200);
-        let at =
-            |mode: &str, est: f64| block_of(est, &Timed::new(0, Some(est), || {}).min_reps_for(mode), budget, max_reps);
-        assert_eq!((at("cpu", 0.001), at("split", 0.001)), (36, 12));
-        assert_eq!((at("gpu", 0.0022), at("split", 0.0022)), (36, 12));
-        assert_eq!((at("gpu", 0.005), at("split", 0.005)), (18, 6));
-        assert_eq!((at("gpu", 0.012), at("split", 0.012)), (6, 2));
-        assert_eq!((at("auto", 0.1), at("split", 0.1)), (3, 1));
-        assert_eq!((at("cpu", 0.5), at("split", 0.5)), (2, 1));
-        assert_eq!((at("cpu", 0.8), at("split", 0.8)), (1, 1));
-        assert_eq!(at("nvblas", 0.8), 1);
+        let at = |mode: &str, est: f64| {
+            visits_of(est, &Timed::new(0, Some(est), || {}).min_reps_for(mode), budget, max_reps)
+        };
+        assert_eq!((at("cpu", 0.001), at("split", 0.001)), ((12, 3), (12, 1)));
+        assert_eq!((at("gpu", 0.0022), at("split", 0.0022)), ((12, 3), (12, 1)));
+        assert_eq!((at("gpu", 0.005), at("split", 0.005)), ((6, 3), (6, 1)));
+        assert_eq!((at("gpu", 0.012), at("split", 0.012)), ((2, 3), (2, 1)));
+        assert_eq!((at("auto", 0.1), at("split", 0.1)), ((1, 3), (1, 1)));
+        assert_eq!((at("cpu", 0.5), at("split", 0.5)), ((1, 2), (1, 1)));
+        assert_eq!((at("cpu", 0.8), at("split", 0.8)), ((1, 1), (1, 1)));
+        assert_eq!(at("nvblas", 0.8), (1, 1));
     }
 
-    /// Auto and the whole call on the path it runs take their calls in turns; the other side
-    /// and the split points keep their blocks; an auto that co-executes pairs with nothing.
+    /// Auto and the whole call on the path it runs share their visits, in turns, half the
+    /// calls each; the other side and the split points take visits of their own, as long; an
+    /// auto that co-executes pairs with nothing.
     #[test]
     fn auto_takes_turns_with_the_side_it_runs() {
         let ran = |mode: &'static str, side: Side| {
@@ -2391,36 +2434,28 @@ mod tests {
                 });
             }
         };
-        let modes = |pts: &[Timed]| {
-            let mut calls: Vec<(usize, usize)> =
-                pts.iter().enumerate().flat_map(|(i, p)| p.calls.iter().map(move |c| (c.0, i))).collect();
-            calls.sort_unstable();
-            calls.into_iter().map(|c| c.1).collect::<Vec<_>>()
-        };
-        // Priced at 12 ms: blocks of two calls, six for auto, cpu and gpu.
+        // Priced at 7 ms: visits of four calls; auto, cpu and gpu three a round.
         let mut pts = vec![
-            Timed::new(0, Some(0.012), ran("cpu", Side::Cpu)).min_reps_for("cpu"),
-            Timed::new(1, Some(0.012), ran("gpu", Side::Gpu)).min_reps_for("gpu"),
-            Timed::new(2, Some(0.012), ran("gpu", Side::Gpu)).min_reps_for("auto"),
-            Timed::new(3, Some(0.012), ran("split", Side::Gpu)).min_reps_for("split"),
+            Timed::new(0, Some(0.007), ran("cpu", Side::Cpu)).min_reps_for("cpu"),
+            Timed::new(1, Some(0.007), ran("gpu", Side::Gpu)).min_reps_for("gpu"),
+            Timed::new(2, Some(0.007), ran("gpu", Side::Gpu)).min_reps_for("auto"),
+            Timed::new(3, Some(0.007), ran("split", Side::Gpu)).min_reps_for("split"),
         ];
-        time_interleaved(&mut pts, 60.0, 4, &mut 0);
-        let order = modes(&pts);
-        assert_eq!(pts.iter().map(|p| p.secs.len()).collect::<Vec<_>>(), vec![12, 12, 12, 4]);
-        // Auto (2) and GPU-only (1): one visit per round, in turns.
-        let pair: Vec<usize> = order.iter().copied().filter(|&i| i == 1 || i == 2).collect();
-        for w in pair.chunks(12) {
-            assert!(w.windows(2).all(|x| x[0] != x[1]), "{order:?}");
+        time_interleaved(&mut pts, 60.0, 8, &mut 0);
+        assert_eq!(pts.iter().map(|p| p.secs.len()).collect::<Vec<_>>(), vec![24, 24, 24, 8]);
+        // Auto (2) and GPU-only (1): visits of their own, two calls each in turns; CPU-only
+        // and the split: visits of four calls.
+        let v = visits(&pts);
+        let pairs = v.iter().filter(|c| c.contains(&1) || c.contains(&2)).collect::<Vec<_>>();
+        assert_eq!(pairs.len(), 12, "{v:?}");
+        for c in &pairs {
+            let alike = c[0] == c[2] && c[1] == c[3] && c[0] != c[1];
+            assert!(c.len() == 4 && alike && c.iter().all(|&i| i == 1 || i == 2), "{v:?}");
         }
-        let first = |i| order.iter().position(|&x| x == i).unwrap();
-        let last = |i| order.iter().rposition(|&x| x == i).unwrap();
-        assert!(first(1).max(first(2)) < first(1).min(first(2)) + 2, "{order:?}");
-        assert!(last(1).abs_diff(last(2)) == 1, "{order:?}");
-        // CPU-only and the split keep their blocks of six and two calls.
-        let runs = |i: usize| order.chunk_by(|a, b| a == b).filter(|c| c[0] == i).map(|c| c.len()).collect::<Vec<_>>();
-        assert_eq!(runs(0), vec![6, 6]);
-        assert_eq!(runs(3), vec![2, 2]);
-        // An auto whose planner turns to a split within a visit finishes its block at once,
+        for c in v.iter().filter(|c| c[0] == 0 || c[0] == 3) {
+            assert_eq!(c, &vec![c[0]; 4], "{v:?}");
+        }
+        // An auto whose planner turns to a split within a visit finishes its part at once,
         // then GPU-only its own: its splits do not take turns with GPU-only calls.
         let calls = std::cell::Cell::new(0);
         let turning = || {
@@ -2429,22 +2464,32 @@ mod tests {
             ran(mode, side)()
         };
         let mut pts = vec![
-            Timed::new(0, Some(0.012), ran("gpu", Side::Gpu)).min_reps_for("gpu"),
-            Timed::new(1, Some(0.012), turning).min_reps_for("auto"),
+            Timed::new(0, Some(0.007), ran("gpu", Side::Gpu)).min_reps_for("gpu"),
+            Timed::new(1, Some(0.007), turning).min_reps_for("auto"),
         ];
-        time_interleaved(&mut pts, 60.0, 2, &mut 0);
-        // (seq, point, round, co-executed) of every timed call, in the order they ran.
-        let mut seq: Vec<(usize, usize, usize, bool)> =
-            pts.iter().enumerate().flat_map(|(i, p)| p.calls.iter().map(move |c| (c.0, i, c.1, c.2 > 0.0))).collect();
-        seq.sort_unstable();
-        let f = seq.iter().position(|c| c.1 == 1 && c.3).expect("auto turned to a split");
-        let before: Vec<usize> = seq[..f].iter().filter(|c| c.2 == seq[f].2).map(|c| c.1).collect();
-        assert!(before.windows(2).all(|w| w[0] != w[1]) && before.contains(&1), "in turns first: {seq:?}");
-        let rest: Vec<usize> = seq[f..].iter().filter(|c| c.2 == seq[f].2).map(|c| c.1).collect();
-        let autos = rest.iter().take_while(|&&i| i == 1).count();
-        assert!(autos >= 2 && rest[autos..].iter().all(|&i| i == 0), "then auto's block, then GPU-only's: {seq:?}");
+        time_interleaved(&mut pts, 60.0, 4, &mut 0);
+        let co = |i: usize, k: usize| i == 1 && pts[1].calls[k].2 > 0.0;
+        // (point, co-executed) of each timed call, by visit.
+        let mut k = [0, 0];
+        let v: Vec<Vec<(usize, bool)>> = visits(&pts)
+            .into_iter()
+            .map(|c| {
+                c.into_iter()
+                    .map(|i| {
+                        k[i] += 1;
+                        (i, co(i, k[i] - 1))
+                    })
+                    .collect()
+            })
+            .collect();
+        let t = v.iter().position(|c| c.iter().any(|x| x.1)).expect("auto turned to a split");
+        let f = v[t].iter().position(|x| x.1).unwrap();
+        assert!(v[t][..f].windows(2).all(|w| w[0].0 != w[1].0), "in turns first: {v:?}");
+        let autos = v[t][f..].iter().take_while(|x| x.0 == 1).count();
+        assert!(autos >= 2 && v[t][f + autos..].iter().all(|x| x.0 == 0), "then auto's part, then GPU-only's: {v:?}");
+        assert!(v[t + 1..].iter().all(|c| c.iter().all(|x| x.0 == c[0].0)), "then apart: {v:?}");
 
-        // An auto that co-executes takes its blocks alone, balanced or at a fixed fence (a
+        // An auto that co-executes takes its visits alone, balanced or at a fixed fence (a
         // short call). Taking turns with GPU-only calls, auto's fenced ZGEMM n = 512 on the
         // H200 host ran 1.37 ms; in blocks of its own 1.24, as the forced split at its share.
         for mode in ["split", "split-fixed"] {
@@ -2454,8 +2499,8 @@ mod tests {
             ];
             time_interleaved(&mut co, 60.0, 4, &mut 0);
             assert_eq!(co[1].path, None, "{mode}");
-            let order = modes(&co);
-            assert!(order.chunks(6).all(|c| c.iter().all(|&i| i == c[0])), "{mode}: {order:?}");
+            let v = visits(&co);
+            assert!(v.iter().all(|c| c.len() == 2 && c[0] == c[1]), "{mode}: {v:?}");
         }
     }
 
