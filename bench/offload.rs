@@ -736,7 +736,9 @@ fn time_size(shared: &mut [Timed], alone: &mut [Timed], budget: f64, max_reps: u
 /// and gpu three times as long) the forced share 1.0 measured 0.2%, 2.6% and 1.9% over
 /// GPU-only, one path timed as two points, at n = 1024, 2048 and 4096 (geometric means; over
 /// at 196 of 243 sizes), in s3-s4 (blocks of 12 and 36) 1.9%, 3.6% and 1.4% (17 of 18); at
-/// n >= 8192 0.0% and 0.1%: hence visits of one length for every point.
+/// n >= 8192 0.0% and 0.1%: hence visits of one length for every point, with which runs t1-t3
+/// (session 32) measured 0.1%, 0.5% and 0.5% (over at 16 of 27 sizes), the benchmark taking
+/// 391-401 s.
 const VISIT_CALLS: usize = 12;
 
 /// (Timed calls a visit, visits a round) of point `p` priced `est` seconds a call
