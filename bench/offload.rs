@@ -675,8 +675,7 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize, seq: &mu
                 None => vec![calls.min(quota[j])],
             };
             let mut last = None;
-            while let Some(i) = next_in_visit(&left, last, partner.is_some() && points[j].pairs_with(&points[visit[1]]))
-            {
+            while let Some(i) = next_in_visit(&left, last, partner.is_some_and(|q| points[j].pairs_with(&points[q]))) {
                 let p = &mut points[visit[i]];
                 if !wants(p) {
                     left[i] = 0;
