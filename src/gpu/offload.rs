@@ -3,7 +3,7 @@
 //! (`plan::offload`) sent here.
 //!
 //! How one call runs:
-//! - C is cut into tiles (`tile_for`: about a quarter of the larger side, 512..2048, or the
+//! - C is cut into tiles (`tile_for`: a quarter to half of the larger side, 512..2048, or the
 //!   `HYBLAS_OFFLOAD_TILE` / [`with_knobs`] override). The device holds a resident copy of the
 //!   host operands of one *block* of C (normally the whole problem; a problem larger than the
 //!   device's free memory is cut into row/column blocks run one after the other, A's rows kept
@@ -128,12 +128,18 @@ static ENV_PIECE: Lazy<Option<usize>> =
     Lazy::new(|| config::value("HYBLAS_OFFLOAD_PIECE_KB")?.trim().parse::<usize>().ok().map(|kb| kb << 10));
 
 /// The C tile of an m x n x k problem in precision `T`: the knob, else `HYBLAS_OFFLOAD_TILE`,
-/// else a quarter of the larger side rounded to 256, between 512 and 2048. Small enough that
-/// the first tile's panels (the pipeline's start-up) are a small part of the traffic, large
-/// enough that each cuBLAS call fills the GPU (2048^2 = 256 CTAs of 128^2).
+/// else a quarter of the larger side, or half of it up to 1024 where that is more, rounded
+/// down to 256, between 512 and 2048. Small enough that the first tile's panels (the
+/// pipeline's start-up) are a small part of the traffic, large enough that each cuBLAS call
+/// fills the GPU (2048^2 = 256 CTAs of 128^2) and that the pieces each tile of C starts (its
+/// upload and its copy back; 60-70 us each in the H200 hosts' calibrations) stay few: at
+/// n = 2048 a quarter (16 tiles of 512) ran GPU-only DGEMM in 5.5-6.0 ms and SGEMM in
+/// 4.0-4.2, half (4 of 1024) in 4.3 and 3.2 (session 32, H200), as the model prices them
+/// (`plan::offload_h200`'s `the_default_tile_is_the_models_cheapest`).
 pub fn tile_for(m: usize, n: usize, _k: usize) -> (usize, usize) {
     let (mt, nt) = knobs().tile.or(*ENV_TILE).unwrap_or_else(|| {
-        let t = (m.max(n) / 4 / 256 * 256).clamp(512, 2048);
+        let side = m.max(n);
+        let t = ((side / 4).max((side / 2).min(1024)) / 256 * 256).clamp(512, 2048);
         (t, t)
     });
     (mt.clamp(1, m.max(1)), nt.clamp(1, n.max(1)))
@@ -2335,6 +2341,11 @@ mod tests {
     fn tiles_default_and_forced() {
         assert_eq!(tile_for(16384, 16384, 16384), (2048, 2048));
         assert_eq!(tile_for(4096, 4096, 4096), (1024, 1024));
+        assert_eq!(tile_for(8192, 8192, 8192), (2048, 2048));
+        // Half the side up to 1024 where a quarter is less.
+        assert_eq!(tile_for(2048, 2048, 2048), (1024, 1024));
+        assert_eq!(tile_for(1536, 600, 2048), (768, 600));
+        assert_eq!(tile_for(3000, 3000, 10), (1024, 1024));
         assert_eq!(tile_for(1000, 1000, 1000), (512, 512));
         assert_eq!(tile_for(100, 5000, 10), (100, 1024));
         let t = with_knobs(Knobs { tile: Some((7, 9)), ..Default::default() }, || tile_for(100, 100, 100));
