@@ -133,9 +133,10 @@ static ENV_PIECE: Lazy<Option<usize>> =
 /// pipeline's start-up) are a small part of the traffic, large enough that each cuBLAS call
 /// fills the GPU (2048^2 = 256 CTAs of 128^2) and that the pieces each tile of C starts (its
 /// upload and its copy back; 60-70 us each in the H200 hosts' calibrations) stay few: at
-/// n = 2048 a quarter (16 tiles of 512) ran GPU-only DGEMM in 5.5-6.0 ms and SGEMM in
-/// 4.0-4.2, half (4 of 1024) in 4.3 and 3.2 (session 32, H200), as the model prices them
-/// (`plan::offload_h200`'s `the_default_tile_is_the_models_cheapest`).
+/// n = 2048 a quarter (16 tiles of 512) ran GPU-only DGEMM in 5.42 ms and SGEMM in 3.89, half
+/// (4 of 1024) in 3.54 and 3.07 (H200, `bench/results/nvidia-h200-sm90-offload-tile-diag.txt`),
+/// as the model prices them (`plan::offload_h200`'s `the_default_tile_is_the_models_cheapest`).
+/// At n = 1024 the quarter (512) stays: 768 and 1024 ran no faster there.
 pub fn tile_for(m: usize, n: usize, _k: usize) -> (usize, usize) {
     let (mt, nt) = knobs().tile.or(*ENV_TILE).unwrap_or_else(|| {
         let side = m.max(n);
