@@ -3207,7 +3207,7 @@ mod tests {
     /// the 3000 x 2000 SGEMM moves in steps too coarse for a one-column balance.)
     #[test]
     fn the_split_equalises_the_two_sides() {
-        h200_data::with_recorded_tile(2048, the_split_equalises_the_two_sides_at_512)
+        h200_data::with_tile(512, the_split_equalises_the_two_sides_at_512)
     }
 
     fn the_split_equalises_the_two_sides_at_512() {
@@ -3615,7 +3615,7 @@ mod tests {
     /// DGEMM price best with the same feeders there, not with 1024 tiles.)
     #[test]
     fn a_share_cell_prices_its_own_share_after_the_sides() {
-        h200_data::with_recorded_tile(2048, a_share_cell_prices_its_own_share_after_the_sides_at_512)
+        h200_data::with_tile(512, a_share_cell_prices_its_own_share_after_the_sides_at_512)
     }
 
     fn a_share_cell_prices_its_own_share_after_the_sides_at_512() {

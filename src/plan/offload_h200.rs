@@ -53,7 +53,11 @@ pub(super) fn rows() -> Vec<Row> {
 /// of the side rounded down to 256, 512..2048): the tile the recorded runs were measured with.
 /// [`gpu::offload::tile_for`] now cuts n = 2048..4095 into tiles of 1024.
 pub(super) fn with_recorded_tile<R>(n: usize, f: impl FnOnce() -> R) -> R {
-    let t = (n / 4 / 256 * 256).clamp(512, 2048);
+    with_tile((n / 4 / 256 * 256).clamp(512, 2048), f)
+}
+
+/// Runs `f` with the pipeline's C tile forced to t x t.
+pub(super) fn with_tile<R>(t: usize, f: impl FnOnce() -> R) -> R {
     gpu::offload::with_knobs(gpu::offload::Knobs { tile: Some((t, t)), ..Default::default() }, f)
 }
 
@@ -273,9 +277,7 @@ fn the_default_tile_is_the_models_cheapest() {
         for n in [1024, 1536, 2048, 3072, 4096, 6144, 8192, 16384] {
             let p = problem(routine, n);
             let price = || r.pipe_secs(&p, n, r.alone()).0;
-            let at = |t: usize| {
-                gpu::offload::with_knobs(gpu::offload::Knobs { tile: Some((t, t)), ..Default::default() }, price)
-            };
+            let at = |t: usize| with_tile(t, price);
             let best = [512, 768, 1024, 1280, 1536, 2048]
                 .into_iter()
                 .filter(|&t| t <= n)
