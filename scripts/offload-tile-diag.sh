@@ -8,6 +8,12 @@
 #   N             sizes (default 2048,3072)
 #   TILES         tiles against the default (default "1024 1536")
 #   ROUTINES      (default "dgemm sgemm zgemm dsyrk dtrsm")
+#   KNOB          the setting TILES gives values of (default HYBLAS_OFFLOAD_TILE; e.g.
+#                 HYBLAS_OFFLOAD_PIECES, pieces per call: session 34's piece diagnostic).
+#                 An entry of TILES with '=' is a set of settings instead, joined by '+', e.g.
+#                 TILES="HYBLAS_OFFLOAD_PIECES=8 HYBLAS_OFFLOAD_CREW=1
+#                        HYBLAS_OFFLOAD_PIECES=8+HYBLAS_OFFLOAD_CREW=1" (the candidates session 34
+#                 left for the next GPU run); every setting named anywhere is unset for the others.
 # Result of session 32 (H200): bench/results/nvidia-h200-sm90-offload-tile-diag.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,12 +25,20 @@ if [ -n "${RECIPE:-}" ]; then
 fi
 N=${N:-2048,3072}
 NRE="^ +($(echo "$N" | tr , '|')) "
+KNOB=${KNOB:-HYBLAS_OFFLOAD_TILE}
+NAME=$(echo "${KNOB#HYBLAS_OFFLOAD_}" | tr A-Z a-z)
+ALL="$KNOB $(for t in ${TILES:-}; do echo "$t" | tr '+' '\n' | sed -n 's/=.*//p'; done | sort -u | tr '\n' ' ')"
 for turn in 1 2 3; do
   for t in default ${TILES:-1024 1536}; do
-    if [ $t = default ]; then unset HYBLAS_OFFLOAD_TILE; else export HYBLAS_OFFLOAD_TILE=$t; fi
+    for k in $ALL; do unset "$k"; done
+    case $t in
+      default) ;;
+      *=*) for kv in $(echo "$t" | tr '+' ' '); do export "$kv"; done ;;
+      *) export "$KNOB=$t" ;;
+    esac
     for r in ${ROUTINES:-dgemm sgemm zgemm dsyrk dtrsm}; do
       "$BIN" --n "$N" --routines $r --modes gpu --nvblas off --budget-s 0.2 --out /tmp/tile-diag 2>&1 |
-        grep -E "$NRE" | awk -v t=$t -v r=$r -v turn=$turn '{print turn, r, $1, "tile="t, $5}'
+        grep -E "$NRE" | awk -v t=$t -v r=$r -v turn=$turn -v k=$NAME '{print turn, r, $1, (t ~ /=/ ? t : k"="t), $5}'
     done
   done
 done

@@ -372,6 +372,7 @@ fn compare<T: TriScalar>(case: &Case<T>, knobs: Knobs, entry: Entry) {
 const SMALL: Knobs = Knobs {
     tile: Some((64, 48)),
     piece_bytes: Some(16384),
+    pieces: None,
     device_budget: None,
     fail_after: None,
     fail_gemm_after: None,

@@ -2,9 +2,11 @@
 //! layer has validated. It never declines a call.
 //!
 //! - `threads.rs`: the pool (sized once, fork-safe) and the parallel-for used by Level 1/2.
+//! - `crew.rs`: threads that spin between short jobs (the host offload's packing of pieces).
 //! - `simd.rs`: run-time dispatch of hot loops to AVX-512 / AVX2+FMA builds of the same body.
 //! - `level1.rs`, `level2.rs`, `level3/`: the routines.
 
+pub mod crew;
 pub mod level1;
 pub mod level2;
 pub mod level3;

@@ -461,6 +461,18 @@ pub fn keeping_pins<R>(f: impl FnOnce() -> R) -> R {
     crate::config::with_local(&KEEPS_PINS, true, f)
 }
 
+/// Whether this thread runs a side of a co-executed call ([`keeping_pins`]): a helper thread
+/// it starts (the download thread) takes the same setting with [`keeping_pins_if`], or its
+/// first work on a held pool would free the pool in the middle of the call.
+pub fn keeps_pins() -> bool {
+    KEEPS_PINS.with(|k| k.get())
+}
+
+/// `f` under [`keeping_pins`] where `keep` (a helper thread of a side, [`keeps_pins`]).
+pub fn keeping_pins_if<R>(keep: bool, f: impl FnOnce() -> R) -> R {
+    crate::config::with_local(&KEEPS_PINS, keep, f)
+}
+
 /// Hold the engine's pool to `cpus` (all CPUs back when empty), and keep it there after the
 /// call ([`PoolPins`]); none in a forked child or a serial build.
 pub fn hold_pool(cpus: &[usize]) {
@@ -519,6 +531,11 @@ mod tests {
         pins.hold(&pool, &[all[0]]);
         keeping_pins(|| pins.free_for_work(&pool));
         pool.install(|| pins.free_for_work(&pool));
+        // A helper thread a side starts (the download thread) takes the side's setting.
+        keeping_pins(|| {
+            let keep = keeps_pins();
+            std::thread::scope(|s| s.spawn(|| keeping_pins_if(keep, || pins.free_for_work(&pool))).join().unwrap());
+        });
         assert!(pins.held() && widths(&pool) == vec![1; 3]);
         // keeping_pins ends with its call.
         assert!(!KEEPS_PINS.with(|k| k.get()));

@@ -75,6 +75,8 @@ pub struct Knobs {
     pub tile: Option<(usize, usize)>,
     /// Bytes per copy piece (at most the chunk size).
     pub piece_bytes: Option<usize>,
+    /// Pieces the call's traffic is cut into, where `piece_bytes` is not given.
+    pub pieces: Option<usize>,
     /// Device memory the planner may use for one block, in bytes (forces the blocked path).
     pub device_budget: Option<usize>,
     /// Fail (as a failed device->host copy would) after this many pieces of C were written
@@ -87,7 +89,14 @@ pub struct Knobs {
 
 thread_local! {
     static KNOBS: Cell<Knobs> = const {
-        Cell::new(Knobs { tile: None, piece_bytes: None, device_budget: None, fail_after: None, fail_gemm_after: None })
+        Cell::new(Knobs {
+            tile: None,
+            piece_bytes: None,
+            pieces: None,
+            device_budget: None,
+            fail_after: None,
+            fail_gemm_after: None,
+        })
     };
 }
 
@@ -119,13 +128,46 @@ static ENV_TILE: Lazy<Option<(usize, usize)>> = Lazy::new(|| {
     Some((a, b))
 });
 
+/// `HYBLAS_OFFLOAD_TIMELINE=1`: each offloaded GEMM prints its pipeline's timeline to stderr
+/// when it ends (`tl <us since the call began> <event> <a> <b>` lines after a `timeline` line:
+/// each piece's wait for its chunk, packing and enqueue, each tile's GEMM, each piece written
+/// back, the CPU side's units). A diagnostic for one calling thread: calls from several threads
+/// at once interleave their events.
+static TIMELINE: Lazy<bool> = Lazy::new(|| config::value("HYBLAS_OFFLOAD_TIMELINE").is_some_and(|v| v.trim() == "1"));
+static MARKS: Mutex<Vec<(Instant, &'static str, usize, usize)>> = Mutex::new(Vec::new());
+
+/// Record `what` (with two numbers) on the timeline, where it is on.
+#[inline]
+fn mark(what: &'static str, a: usize, b: usize) {
+    if *TIMELINE {
+        MARKS.lock().push((Instant::now(), what, a, b));
+    }
+}
+
+/// Print and clear the timeline, where it is on (`label`: the call).
+fn dump_timeline(label: std::fmt::Arguments) {
+    if !*TIMELINE {
+        return;
+    }
+    let marks = std::mem::take(&mut *MARKS.lock());
+    let Some(t0) = marks.first().map(|m| m.0) else { return };
+    let mut out = format!("timeline {label}\n");
+    for (t, what, a, b) in marks {
+        out += &format!("tl {:.1} {what} {a} {b}\n", (t - t0).as_secs_f64() * 1e6);
+    }
+    eprint!("{out}");
+}
+
 /// Pinned chunk size and count per direction (`HYBLAS_OFFLOAD_CHUNK_MB`, `HYBLAS_OFFLOAD_CHUNKS`).
 static CHUNK_BYTES: Lazy<usize> = Lazy::new(|| config::threshold("HYBLAS_OFFLOAD_CHUNK_MB", 16).clamp(1, 1024) << 20);
 static CHUNKS: Lazy<usize> = Lazy::new(|| config::threshold("HYBLAS_OFFLOAD_CHUNKS", 4).clamp(2, 64));
-/// `HYBLAS_OFFLOAD_PIECE_KB`: bytes per copy piece (default: a sixteenth of the traffic,
-/// 1 MiB .. one chunk).
+/// `HYBLAS_OFFLOAD_PIECE_KB`: bytes per copy piece (default: [`piece_for`]).
 static ENV_PIECE: Lazy<Option<usize>> =
     Lazy::new(|| config::value("HYBLAS_OFFLOAD_PIECE_KB")?.trim().parse::<usize>().ok().map(|kb| kb << 10));
+/// `HYBLAS_OFFLOAD_PIECES`: pieces a call's traffic is cut into (default [`PIECES`]).
+static ENV_PIECES: Lazy<usize> = Lazy::new(|| config::threshold("HYBLAS_OFFLOAD_PIECES", PIECES).max(1));
+/// Pieces per call by default.
+pub const PIECES: usize = 16;
 
 /// The C tile of an m x n x k problem in precision `T`: the knob, else `HYBLAS_OFFLOAD_TILE`,
 /// else a quarter of the larger side, or half of it up to 1024 where that is more, rounded
@@ -148,7 +190,9 @@ pub fn tile_for(m: usize, n: usize, _k: usize) -> (usize, usize) {
 
 /// Bytes per copy piece for a call moving `traffic` bytes.
 pub(crate) fn piece_for(traffic: usize) -> usize {
-    let p = knobs().piece_bytes.or(*ENV_PIECE).unwrap_or_else(|| (traffic / 16).clamp(1 << 20, *CHUNK_BYTES));
+    let k = knobs();
+    let pieces = k.pieces.unwrap_or(*ENV_PIECES).max(1);
+    let p = k.piece_bytes.or(*ENV_PIECE).unwrap_or_else(|| (traffic / pieces).clamp(1 << 20, *CHUNK_BYTES));
     p.clamp(16, *CHUNK_BYTES)
 }
 
@@ -371,8 +415,11 @@ impl SendPtr {
     }
 }
 
-/// Below this many bytes a copy runs on the calling thread alone.
-const PAR_COPY_MIN: usize = 256 << 10;
+/// Least bytes per thread of a copy (`HYBLAS_OFFLOAD_COPY_PART_KB`, default 256): below twice
+/// this a copy runs on the calling thread alone. (Session 34's timeline on an H200 host packed
+/// a 2 MB piece in 110-130 us with 2, 4 and 8 threads alike: a lead for fewer, larger parts.)
+static PAR_COPY_MIN: Lazy<usize> =
+    Lazy::new(|| config::threshold("HYBLAS_OFFLOAD_COPY_PART_KB", 256).clamp(4, 1 << 20) << 10);
 
 /// Who packs and unpacks the pinned chunks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -406,7 +453,17 @@ fn copy_parts(cp: Copier, parts: usize, f: &(dyn Fn(usize) + Sync)) {
         return f(0);
     }
     match (cp, FEED_POOL.as_ref()) {
-        (Copier::Pool, _) => threads::for_each_part(parts, parts, f),
+        (Copier::Pool, _) => {
+            // The crew where it is on: the guard keeps it spinning through this copy, and
+            // its grace through the short gaps to the call's next one.
+            if let Some(crew) = crate::cpu::crew::offload_crew() {
+                let _hot = crew.hot();
+                if crew.run(parts, f) {
+                    return;
+                }
+            }
+            threads::for_each_part(parts, parts, f)
+        }
         (Copier::Feed(_), Some(pool)) => {
             FEED_PINS.free_for_work(pool);
             pool.in_place_scope(|s| {
@@ -434,7 +491,7 @@ unsafe fn copy2d(cp: Copier, src: *const u8, sp: usize, dst: *mut u8, dp: usize,
         Copier::Pool => threads::nthreads(),
         Copier::Feed(f) => f.clamp(1, MAX_FEEDERS),
     };
-    let parts = (total / PAR_COPY_MIN).clamp(1, t.max(1));
+    let parts = (total / *PAR_COPY_MIN).clamp(1, t.max(1));
     let (s, d) = (SendPtr(src as *mut u8), SendPtr(dst));
     let run = |f: &(dyn Fn(usize) + Sync)| copy_parts(cp, parts, f);
     if width == sp && width == dp {
@@ -725,7 +782,9 @@ impl<'a> Uploader<'a> {
             let ch = &self.chunks[self.next];
             self.next = (self.next + 1) % self.chunks.len();
             check(sys::cuEventSynchronize(ch.ev), "cuEventSynchronize")?;
+            mark("up-waited", w * h, 0);
             copy2d(self.copier, r.host.add(c0 * r.hpitch + x0), r.hpitch, ch.host, w, w, h);
+            mark("up-packed", w * h, 0);
             copy_async(true, ch.host, r.dev + (c0 * r.dpitch + x0) as u64, r.dpitch, w, h, self.stream)?;
             check(sys::cuEventRecord(ch.ev, self.stream), "cuEventRecord")?;
             self.bytes += (w * h) as u64;
@@ -805,7 +864,9 @@ impl<'a> Downloader<'a> {
         self.written += 1;
         let ch = &self.chunks[ci];
         check(sys::cuEventSynchronize(ch.ev), "cuEventSynchronize")?;
+        mark("down-waited", t, p);
         copy2d(self.copier, ch.host, w, host, hpitch, w, h);
+        mark("down-unpacked", t, p);
         self.head = (ci + 1) % self.chunks.len();
         debug_assert_eq!(self.done[t], p);
         self.done[t] = p + 1;
@@ -829,6 +890,7 @@ fn download_loop<S, M>(
 ) -> Result<()> {
     let r = (|| -> Result<()> {
         rt.bind()?;
+        mark("down-thread", 0, 0);
         loop {
             let msg = match rx.try_recv() {
                 Ok(x) => x,
@@ -964,6 +1026,7 @@ pub unsafe fn gemm<T: Scalar>(
     ldc: usize,
 ) -> std::result::Result<OffloadStats, Failure> {
     let start = Instant::now();
+    mark("start", m, n);
     let tile = tile_for(m, n, k);
     let mut stats = OffloadStats { tile, ..Default::default() };
     if m == 0 || n == 0 {
@@ -994,6 +1057,8 @@ pub unsafe fn gemm<T: Scalar>(
     let synced = pipe.sync();
     give_pipe(rt, pipe);
     stats.secs = start.elapsed().as_secs_f64();
+    mark("end", 0, 0);
+    dump_timeline(format_args!("gpu m={m} n={n} k={k} elem={elem} tile={tile:?} {:.1}us", stats.secs * 1e6));
     match (r, synced) {
         (Ok(()), Ok(())) => Ok(stats),
         (Err(f), _) => Err(f),
@@ -1175,6 +1240,7 @@ unsafe fn run<T: Scalar>(
     let nil = DMat { ptr: base, ld: 1 };
     crate::abi::cublas::vendor_gemm::<T>(&ex, p.ta, p.tb, 0, 0, 0, p.alpha, nil, nil, p.beta, nil)
         .map_err(untouched)?;
+    mark("set-up", piece, 0);
 
     let sched = schedule(&p, tile, bm, bn, base);
     let most = sched.blocks.iter().map(|b| b.tiles.len()).max().unwrap_or(0);
@@ -1224,6 +1290,7 @@ unsafe fn run<T: Scalar>(
                             // The tile's uploads are the last ones enqueued on h2d.
                             check(sys::cuEventRecord(ready, h2d), "cuEventRecord")?;
                             check(sys::cuStreamWaitEvent(ex.stream, ready, 0), "cuStreamWaitEvent")?;
+                            mark("gemm", t, 0);
                             let (m, n, k) = (m as i64, n as i64, k as i64);
                             crate::abi::cublas::vendor_gemm::<T>(&ex, p.ta, p.tb, m, n, k, p.alpha, a, b, p.beta, c)?;
                             check(sys::cuEventRecord(done_ev[t], ex.stream), "cuEventRecord")?;
@@ -1304,23 +1371,30 @@ fn spawn_downloader<'scope, 'env>(
     spec: DownSpec,
 ) -> std::thread::ScopedJoinHandle<'scope, DownOut> {
     let (chunks, stream) = (Shared(&pipe.down[..]), Shared(pipe.d2h));
+    // A co-executed call's download thread keeps the pools where the call holds them, as the
+    // GPU side does: the feeders' pool freed by its first copy (a broadcast to each thread, and
+    // another to hold it again at the next call) left the feeders free to run on the engine's
+    // cores for the rest of the call.
+    let keep = threads::keeps_pins();
     s.spawn(move || {
-        let (chunks, stream) = (chunks, stream);
-        let mut d = Downloader::new(chunks.0, stream.0, tiles, spec.written, spec.fail_after, spec.copier);
-        // SAFETY: the regions and events come from the sending side, which keeps the caller's
-        // C, the arena and the events alive until this thread is joined.
-        let r = download_loop(
-            rt,
-            &mut d,
-            &rx,
-            abort,
-            |d| unsafe { d.finish_oldest() },
-            |d, msg: Shared<DownMsg>| {
-                let DownMsg { t, r, ev } = msg.0;
-                unsafe { d.tile(t, r, ev, spec.elem, spec.piece) }
-            },
-        );
-        (r, d.done, d.bytes, d.written)
+        threads::keeping_pins_if(keep, move || {
+            let (chunks, stream) = (chunks, stream);
+            let mut d = Downloader::new(chunks.0, stream.0, tiles, spec.written, spec.fail_after, spec.copier);
+            // SAFETY: the regions and events come from the sending side, which keeps the caller's
+            // C, the arena and the events alive until this thread is joined.
+            let r = download_loop(
+                rt,
+                &mut d,
+                &rx,
+                abort,
+                |d| unsafe { d.finish_oldest() },
+                |d, msg: Shared<DownMsg>| {
+                    let DownMsg { t, r, ev } = msg.0;
+                    unsafe { d.tile(t, r, ev, spec.elem, spec.piece) }
+                },
+            );
+            (r, d.done, d.bytes, d.written)
+        })
     })
 }
 
@@ -1553,7 +1627,9 @@ fn cpu_loop(q: &Queue, t0: Instant, unit: impl Fn(usize, usize)) -> f64 {
         match q.claim_cpu() {
             CpuClaim::Take(j0, j1) => {
                 let t = Instant::now();
+                mark("cpu-take", j0, j1);
                 unit(j0, j1);
+                mark("cpu-done", j0, j1);
                 q.cpu_done(j1 - j0, t.elapsed().as_secs_f64());
                 end = t0.elapsed().as_secs_f64();
             }
@@ -1724,6 +1800,7 @@ pub unsafe fn coexec<T: Scalar>(
     plan: &crate::plan::offload::SplitPlan,
 ) -> (OffloadStats, Option<GpuError>) {
     let t0 = Instant::now();
+    mark("start", m, n);
     let tile = tile_for(m, n, k);
     let sp = plan.pred;
     let feeders = sp.feeders.clamp(1, MAX_FEEDERS);
@@ -1805,6 +1882,12 @@ pub unsafe fn coexec<T: Scalar>(
     stats.gpu_error = g.error.as_ref().map(|e| e.to_string());
     stats.fallback_elems = fallback;
     stats.secs = t0.elapsed().as_secs_f64();
+    mark("end", 0, 0);
+    dump_timeline(format_args!(
+        "split m={m} n={n} k={k} elem={e} tile={tile:?} gpu_cols={} feeders={feeders} cpu_threads={cpu_threads} {:.1}us",
+        st.gpu_cols,
+        stats.secs * 1e6
+    ));
     (stats, g.error)
 }
 
@@ -1834,6 +1917,7 @@ unsafe fn gpu_side<T: Scalar>(
     }
     q.stop_gpu();
     out.secs = t0.elapsed().as_secs_f64();
+    mark("gpu-side-end", 0, 0);
     out
 }
 
@@ -1876,6 +1960,7 @@ unsafe fn gpu_claims<T: Scalar>(
     let ex = Exec { rt, stream: pipe.comp };
     let nil = DMat { ptr: base, ld: 1 };
     crate::abi::cublas::vendor_gemm::<T>(&ex, p.ta, p.tb, 0, 0, 0, p.alpha, nil, nil, p.beta, nil)?;
+    mark("set-up", piece, 0);
 
     let [a_bytes, b_bytes, _] = layout(p, m, n);
     let (a_n, b_n) = (p.ta == Trans::No, p.tb == Trans::No);
@@ -1911,6 +1996,7 @@ unsafe fn gpu_claims<T: Scalar>(
                     last = Some(now);
                 }
                 let Some((j0, j1)) = q.claim_gpu() else { break };
+                mark("gpu-claim", j0, j1);
                 // All the claim's tiles first: a failure part way leaves the rest listed (none
                 // of it written back), so the CPU computes it.
                 let first = tiles.len();
@@ -1954,6 +2040,7 @@ unsafe fn gpu_claims<T: Scalar>(
                     // The tile's uploads are the last ones enqueued on h2d.
                     check(sys::cuEventRecord(ready, h2d), "cuEventRecord")?;
                     check(sys::cuStreamWaitEvent(ex.stream, ready, 0), "cuStreamWaitEvent")?;
+                    mark("gemm", t, 0);
                     let (hh, ww, kk) = (h as i64, w as i64, k as i64);
                     crate::abi::cublas::vendor_gemm::<T>(&ex, p.ta, p.tb, hh, ww, kk, p.alpha, am, bm, p.beta, cm)?;
                     check(sys::cuEventRecord(ev, ex.stream), "cuEventRecord")?;
@@ -2352,6 +2439,47 @@ mod tests {
         let t = with_knobs(Knobs { tile: Some((7, 9)), ..Default::default() }, || tile_for(100, 100, 100));
         assert_eq!(t, (7, 9));
         assert_eq!(tile_for(100, 100, 100), (100, 100));
+    }
+
+    /// Every byte of a 2-D region lands once where it belongs, whoever packs (the engine's
+    /// pool, its crew where `HYBLAS_OFFLOAD_CREW=1`, the feeders), in each of `copy2d`'s ways
+    /// of cutting it: one contiguous run, whole columns, row ranges of few tall columns.
+    #[test]
+    fn copies_land_every_byte_once() {
+        for cp in [Copier::Pool, Copier::Feed(3)] {
+            // (width, height, source pitch, destination pitch), all over a few parts' worth.
+            for &(w, h, sp, dp) in &[
+                (3 << 20, 1, 3 << 20, 3 << 20),
+                (4096, 700, 4096, 4096),
+                (4000, 700, 4104, 4000),
+                (3 << 19, 2, (3 << 19) + 24, 3 << 19),
+            ] {
+                let src: Vec<u8> = (0..sp * h).map(|i| (i * 7 + i / 251) as u8).collect();
+                let mut dst = vec![0xA5u8; dp * h + 16];
+                unsafe { copy2d(cp, src.as_ptr(), sp, dst.as_mut_ptr(), dp, w, h) };
+                for c in 0..h {
+                    assert!(dst[c * dp..c * dp + w] == src[c * sp..c * sp + w], "{cp:?} {w}x{h} column {c}");
+                    let gap = &dst[c * dp + w..((c + 1) * dp).min(dp * h)];
+                    assert!(gap.iter().all(|&b| b == 0xA5), "{cp:?} {w}x{h}: written past column {c}");
+                }
+                assert!(dst[dp * h..].iter().all(|&b| b == 0xA5));
+            }
+        }
+    }
+
+    #[test]
+    fn pieces_default_and_forced() {
+        let mb = 1 << 20;
+        if config::value("HYBLAS_OFFLOAD_PIECES").is_none() && config::value("HYBLAS_OFFLOAD_PIECE_KB").is_none() {
+            // A sixteenth of the traffic (DGEMM n = 1024, beta != 0: 32 MB), 1 MB .. a chunk.
+            assert_eq!(piece_for(32 * mb), 2 * mb);
+            assert_eq!(piece_for(4 * mb), mb);
+            assert_eq!(piece_for(1 << 40), *CHUNK_BYTES);
+        }
+        let with = |k: Knobs, traffic| with_knobs(k, || piece_for(traffic));
+        assert_eq!(with(Knobs { pieces: Some(8), ..Default::default() }, 32 * mb), 4 * mb);
+        assert_eq!(with(Knobs { pieces: Some(64), ..Default::default() }, 32 * mb), mb);
+        assert_eq!(with(Knobs { pieces: Some(8), piece_bytes: Some(4096), ..Default::default() }, 32 * mb), 4096);
     }
 
     // ---- The schedule run on the CPU ----
