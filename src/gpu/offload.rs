@@ -128,27 +128,28 @@ static ENV_TILE: Lazy<Option<(usize, usize)>> = Lazy::new(|| {
     Some((a, b))
 });
 
-/// `HYBLAS_OFFLOAD_TIMELINE=1`: each offloaded GEMM prints its pipeline's timeline to stderr
+/// `HYBLAS_OFFLOAD_TIMELINE=1`: each offloaded call prints its pipeline's timeline to stderr
 /// when it ends (`tl <us since the call began> <event> <a> <b>` lines after a `timeline` line:
-/// each piece's wait for its chunk, packing and enqueue, each tile's GEMM, each piece written
-/// back, the CPU side's units). A diagnostic for one calling thread: calls from several threads
-/// at once interleave their events.
+/// each piece's wait for its chunk and its packing, each GEMM tile's launch, each piece written
+/// back, a co-executed call's claims and CPU units). A diagnostic for one calling thread: calls
+/// from several threads at once interleave their events.
 static TIMELINE: Lazy<bool> = Lazy::new(|| config::value("HYBLAS_OFFLOAD_TIMELINE").is_some_and(|v| v.trim() == "1"));
 static MARKS: Mutex<Vec<(Instant, &'static str, usize, usize)>> = Mutex::new(Vec::new());
 
 /// Record `what` (with two numbers) on the timeline, where it is on.
 #[inline]
-fn mark(what: &'static str, a: usize, b: usize) {
+pub(crate) fn mark(what: &'static str, a: usize, b: usize) {
     if *TIMELINE {
         MARKS.lock().push((Instant::now(), what, a, b));
     }
 }
 
-/// Print and clear the timeline, where it is on (`label`: the call).
-fn dump_timeline(label: std::fmt::Arguments) {
+/// End the call's timeline, print and clear it, where it is on (`label`: the call).
+pub(crate) fn dump_timeline(label: std::fmt::Arguments) {
     if !*TIMELINE {
         return;
     }
+    mark("end", 0, 0);
     let marks = std::mem::take(&mut *MARKS.lock());
     let Some(t0) = marks.first().map(|m| m.0) else { return };
     let mut out = format!("timeline {label}\n");
@@ -1057,7 +1058,6 @@ pub unsafe fn gemm<T: Scalar>(
     let synced = pipe.sync();
     give_pipe(rt, pipe);
     stats.secs = start.elapsed().as_secs_f64();
-    mark("end", 0, 0);
     dump_timeline(format_args!("gpu m={m} n={n} k={k} elem={elem} tile={tile:?} {:.1}us", stats.secs * 1e6));
     match (r, synced) {
         (Ok(()), Ok(())) => Ok(stats),
@@ -1882,7 +1882,6 @@ pub unsafe fn coexec<T: Scalar>(
     stats.gpu_error = g.error.as_ref().map(|e| e.to_string());
     stats.fallback_elems = fallback;
     stats.secs = t0.elapsed().as_secs_f64();
-    mark("end", 0, 0);
     dump_timeline(format_args!(
         "split m={m} n={n} k={k} elem={e} tile={tile:?} gpu_cols={} feeders={feeders} cpu_threads={cpu_threads} {:.1}us",
         st.gpu_cols,

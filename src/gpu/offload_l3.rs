@@ -1161,6 +1161,7 @@ unsafe fn launch<T: Scalar>(ex: &Exec, op: &Op<T>) -> Result<()> {
 /// does not overlap the inputs.
 pub unsafe fn run<T: Scalar>(rt: &Runtime, call: &Call<T>) -> std::result::Result<OffloadStats, Failure> {
     let start = Instant::now();
+    mark("start", call.m, call.n);
     let (m, n) = (call.m, call.n);
     let tile = call.tile();
     let mut stats = OffloadStats { tile, blocks: 1, ..Default::default() };
@@ -1177,6 +1178,7 @@ pub unsafe fn run<T: Scalar>(rt: &Runtime, call: &Call<T>) -> std::result::Resul
     let synced = pipe.sync();
     give_pipe(rt, pipe);
     stats.secs = start.elapsed().as_secs_f64();
+    dump_timeline(format_args!("level3 m={m} n={n} tile={tile:?} {:.1}us", stats.secs * 1e6));
     match (r, synced) {
         (Ok(()), Ok(())) => Ok(stats),
         (Err(f), _) => Err(f),
