@@ -92,10 +92,9 @@ struct Shared {
     wake: Condvar,
 }
 
-/// The crew: `workers` threads spinning on the slots while kept hot.
+/// The crew: threads spinning on the slots while kept hot.
 pub struct Crew {
     shared: Arc<Shared>,
-    workers: usize,
 }
 
 /// Keeps a crew's workers spinning while alive (an offloaded call's span).
@@ -117,18 +116,12 @@ impl Crew {
             sleep: Mutex::new(()),
             wake: Condvar::new(),
         });
-        let mut started = 0;
+        let mut started = false;
         for i in 0..workers {
             let sh = shared.clone();
-            let ok = std::thread::Builder::new().name(format!("{name}-{i}")).spawn(move || worker(&sh)).is_ok();
-            started += ok as usize;
+            started |= std::thread::Builder::new().name(format!("{name}-{i}")).spawn(move || worker(&sh)).is_ok();
         }
-        (started > 0).then_some(Crew { shared, workers: started })
-    }
-
-    /// Worker threads (the caller of [`Crew::run`] works too).
-    pub fn workers(&self) -> usize {
-        self.workers
+        started.then_some(Crew { shared })
     }
 
     /// Keep the workers spinning until the guard is dropped.
