@@ -8,7 +8,11 @@
 #   ROUTINES      (default "dgemm sgemm")
 #   SHARES        (default 0.5,0.6,0.7,0.8,0.9)
 #   KNOB          the setting (default HYBLAS_OFFLOAD_PIECES)
-#   VALUES        its values beside the default (default "8")
+#   VALUES        its values beside the default (default "8"). An entry with '=' is a set of
+#                 settings instead, joined by '+' (e.g. "HYBLAS_OFFLOAD_CREW=1
+#                 HYBLAS_OFFLOAD_PIECES=8+HYBLAS_OFFLOAD_CREW=1"); every setting named anywhere
+#                 is unset for the others
+#   TURNS         turns of every value (default 3)
 # Prints "turn variant routine n mode share us gpu_side_us cpu_side_us cfg=feeders/threads" (medians
 # of the calls),
 # then the means over the turns; writes the samples under $OUT (or /tmp/split-diag).
@@ -23,9 +27,16 @@ if [ "${TUNE:-0}" = 1 ]; then
     "$STAGE/hyblas" tune offload >"$DIR/tune.log" 2>&1 || { echo "tune failed"; tail -20 "$DIR/tune.log"; }
     sed -n '/^offload model:/,$p' "$DIR/tune.log" | head -40
 fi
-for turn in 1 2 3; do
+KNOB=${KNOB:-HYBLAS_OFFLOAD_PIECES}
+ALL="$KNOB $(for v in ${VALUES:-8}; do echo "$v" | tr '+' '\n' | sed -n 's/=.*//p'; done | sort -u | tr '\n' ' ')"
+for turn in $(seq "${TURNS:-3}"); do
     for v in default ${VALUES:-8}; do
-        if [ "$v" = default ]; then unset "${KNOB:-HYBLAS_OFFLOAD_PIECES}"; else export "${KNOB:-HYBLAS_OFFLOAD_PIECES}=$v"; fi
+        for k in $ALL; do unset "$k"; done
+        case $v in
+            default) ;;
+            *=*) for kv in $(echo "$v" | tr '+' ' '); do export "$kv"; done ;;
+            *) export "$KNOB=$v" ;;
+        esac
         for r in ${ROUTINES:-dgemm sgemm}; do
             s="$DIR/s-$turn-$v-$r.csv"
             "$STAGE/offloadbench" --n "${N:-1024,2048}" --routines "$r" --modes gpu,split \

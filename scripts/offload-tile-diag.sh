@@ -14,6 +14,7 @@
 #                 TILES="HYBLAS_OFFLOAD_PIECES=8 HYBLAS_OFFLOAD_CREW=1
 #                        HYBLAS_OFFLOAD_PIECES=8+HYBLAS_OFFLOAD_CREW=1" (the candidates session 34
 #                 left for the next GPU run); every setting named anywhere is unset for the others.
+#   TURNS         turns of every entry (default 3)
 # Result of session 32 (H200): bench/results/nvidia-h200-sm90-offload-tile-diag.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +29,7 @@ NRE="^ +($(echo "$N" | tr , '|')) "
 KNOB=${KNOB:-HYBLAS_OFFLOAD_TILE}
 NAME=$(echo "${KNOB#HYBLAS_OFFLOAD_}" | tr A-Z a-z)
 ALL="$KNOB $(for t in ${TILES:-}; do echo "$t" | tr '+' '\n' | sed -n 's/=.*//p'; done | sort -u | tr '\n' ' ')"
-for turn in 1 2 3; do
+for turn in $(seq "${TURNS:-3}"); do
   for t in default ${TILES:-1024 1536}; do
     for k in $ALL; do unset "$k"; done
     case $t in

@@ -168,26 +168,38 @@ static ENV_PIECE: Lazy<Option<usize>> =
 /// `HYBLAS_OFFLOAD_PIECES`: pieces a call's traffic is cut into (default [`PIECES`]).
 static ENV_PIECES: Lazy<usize> = Lazy::new(|| config::threshold("HYBLAS_OFFLOAD_PIECES", PIECES).max(1));
 /// Pieces per call by default.
-pub const PIECES: usize = 16;
+pub const PIECES: usize = 8;
 
-/// The C tile of an m x n x k problem in precision `T`: the knob, else `HYBLAS_OFFLOAD_TILE`,
-/// else a quarter of the larger side, or half of it up to 1024 where that is more, rounded
-/// down to 256, between 512 and 2048. Small enough that the first tile's panels (the
-/// pipeline's start-up) are a small part of the traffic, large enough that each cuBLAS call
+/// The C tile of an m x n x k problem with `elem`-byte elements: the knob, else
+/// `HYBLAS_OFFLOAD_TILE`, else one tile where a square of the larger side holds at most
+/// [`ONE_TILE_BYTES`], else a quarter of the larger side, or half of it up to 1024 where that is
+/// more, rounded down to 256, between 512 and 2048. Small enough that the first tile's panels
+/// (the pipeline's start-up) are a small part of the traffic, large enough that each cuBLAS call
 /// fills the GPU (2048^2 = 256 CTAs of 128^2) and that the pieces each tile of C starts (its
 /// upload and its copy back; 60-70 us each in the H200 hosts' calibrations) stay few: at
 /// n = 2048 a quarter (16 tiles of 512) ran GPU-only DGEMM in 5.42 ms and SGEMM in 3.89, half
 /// (4 of 1024) in 3.54 and 3.07 (H200, `bench/results/nvidia-h200-sm90-offload-tile-diag.txt`),
 /// as the model prices them (`plan::offload_h200`'s `the_default_tile_is_the_models_cheapest`).
-/// At n = 1024 the quarter (512) stays: 768 and 1024 ran no faster there.
-pub fn tile_for(m: usize, n: usize, _k: usize) -> (usize, usize) {
+/// At n = 1024 the quarter (512) stays for 8- and 16-byte elements (DGEMM ran as fast with one
+/// tile, ZGEMM and DSYRK 23-35% slower), while SGEMM ran 9% faster with one tile than with four
+/// (session 35, 8 pieces and the crew: 1.18 against 1.29 ms), as the model prices it.
+/// The side rule looks at the larger side, so a co-executed call's GPU columns (at least half
+/// of C wherever the GPU side's pipeline is worth running) get the tile the model priced.
+pub fn tile_for(m: usize, n: usize, _k: usize, elem: usize) -> (usize, usize) {
     let (mt, nt) = knobs().tile.or(*ENV_TILE).unwrap_or_else(|| {
         let side = m.max(n);
+        if side * side * elem <= ONE_TILE_BYTES {
+            return (side, side);
+        }
         let t = ((side / 4).max((side / 2).min(1024)) / 256 * 256).clamp(512, 2048);
         (t, t)
     });
     (mt.clamp(1, m.max(1)), nt.clamp(1, n.max(1)))
 }
+
+/// C squares of at most this many bytes go to the GPU as one tile ([`tile_for`]): SGEMM
+/// n <= 1024, D n <= 724, Z n <= 512.
+pub const ONE_TILE_BYTES: usize = 4 << 20;
 
 /// Bytes per copy piece for a call moving `traffic` bytes.
 pub(crate) fn piece_for(traffic: usize) -> usize {
@@ -1028,7 +1040,7 @@ pub unsafe fn gemm<T: Scalar>(
 ) -> std::result::Result<OffloadStats, Failure> {
     let start = Instant::now();
     mark("start", m, n);
-    let tile = tile_for(m, n, k);
+    let tile = tile_for(m, n, k, std::mem::size_of::<T>());
     let mut stats = OffloadStats { tile, ..Default::default() };
     if m == 0 || n == 0 {
         return Ok(stats);
@@ -1801,7 +1813,7 @@ pub unsafe fn coexec<T: Scalar>(
 ) -> (OffloadStats, Option<GpuError>) {
     let t0 = Instant::now();
     mark("start", m, n);
-    let tile = tile_for(m, n, k);
+    let tile = tile_for(m, n, k, std::mem::size_of::<T>());
     let sp = plan.pred;
     let feeders = sp.feeders.clamp(1, MAX_FEEDERS);
     let cpu_threads = sp.cpu_threads.max(1);
@@ -2426,22 +2438,29 @@ mod tests {
 
     #[test]
     fn tiles_default_and_forced() {
-        assert_eq!(tile_for(16384, 16384, 16384), (2048, 2048));
-        assert_eq!(tile_for(4096, 4096, 4096), (1024, 1024));
-        assert_eq!(tile_for(8192, 8192, 8192), (2048, 2048));
+        assert_eq!(tile_for(16384, 16384, 16384, 8), (2048, 2048));
+        assert_eq!(tile_for(4096, 4096, 4096, 8), (1024, 1024));
+        assert_eq!(tile_for(8192, 8192, 8192, 4), (2048, 2048));
         // Half the side up to 1024 where a quarter is less.
-        assert_eq!(tile_for(2048, 2048, 2048), (1024, 1024));
-        assert_eq!(tile_for(1536, 600, 2048), (768, 600));
-        assert_eq!(tile_for(3000, 3000, 10), (1024, 1024));
-        assert_eq!(tile_for(1000, 1000, 1000), (512, 512));
-        assert_eq!(tile_for(100, 5000, 10), (100, 1024));
-        let t = with_knobs(Knobs { tile: Some((7, 9)), ..Default::default() }, || tile_for(100, 100, 100));
+        assert_eq!(tile_for(2048, 2048, 2048, 4), (1024, 1024));
+        assert_eq!(tile_for(1536, 600, 2048, 8), (768, 600));
+        assert_eq!(tile_for(3000, 3000, 10, 8), (1024, 1024));
+        assert_eq!(tile_for(1000, 1000, 1000, 8), (512, 512));
+        assert_eq!(tile_for(1000, 1000, 1000, 16), (512, 512));
+        assert_eq!(tile_for(100, 5000, 10, 8), (100, 1024));
+        // One tile where a square of the larger side fits ONE_TILE_BYTES: SGEMM n = 1024, also
+        // its GPU columns when co-executed.
+        assert_eq!(tile_for(1024, 1024, 1024, 4), (1024, 1024));
+        assert_eq!(tile_for(1024, 700, 1024, 4), (1024, 700));
+        assert_eq!(tile_for(1025, 1025, 1024, 4), (512, 512));
+        assert_eq!(tile_for(724, 724, 724, 8), (724, 724));
+        let t = with_knobs(Knobs { tile: Some((7, 9)), ..Default::default() }, || tile_for(100, 100, 100, 8));
         assert_eq!(t, (7, 9));
-        assert_eq!(tile_for(100, 100, 100), (100, 100));
+        assert_eq!(tile_for(100, 100, 100, 8), (100, 100));
     }
 
     /// Every byte of a 2-D region lands once where it belongs, whoever packs (the engine's
-    /// pool, its crew where `HYBLAS_OFFLOAD_CREW=1`, the feeders), in each of `copy2d`'s ways
+    /// pool, its crew unless `HYBLAS_OFFLOAD_CREW=0`, the feeders), in each of `copy2d`'s ways
     /// of cutting it: one contiguous run, whole columns, row ranges of few tall columns.
     #[test]
     fn copies_land_every_byte_once() {
@@ -2470,8 +2489,8 @@ mod tests {
     fn pieces_default_and_forced() {
         let mb = 1 << 20;
         if config::value("HYBLAS_OFFLOAD_PIECES").is_none() && config::value("HYBLAS_OFFLOAD_PIECE_KB").is_none() {
-            // A sixteenth of the traffic (DGEMM n = 1024, beta != 0: 32 MB), 1 MB .. a chunk.
-            assert_eq!(piece_for(32 * mb), 2 * mb);
+            // An eighth of the traffic (DGEMM n = 1024, beta != 0: 32 MB), 1 MB .. a chunk.
+            assert_eq!(piece_for(32 * mb), 4 * mb);
             assert_eq!(piece_for(4 * mb), mb);
             assert_eq!(piece_for(1 << 40), *CHUNK_BYTES);
         }

@@ -282,10 +282,10 @@ impl<T: Scalar> Call<T> {
     /// [`tile_for`] of the output.
     fn tile(&self) -> (usize, usize) {
         if self.kind.rank() {
-            let t = tile_for(self.n, self.n, self.k).0;
+            let t = tile_for(self.n, self.n, self.k, std::mem::size_of::<T>()).0;
             (t, t)
         } else {
-            tile_for(self.m, self.n, self.na())
+            tile_for(self.m, self.n, self.na(), std::mem::size_of::<T>())
         }
     }
 

@@ -932,7 +932,7 @@ impl Rates {
         if ng == 0 || p.m == 0 {
             return (0.0, "empty");
         }
-        let (mt, nt) = gpu::offload::tile_for(p.m, p.n, p.k);
+        let (mt, nt) = gpu::offload::tile_for(p.m, p.n, p.k, p.elem);
         let i = prec_index(p.prec);
         let e = p.elem as f64;
         let reads = p.k > 0;
@@ -1925,8 +1925,12 @@ fn choice_holds(now: &[f64; 4], then: &[f64; 4], slack: f64) -> bool {
 
 fn choose_cached(rates: &Arc<Rates>, p: &Problem, threads: usize) -> Choice {
     let generation = GENERATION.load(std::sync::atomic::Ordering::Relaxed);
-    let key =
-        (*p, threads, Arc::as_ptr(rates) as usize ^ generation.rotate_left(48), gpu::offload::tile_for(p.m, p.n, p.k));
+    let key = (
+        *p,
+        threads,
+        Arc::as_ptr(rates) as usize ^ generation.rotate_left(48),
+        gpu::offload::tile_for(p.m, p.n, p.k, p.elem),
+    );
     let ((dc, dg), (sc, sg)) = (rates.drift(p), rates.split_drift(p));
     let now = [dc, dg, sc, sg];
     // The remembered choice where it holds, and its grid to search again on.
