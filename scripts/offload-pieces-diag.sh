@@ -9,6 +9,10 @@
 #   3. the timeline of DGEMM 1024 with the crew (scripts/offload-timeline.sh): per-piece pack time.
 # Leaves one archive, $OUT/r.tgz (here: tar xzf <files_at>/r.tgz -C /tmp/RUN).
 #   SETS   the setting sets (default: pieces 8, pieces 4, crew, pieces 8 with crew)
+# Session 35 ran it on 217bdb8, whose defaults were 16 pieces and the pool (results in
+# bench/results/nvidia-h200-sm90-offload-pipeline-diag.txt, sections 4-7); since 8103eef the
+# default is 8 pieces and the crew, so the old way is the set to compare:
+# SETS="HYBLAS_OFFLOAD_PIECES=16+HYBLAS_OFFLOAD_CREW=0 ...".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu-env.sh
