@@ -27,16 +27,12 @@ if [ "${TUNE:-0}" = 1 ]; then
     "$STAGE/hyblas" tune offload >"$DIR/tune.log" 2>&1 || { echo "tune failed"; tail -20 "$DIR/tune.log"; }
     sed -n '/^offload model:/,$p' "$DIR/tune.log" | head -40
 fi
+. scripts/settings-sets.sh
 KNOB=${KNOB:-HYBLAS_OFFLOAD_PIECES}
-ALL="$KNOB $(for v in ${VALUES:-8}; do echo "$v" | tr '+' '\n' | sed -n 's/=.*//p'; done | sort -u | tr '\n' ' ')"
+ALL=$(settings_named "$KNOB" ${VALUES:-8})
 for turn in $(seq "${TURNS:-3}"); do
     for v in default ${VALUES:-8}; do
-        for k in $ALL; do unset "$k"; done
-        case $v in
-            default) ;;
-            *=*) for kv in $(echo "$v" | tr '+' ' '); do export "$kv"; done ;;
-            *) export "$KNOB=$v" ;;
-        esac
+        apply_entry "$KNOB" "$v" "$ALL"
         for r in ${ROUTINES:-dgemm sgemm}; do
             s="$DIR/s-$turn-$v-$r.csv"
             "$STAGE/offloadbench" --n "${N:-1024,2048}" --routines "$r" --modes gpu,split \

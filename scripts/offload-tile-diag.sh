@@ -28,15 +28,11 @@ N=${N:-2048,3072}
 NRE="^ +($(echo "$N" | tr , '|')) "
 KNOB=${KNOB:-HYBLAS_OFFLOAD_TILE}
 NAME=$(echo "${KNOB#HYBLAS_OFFLOAD_}" | tr A-Z a-z)
-ALL="$KNOB $(for t in ${TILES:-}; do echo "$t" | tr '+' '\n' | sed -n 's/=.*//p'; done | sort -u | tr '\n' ' ')"
+. scripts/settings-sets.sh
+ALL=$(settings_named "$KNOB" ${TILES:-})
 for turn in $(seq "${TURNS:-3}"); do
   for t in default ${TILES:-1024 1536}; do
-    for k in $ALL; do unset "$k"; done
-    case $t in
-      default) ;;
-      *=*) for kv in $(echo "$t" | tr '+' ' '); do export "$kv"; done ;;
-      *) export "$KNOB=$t" ;;
-    esac
+    apply_entry "$KNOB" "$t" "$ALL"
     for r in ${ROUTINES:-dgemm sgemm zgemm dsyrk dtrsm}; do
       "$BIN" --n "$N" --routines $r --modes gpu --nvblas off --budget-s 0.2 --out /tmp/tile-diag 2>&1 |
         grep -E "$NRE" | awk -v t=$t -v r=$r -v turn=$turn -v k=$NAME '{print turn, r, $1, (t ~ /=/ ? t : k"="t), $5}'
