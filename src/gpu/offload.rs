@@ -188,7 +188,9 @@ pub const PIECES: usize = 8;
 pub fn tile_for(m: usize, n: usize, _k: usize, elem: usize) -> (usize, usize) {
     let (mt, nt) = knobs().tile.or(*ENV_TILE).unwrap_or_else(|| {
         let side = m.max(n);
-        if side * side * elem <= ONE_TILE_BYTES {
+        // Saturating: an ILP64 caller's side of 2^31 or more would wrap the product to a small
+        // number, and a one-tile call of that side.
+        if side.saturating_mul(side).saturating_mul(elem) <= ONE_TILE_BYTES {
             return (side, side);
         }
         let t = ((side / 4).max((side / 2).min(1024)) / 256 * 256).clamp(512, 2048);
@@ -2454,6 +2456,7 @@ mod tests {
         assert_eq!(tile_for(1024, 700, 1024, 4), (1024, 700));
         assert_eq!(tile_for(1025, 1025, 1024, 4), (512, 512));
         assert_eq!(tile_for(724, 724, 724, 8), (724, 724));
+        assert_eq!(tile_for(1 << 32, 1, 1, 16), (2048, 1));
         let t = with_knobs(Knobs { tile: Some((7, 9)), ..Default::default() }, || tile_for(100, 100, 100, 8));
         assert_eq!(t, (7, 9));
         assert_eq!(tile_for(100, 100, 100, 8), (100, 100));
