@@ -14,6 +14,22 @@
 
 typedef long long i64;
 
+// Compile units. The host compiles each kernel file once per precision, split-k once per
+// precision and kernel configuration (src/gpu/kernels.rs, `Unit`): in front of this file it
+// defines HB_UNIT, HB_UNIT_PREC_<p> and, for split-k, HB_UNIT_VARIANT_<kernel>, and each file
+// instantiates its entry points under `#if HB_PREC(p)` and `#if HB_VARIANT(kernel)`. A unit
+// then holds what one kind of call needs, compiles in seconds, and a process compiles only
+// the units it uses. Without HB_UNIT (scripts/kernel-regs.py) every entry point is compiled.
+#define HB_CAT_(a, b) a##b
+#define HB_CAT(a, b) HB_CAT_(a, b)
+#ifdef HB_UNIT
+#define HB_PREC(P) HB_CAT(HB_UNIT_PREC_, P)
+#define HB_VARIANT(V) HB_CAT(HB_UNIT_VARIANT_, V)
+#else
+#define HB_PREC(P) 1
+#define HB_VARIANT(V) 1
+#endif
+
 // Programmatic dependent launch (sm_90+, see Function::launch_dependent): a second pass calls
 // pdl_wait() before it touches memory the first pass writes or reads. It returns once that grid
 // has completed and its writes are visible (at once when the kernel was launched the ordinary

@@ -1396,11 +1396,9 @@ __device__ __forceinline__ void skf_body(SK_PARAMS(T), int cross) {
 #define SK_T32M(P, T, SFX, AKC, BKC) SK_TILE_ENTRY(P, T, gemm_sk32m, SFX, AKC, BKC, 32, 32, 4, 4, SK32_SB, true)
 #define SK_T64M(P, T, SFX, AKC, BKC) SK_TILE_ENTRY(P, T, gemm_sk64m, SFX, AKC, BKC, 64, 64, 4, 4, SK64_SB, true)
 
-#define SK_ENTRIES(P, T)                                                                                          \
-    SK_LAYOUTS(P, T, SK_DIRECT_ENTRY)                                                                             \
-    SK_LAYOUTS(P, T, SK_T16)                                                                                      \
-    SK_LAYOUTS(P, T, SK_T32)                                                                                      \
-    SK_LAYOUTS(P, T, SK_T64)                                                                                      \
+// The reduction of the chunk partials and C := beta*C: in every unit of a precision (a call of
+// any configuration may need them).
+#define SK_AUX(P, T)                                                                                              \
     extern "C" __global__ void P##gemm_sk_reduce(i64 m, i64 n, i64 G, T alpha, const T* alpha_p, T beta,         \
                                                  const T* beta_p, const T* part, T* c, i64 ldc) {                 \
         sk_reduce_body<T>(m, n, G, alpha, alpha_p, beta, beta_p, part, c, ldc);                                   \
@@ -1408,13 +1406,6 @@ __device__ __forceinline__ void skf_body(SK_PARAMS(T), int cross) {
     extern "C" __global__ void P##gemm_sk_scale(i64 m, i64 n, T beta, const T* beta_p, T* c, i64 ldc) {           \
         sk_scale_body<T>(m, n, beta, beta_p, c, ldc);                                                             \
     }
-
-SK_ENTRIES(s, float)
-SK_ENTRIES(d, double)
-SK_LAYOUTS(d, double, SK_T32M)
-SK_LAYOUTS(d, double, SK_T64M)
-SK_ENTRIES(c, cfloat)
-SK_ENTRIES(z, cdouble)
 
 // Fragment kernels: P gemm_skm<edge>_<layout>, edge = 8*MT (MT = NT), or with a fold F
 // (one subtile) edge = 8/F.
@@ -1431,19 +1422,6 @@ SK_ENTRIES(z, cdouble)
 #define SKM16(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 16, 2, 1, 4, 2, SFX, AKC, BKC)
 #define SKM16Z(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 16, 2, 1, 2, 2, SFX, AKC, BKC)
 #define SKM32(P, T, SFX, AKC, BKC) SKM_ENTRY(P, T, 32, 4, 1, 2, 1, SFX, AKC, BKC)
-#ifndef SK_HOST_EMU
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-SK_LAYOUTS(d, double, SKM1)
-SK_LAYOUTS(d, double, SKM4)
-SK_LAYOUTS(d, double, SKM8)
-SK_LAYOUTS(d, double, SKM16)
-SK_LAYOUTS(d, double, SKM32)
-SK_LAYOUTS(z, cdouble, SKM1)
-SK_LAYOUTS(z, cdouble, SKM4)
-SK_LAYOUTS(z, cdouble, SKM8)
-SK_LAYOUTS(z, cdouble, SKM16Z)
-#endif
-#endif
 
 // FFMA fragment kernels: P gemm_skf<edge>_<layout> (warp tile edge x edge, lane subtile RM x RN,
 // U steps in flight).
@@ -1459,13 +1437,137 @@ SK_LAYOUTS(z, cdouble, SKM16Z)
 #define SKF4(P, T, SFX, AKC, BKC) SKF_ENTRY(P, T, 4, 4, 4, 2, SFX, AKC, BKC)
 #define SKF8(P, T, SFX, AKC, BKC) SKF_ENTRY(P, T, 8, 4, 4, 2, SFX, AKC, BKC)
 #define SKF16(P, T, SFX, AKC, BKC) SKF_ENTRY(P, T, 16, 4, 4, 2, SFX, AKC, BKC)
+
+// ---- Entry points: one precision and one kernel configuration per compile unit ----
+//
+// HB_PREC / HB_VARIANT: kernels/common.cuh. A unit holds one configuration's four layouts and
+// the precision's SK_AUX kernels; src/gpu/kernels.rs names the units (`splitk_d_skm16`) and the
+// host (src/gpu/splitk.rs) asks for the unit of the configuration it runs. The fragment kernels
+// have no emulator build (SK_HOST_EMU); the FP64 tensor-core ones need sm_80.
 #ifndef SK_HOST_EMU
+#define SK_FFMA_OK 1
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+#define SK_DMMA_OK 1
+#endif
+#endif
+
+#if HB_PREC(s)
+SK_AUX(s, float)
+#if HB_VARIANT(gemm_sk_direct)
+SK_LAYOUTS(s, float, SK_DIRECT_ENTRY)
+#endif
+#if HB_VARIANT(gemm_sk16)
+SK_LAYOUTS(s, float, SK_T16)
+#endif
+#if HB_VARIANT(gemm_sk32)
+SK_LAYOUTS(s, float, SK_T32)
+#endif
+#if HB_VARIANT(gemm_sk64)
+SK_LAYOUTS(s, float, SK_T64)
+#endif
+#if HB_VARIANT(gemm_skf2) && SK_FFMA_OK
 SK_LAYOUTS(s, float, SKF2S)
+#endif
+#if HB_VARIANT(gemm_skf4) && SK_FFMA_OK
 SK_LAYOUTS(s, float, SKF4)
+#endif
+#if HB_VARIANT(gemm_skf8) && SK_FFMA_OK
 SK_LAYOUTS(s, float, SKF8)
+#endif
+#if HB_VARIANT(gemm_skf16) && SK_FFMA_OK
 SK_LAYOUTS(s, float, SKF16)
+#endif
+#endif
+
+#if HB_PREC(d)
+SK_AUX(d, double)
+#if HB_VARIANT(gemm_sk_direct)
+SK_LAYOUTS(d, double, SK_DIRECT_ENTRY)
+#endif
+#if HB_VARIANT(gemm_sk16)
+SK_LAYOUTS(d, double, SK_T16)
+#endif
+#if HB_VARIANT(gemm_sk32)
+SK_LAYOUTS(d, double, SK_T32)
+#endif
+#if HB_VARIANT(gemm_sk64)
+SK_LAYOUTS(d, double, SK_T64)
+#endif
+#if HB_VARIANT(gemm_sk32m)
+SK_LAYOUTS(d, double, SK_T32M)
+#endif
+#if HB_VARIANT(gemm_sk64m)
+SK_LAYOUTS(d, double, SK_T64M)
+#endif
+#if HB_VARIANT(gemm_skm1) && SK_DMMA_OK
+SK_LAYOUTS(d, double, SKM1)
+#endif
+#if HB_VARIANT(gemm_skm4) && SK_DMMA_OK
+SK_LAYOUTS(d, double, SKM4)
+#endif
+#if HB_VARIANT(gemm_skm8) && SK_DMMA_OK
+SK_LAYOUTS(d, double, SKM8)
+#endif
+#if HB_VARIANT(gemm_skm16) && SK_DMMA_OK
+SK_LAYOUTS(d, double, SKM16)
+#endif
+#if HB_VARIANT(gemm_skm32) && SK_DMMA_OK
+SK_LAYOUTS(d, double, SKM32)
+#endif
+#endif
+
+#if HB_PREC(c)
+SK_AUX(c, cfloat)
+#if HB_VARIANT(gemm_sk_direct)
+SK_LAYOUTS(c, cfloat, SK_DIRECT_ENTRY)
+#endif
+#if HB_VARIANT(gemm_sk16)
+SK_LAYOUTS(c, cfloat, SK_T16)
+#endif
+#if HB_VARIANT(gemm_sk32)
+SK_LAYOUTS(c, cfloat, SK_T32)
+#endif
+#if HB_VARIANT(gemm_sk64)
+SK_LAYOUTS(c, cfloat, SK_T64)
+#endif
+#if HB_VARIANT(gemm_skf2) && SK_FFMA_OK
 SK_LAYOUTS(c, cfloat, SKF2C)
+#endif
+#if HB_VARIANT(gemm_skf4) && SK_FFMA_OK
 SK_LAYOUTS(c, cfloat, SKF4)
+#endif
+#if HB_VARIANT(gemm_skf8) && SK_FFMA_OK
 SK_LAYOUTS(c, cfloat, SKF8)
+#endif
+#if HB_VARIANT(gemm_skf16) && SK_FFMA_OK
 SK_LAYOUTS(c, cfloat, SKF16)
+#endif
+#endif
+
+#if HB_PREC(z)
+SK_AUX(z, cdouble)
+#if HB_VARIANT(gemm_sk_direct)
+SK_LAYOUTS(z, cdouble, SK_DIRECT_ENTRY)
+#endif
+#if HB_VARIANT(gemm_sk16)
+SK_LAYOUTS(z, cdouble, SK_T16)
+#endif
+#if HB_VARIANT(gemm_sk32)
+SK_LAYOUTS(z, cdouble, SK_T32)
+#endif
+#if HB_VARIANT(gemm_sk64)
+SK_LAYOUTS(z, cdouble, SK_T64)
+#endif
+#if HB_VARIANT(gemm_skm1) && SK_DMMA_OK
+SK_LAYOUTS(z, cdouble, SKM1)
+#endif
+#if HB_VARIANT(gemm_skm4) && SK_DMMA_OK
+SK_LAYOUTS(z, cdouble, SKM4)
+#endif
+#if HB_VARIANT(gemm_skm8) && SK_DMMA_OK
+SK_LAYOUTS(z, cdouble, SKM8)
+#endif
+#if HB_VARIANT(gemm_skm16) && SK_DMMA_OK
+SK_LAYOUTS(z, cdouble, SKM16Z)
+#endif
 #endif

@@ -592,8 +592,17 @@ __device__ __forceinline__ void ger_body(i64 m, i64 n, T alpha, const T* alpha_p
         ger_body<T, 1, false>(m, n, alpha, alpha_p, x, incx, y, incy, a, lda, conj, rbs);                         \
     }
 
+// Entry points, one precision per compile unit (HB_PREC: kernels/common.cuh).
+#if HB_PREC(s)
 GEMV_ENTRIES(s, float)
+#endif
+#if HB_PREC(d)
 GEMV_ENTRIES(d, double)
+#endif
+#if HB_PREC(c)
 GEMV_ENTRIES(c, cfloat)
+#endif
+#if HB_PREC(z)
 GEMV_ENTRIES(z, cdouble)
 GEMV_ROWS_ENTRIES(z, cdouble, rows16, 16)
+#endif

@@ -42,10 +42,6 @@ __device__ __forceinline__ void axpy_v_body(i64 n, T alpha, const T* alpha_p, co
     extern "C" __global__ void P##axpy_v(i64 n, T alpha, const T* alpha_p, const T* x, T* y) {            \
         axpy_v_body<T>(n, alpha, alpha_p, x, y);                                                          \
     }
-L1_AXPY(s, float)
-L1_AXPY(d, double)
-L1_AXPY(c, cfloat)
-L1_AXPY(z, cdouble)
 
 // ---------------------------------------------------------------------------------------
 // SCAL, COPY, SWAP: elementwise like AXPY (one 16-byte unit or one element per thread).
@@ -159,16 +155,6 @@ template <typename T> __device__ __forceinline__ void swap_v_body(i64 n, T* x, T
         swap_body<T>(n, x, incx, y, incy);                                                                \
     }                                                                                                     \
     extern "C" __global__ void P##swap_v(i64 n, T* x, T* y) { swap_v_body<T>(n, x, y); }
-L1_SCAL(s, scal, float, float)
-L1_SCAL(d, scal, double, double)
-L1_SCAL(c, scal, cfloat, cfloat)
-L1_SCAL(z, scal, cdouble, cdouble)
-L1_SCAL(c, sscal, cfloat, float)
-L1_SCAL(z, dscal, cdouble, double)
-L1_COPY_SWAP(s, float)
-L1_COPY_SWAP(d, double)
-L1_COPY_SWAP(c, cfloat)
-L1_COPY_SWAP(z, cdouble)
 
 // ---------------------------------------------------------------------------------------
 // Reductions: DOT (u, c), NRM2, ASUM, I?AMAX.
@@ -532,18 +518,6 @@ typedef DotOp<cfloat, false> cdotu_op;
 typedef DotOp<cfloat, true> cdotc_op;
 typedef DotOp<cdouble, false> zdotu_op;
 typedef DotOp<cdouble, true> zdotc_op;
-L1_REDUCE(s, dot, float, sdot_op)
-L1_REDUCE(d, dot, double, ddot_op)
-L1_REDUCE(c, dotu, cfloat, cdotu_op)
-L1_REDUCE(c, dotc, cfloat, cdotc_op)
-L1_REDUCE(z, dotu, cdouble, zdotu_op)
-L1_REDUCE(z, dotc, cdouble, zdotc_op)
-L1_REDUCE(s, asum, float, AsumOp<float>)
-L1_REDUCE(d, asum, double, AsumOp<double>)
-L1_REDUCE(c, asum, cfloat, AsumOp<cfloat>)
-L1_REDUCE(z, asum, cdouble, AsumOp<cdouble>)
-L1_REDUCE(s, nrm2, float, Nrm2Op<float>)
-L1_REDUCE(d, nrm2, double, Nrm2Op<double>)
 // SCNRM2's contiguous kernel is held to 64 registers (4 blocks of 256 threads per SM; it took
 // 72, 28 warps per SM): 8192 one-trip chunk warps at 2^22 elements then fit in two waves
 // instead of a partial third. On an H200 (session 10, cold operands) SCNRM2 2^22 went from
@@ -552,9 +526,50 @@ L1_REDUCE(d, nrm2, double, Nrm2Op<double>)
 #ifndef CNRM2_BOUNDS
 #define CNRM2_BOUNDS __launch_bounds__(256, 4)
 #endif
-L1_REDUCE_B(c, nrm2, cfloat, Nrm2Op<cfloat>, CNRM2_BOUNDS)
-L1_REDUCE(z, nrm2, cdouble, Nrm2Op<cdouble>)
+
+// ---------------------------------------------------------------------------------------
+// Entry points, one precision per compile unit (HB_PREC: kernels/common.cuh).
+
+#if HB_PREC(s)
+L1_AXPY(s, float)
+L1_SCAL(s, scal, float, float)
+L1_COPY_SWAP(s, float)
+L1_REDUCE(s, dot, float, sdot_op)
+L1_REDUCE(s, asum, float, AsumOp<float>)
+L1_REDUCE(s, nrm2, float, Nrm2Op<float>)
 L1_REDUCE(s, amax, float, AmaxOp<float>)
+#endif
+
+#if HB_PREC(d)
+L1_AXPY(d, double)
+L1_SCAL(d, scal, double, double)
+L1_COPY_SWAP(d, double)
+L1_REDUCE(d, dot, double, ddot_op)
+L1_REDUCE(d, asum, double, AsumOp<double>)
+L1_REDUCE(d, nrm2, double, Nrm2Op<double>)
 L1_REDUCE(d, amax, double, AmaxOp<double>)
+#endif
+
+#if HB_PREC(c)
+L1_AXPY(c, cfloat)
+L1_SCAL(c, scal, cfloat, cfloat)
+L1_SCAL(c, sscal, cfloat, float)
+L1_COPY_SWAP(c, cfloat)
+L1_REDUCE(c, dotu, cfloat, cdotu_op)
+L1_REDUCE(c, dotc, cfloat, cdotc_op)
+L1_REDUCE(c, asum, cfloat, AsumOp<cfloat>)
+L1_REDUCE_B(c, nrm2, cfloat, Nrm2Op<cfloat>, CNRM2_BOUNDS)
 L1_REDUCE(c, amax, cfloat, AmaxOp<cfloat>)
+#endif
+
+#if HB_PREC(z)
+L1_AXPY(z, cdouble)
+L1_SCAL(z, scal, cdouble, cdouble)
+L1_SCAL(z, dscal, cdouble, double)
+L1_COPY_SWAP(z, cdouble)
+L1_REDUCE(z, dotu, cdouble, zdotu_op)
+L1_REDUCE(z, dotc, cdouble, zdotc_op)
+L1_REDUCE(z, asum, cdouble, AsumOp<cdouble>)
+L1_REDUCE(z, nrm2, cdouble, Nrm2Op<cdouble>)
 L1_REDUCE(z, amax, cdouble, AmaxOp<cdouble>)
+#endif

@@ -409,7 +409,17 @@ __device__ __forceinline__ void trmv_t_entry(i64 n, const T* a, i64 lda, const T
     extern "C" __global__ void P##trmv_gather(i64 n, const T* x, i64 incx, T* xc) {                            \
         trmv_gather_body<T>(n, x, incx, xc);                                                                   \
     }
+
+// Entry points, one precision per compile unit (HB_PREC: kernels/common.cuh).
+#if HB_PREC(s)
 TRMV_ENTRIES(s, float, false)
+#endif
+#if HB_PREC(d)
 TRMV_ENTRIES(d, double, false)
+#endif
+#if HB_PREC(c)
 TRMV_ENTRIES(c, cfloat, true)
+#endif
+#if HB_PREC(z)
 TRMV_ENTRIES(z, cdouble, true)
+#endif

@@ -19,6 +19,8 @@ DEST="${OUT:-$ROOT/build/gpu-ncu}"
 mkdir -p "$DEST"
 . "$ROOT/scripts/gpu-env.sh"
 export HYBLAS_CACHE_DIR="${HYBLAS_CACHE_DIR:-$ROOT/build/hyblas-cache}"
+# Source lines in the report (the cubins then carry their PTX text).
+export HYBLAS_KERNEL_LINEINFO="${HYBLAS_KERNEL_LINEINFO:-1}"
 BENCH="${GPUBENCH:-$STAGE/gpubench}"
 chmod +x "$BENCH" 2>/dev/null || true
 NCU="$(find_ncu)"

@@ -11,6 +11,9 @@
 #   lib/cmake/hyblas/hyblasConfig.cmake, hyblasConfigVersion.cmake   (find_package(hyblas))
 #   lib/pkgconfig/hyblas.pc                                          (pkg-config hyblas)
 #   bin/hyblas                        the command-line tool (info, demo, bench, tune)
+#   the GPU kernel cache              `hyblas compile --if-gpu`: the present GPU's kernel units
+#                                     (HYBLAS_CACHE_DIR; skipped without a GPU, or with
+#                                     HYBLAS_NO_COMPILE=1)
 #
 # Runs `cargo build --release` first (a no-op when the build is current) unless
 # HYBLAS_NO_BUILD=1. Honours CARGO_TARGET_DIR. Re-running over an existing prefix replaces
@@ -60,6 +63,15 @@ done
 install -m 0755 "$REL/hyblas" "$PREFIX/bin/.hyblas.tmp"
 mv -f "$PREFIX/bin/.hyblas.tmp" "$PREFIX/bin/hyblas"
 install -m 0644 "$ROOT/include/hyblas.h" "$ROOT/include/cblas.h" "$ROOT/include/cblas64.h" "$PREFIX/include/"
+
+# GPU kernels: compile the present GPU's units into the kernel cache now (a line per unit), so
+# that no program's first calls run on cuBLAS while they compile. Without a GPU or NVRTC this
+# says so and does nothing; HYBLAS_NO_COMPILE=1 skips it. `hyblas compile --arch sm_80,sm_90`
+# fills a (shared) cache for other machines.
+if [[ "${HYBLAS_NO_COMPILE:-0}" != 1 ]]; then
+    echo "compiling the GPU kernels for this machine (hyblas compile --if-gpu; HYBLAS_NO_COMPILE=1 skips)"
+    "$PREFIX/bin/hyblas" compile --if-gpu || echo "install.sh: hyblas compile failed; kernels will compile at first use" >&2
+fi
 
 subst() { # template -> stdout
     sed -e "s|@HYBLAS_VERSION@|$VERSION|g" -e "s|@HYBLAS_SONAME@|$SONAME|g" \

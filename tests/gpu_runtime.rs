@@ -6,7 +6,7 @@ mod common;
 
 use common::{gpu_or_skip, Rng};
 use hyblas::gpu::driver::{check, sys};
-use hyblas::gpu::kernels::Family;
+use hyblas::gpu::kernels::{Family, Unit};
 use hyblas::gpu::{level1, occupancy, tune, DVec, DeviceBuffer, Exec, In};
 use hyblas::types::{Real, Scalar, C32, C64};
 
@@ -26,7 +26,8 @@ fn occupancy_matches_the_driver() {
     let Some(rt) = gpu_or_skip("occupancy_matches_the_driver") else { return };
     let mut checked = 0;
     for name in ["saxpy", "daxpy_v", "zaxpy"] {
-        let f = rt.function(Family::Level1, name).expect("kernel");
+        let unit = Unit::of(Family::Level1, name.chars().next().unwrap());
+        let f = rt.function(unit, name).expect("kernel");
         for threads in [32u32, 64, 96, 128, 192, 256, 384, 512, 640, 768, 1024] {
             for smem in [0u32, 1000, 8 << 10, 40 << 10] {
                 let mut want = 0i32;
@@ -55,7 +56,7 @@ fn occupancy_matches_the_driver() {
 #[test]
 fn online_choice_is_cached_and_forced_shapes_win() {
     let Some(rt) = gpu_or_skip("online_choice_is_cached_and_forced_shapes_win") else { return };
-    let f = rt.function(Family::Level1, "saxpy_v").unwrap();
+    let f = rt.function(Unit::of(Family::Level1, 's'), "saxpy_v").unwrap();
     let blocks = |tx: u32, _| (1u64 << 24).div_ceil(tx as u64);
     let a = tune::choose(rt, &f, &level1::ELEMWISE, 's', 4, tune::size_class(1 << 24), blocks);
     let t = std::time::Instant::now();

@@ -360,7 +360,11 @@ unsafe fn dispatch_with(
         let atomics = if ctx.atomics { " atomics=allowed" } else { "" };
         format!("{} ptr={ptr}{atomics} stream={:p}", shape(), ctx.stream)
     };
-    let result = runtime().and_then(|rt| hyblas(&Exec { rt, stream: ctx.stream as sys::CUstream }, &ctx));
+    // A kernel whose unit is not loaded yet answers NotReady before anything is launched (the
+    // unit is compiled in the background): the real cuBLAS answers this call. A forced route
+    // waits for the kernel.
+    let run = || runtime().and_then(|rt| hyblas(&Exec { rt, stream: ctx.stream as sys::CUstream }, &ctx));
+    let result = gpu::loader::routed(d.forced_hyblas(), run);
     match result {
         Ok(()) => {
             policy::trace(sym.name, shape, &d, Outcome::Done);
@@ -368,7 +372,7 @@ unsafe fn dispatch_with(
         }
         Err(e) => {
             let s = vendor();
-            policy::trace(sym.name, shape, &d, Outcome::Declined(&e));
+            policy::trace(sym.name, shape, &d, Outcome::of_error(&e));
             s
         }
     }
@@ -1093,6 +1097,359 @@ pub(crate) fn vendor_gemm<T: Scalar>(
     Ok(())
 }
 
+// ---- The real cuBLAS Level 1/2 for host-ABI calls on device memory ----
+
+/// Host-ABI Level 1/2 calls on device memory (`daxpy_`, `cblas_sgemv`, ... on `cudaMalloc`
+/// pointers) whose hyblas kernel is not loaded yet are answered by these (`plan::on_gpu`'s
+/// vendor path): the real cuBLAS on `ex`'s stream through a handle of hyblas's own (host
+/// pointer mode, scalars as aligned host values, results to the host), the `_v2` entry point
+/// when every size, increment and leading dimension fits an `int`, else the `_v2_64` one. Each
+/// enqueues and returns (the reductions return once their host result is written); the caller
+/// waits for the stream. A non-SUCCESS status, or no real cuBLAS, is an error.
+///
+/// They take the same operands as hyblas's engine functions (`gpu::level1`, `gpu::gemv`,
+/// `gpu::trmv`) and compute the same results, with the reference BLAS's quick returns and its
+/// increment convention (a negative increment starts at the far end of the vector, as cuBLAS
+/// does too). A zero increment of axpy, copy, swap or dot is refused (`Unsupported`): cuBLAS
+/// does not define it, where the reference's sequential loop gives it a meaning; the host ABI
+/// runs such calls on hyblas's kernels. The one-vector routines do nothing (scal) or give 0
+/// (nrm2, asum, iamax) for n <= 0 or incx <= 0, as the engine's do.
+///
+/// Public (hidden) for the tests only.
+#[doc(hidden)]
+pub mod host_vendor {
+    use super::*;
+
+    /// One routine's real entry points: `[_v2, _v2_64]` x `[s, d, c, z]`.
+    type Syms = [[Sym; 4]; 2];
+
+    macro_rules! syms {
+        ($name:ident: $s:literal, $d:literal, $c:literal, $z:literal) => {
+            static $name: Syms = [
+                [
+                    Sym::new(concat!($s, "_v2")),
+                    Sym::new(concat!($d, "_v2")),
+                    Sym::new(concat!($c, "_v2")),
+                    Sym::new(concat!($z, "_v2")),
+                ],
+                [
+                    Sym::new(concat!($s, "_v2_64")),
+                    Sym::new(concat!($d, "_v2_64")),
+                    Sym::new(concat!($c, "_v2_64")),
+                    Sym::new(concat!($z, "_v2_64")),
+                ],
+            ];
+        };
+    }
+
+    syms!(AXPY: "cublasSaxpy", "cublasDaxpy", "cublasCaxpy", "cublasZaxpy");
+    syms!(COPY: "cublasScopy", "cublasDcopy", "cublasCcopy", "cublasZcopy");
+    syms!(SWAP: "cublasSswap", "cublasDswap", "cublasCswap", "cublasZswap");
+    syms!(SCAL: "cublasSscal", "cublasDscal", "cublasCscal", "cublasZscal");
+    // The real-scalar forms: csscal, zdscal (for real T, sscal and dscal).
+    syms!(SCAL_REAL: "cublasSscal", "cublasDscal", "cublasCsscal", "cublasZdscal");
+    syms!(DOTU: "cublasSdot", "cublasDdot", "cublasCdotu", "cublasZdotu");
+    syms!(DOTC: "cublasSdot", "cublasDdot", "cublasCdotc", "cublasZdotc");
+    syms!(NRM2: "cublasSnrm2", "cublasDnrm2", "cublasScnrm2", "cublasDznrm2");
+    syms!(ASUM: "cublasSasum", "cublasDasum", "cublasScasum", "cublasDzasum");
+    syms!(AMAX: "cublasIsamax", "cublasIdamax", "cublasIcamax", "cublasIzamax");
+    syms!(GEMV: "cublasSgemv", "cublasDgemv", "cublasCgemv", "cublasZgemv");
+    syms!(GERU: "cublasSger", "cublasDger", "cublasCgeru", "cublasZgeru");
+    syms!(GERC: "cublasSger", "cublasDger", "cublasCgerc", "cublasZgerc");
+    syms!(TRMV: "cublasStrmv", "cublasDtrmv", "cublasCtrmv", "cublasZtrmv");
+
+    /// Whether a real cuBLAS can be reached (one atomic load after the first call): where
+    /// none can, `plan::on_gpu` waits for hyblas's kernel rather than take this path.
+    pub fn present() -> bool {
+        OWN_CREATE.addr().is_some()
+    }
+
+    /// Whether every value fits the `int` of the `_v2` entry points.
+    fn fits(v: &[i64]) -> bool {
+        v.iter().all(|&v| i32::try_from(v).is_ok())
+    }
+
+    /// Call the real function `sym` (of type `F`); a status other than SUCCESS is an error.
+    unsafe fn call<F: Copy>(sym: &'static Sym, f: impl FnOnce(F) -> Status) -> gpu::Result<()> {
+        let func: F = sym.get().ok_or_else(|| GpuError::Unavailable(format!("no real {} found", sym.name)))?;
+        match f(func) {
+            CUBLAS_STATUS_SUCCESS => Ok(()),
+            s => Err(status_err(sym.name, s)),
+        }
+    }
+
+    /// Call precision `$T`'s entry of `$syms`: the `_v2` one (`$I` = i32) when every value of
+    /// `$sizes` fits an `int`, else the `_v2_64` one (`$I` = i64). `$c` converts an i64 to
+    /// `$I` in `$call`; `$f` is the function, of type `$F<..., $I>`.
+    macro_rules! sized {
+        ($T:ty, $syms:expr, $sizes:expr, |$f:ident: $F:ident<$($p:ty),*>, $c:ident| $call:expr) => {{
+            if fits($sizes) {
+                let $c = |v: i64| v as i32;
+                call(&$syms[0][prec_index::<$T>()], |$f: $F<$($p,)* i32>| $call)
+            } else {
+                let $c = |v: i64| v;
+                call(&$syms[1][prec_index::<$T>()], |$f: $F<$($p,)* i64>| $call)
+            }
+        }};
+    }
+
+    fn no_zero_inc(incs: &[i64], what: &'static str) -> gpu::Result<()> {
+        if incs.contains(&0) {
+            Err(GpuError::Unsupported(what))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn op_code(t: Trans) -> c_int {
+        match t {
+            Trans::No => CUBLAS_OP_N,
+            Trans::Trans => CUBLAS_OP_T,
+            Trans::ConjTrans => CUBLAS_OP_C,
+        }
+    }
+
+    fn fill_code(u: Uplo) -> c_int {
+        match u {
+            Uplo::Lower => CUBLAS_FILL_MODE_LOWER,
+            Uplo::Upper => CUBLAS_FILL_MODE_UPPER,
+        }
+    }
+
+    fn diag_code(d: Diag) -> c_int {
+        match d {
+            Diag::NonUnit => CUBLAS_DIAG_NON_UNIT,
+            Diag::Unit => CUBLAS_DIAG_UNIT,
+        }
+    }
+
+    /// y := alpha*x + y (nothing for n <= 0 or alpha == 0).
+    pub fn axpy<T: Scalar>(ex: &Exec, n: i64, alpha: T, x: DVec, y: DVec) -> gpu::Result<()> {
+        if n <= 0 || alpha.is_zero() {
+            return Ok(());
+        }
+        no_zero_inc(&[x.inc, y.inc], "axpy with a zero increment")?;
+        let al = A16(alpha);
+        let (px, py) = (x.ptr as *const T, y.ptr as *mut T);
+        // SAFETY: cuBLAS's axpy prototype; our handle on ex's stream; device operands as the
+        // caller validated them (reference BLAS rules).
+        unsafe {
+            let h = own_handle(ex.rt, ex.stream)?;
+            sized!(T, AXPY, &[n, x.inc, y.inc], |f: AxpyFn<T>, c| f(h, c(n), al.ptr(), px, c(x.inc), py, c(y.inc)))
+        }
+    }
+
+    /// y := x (nothing for n <= 0).
+    pub fn copy<T: Scalar>(ex: &Exec, n: i64, x: DVec, y: DVec) -> gpu::Result<()> {
+        if n <= 0 {
+            return Ok(());
+        }
+        no_zero_inc(&[x.inc, y.inc], "copy with a zero increment")?;
+        let (px, py) = (x.ptr as *const T, y.ptr as *mut T);
+        // SAFETY: as in `axpy`.
+        unsafe {
+            let h = own_handle(ex.rt, ex.stream)?;
+            sized!(T, COPY, &[n, x.inc, y.inc], |f: CopyFn<T>, c| f(h, c(n), px, c(x.inc), py, c(y.inc)))
+        }
+    }
+
+    /// x <-> y (nothing for n <= 0).
+    pub fn swap<T: Scalar>(ex: &Exec, n: i64, x: DVec, y: DVec) -> gpu::Result<()> {
+        if n <= 0 {
+            return Ok(());
+        }
+        no_zero_inc(&[x.inc, y.inc], "swap with a zero increment")?;
+        let (px, py) = (x.ptr as *mut T, y.ptr as *mut T);
+        // SAFETY: as in `axpy`.
+        unsafe {
+            let h = own_handle(ex.rt, ex.stream)?;
+            sized!(T, SWAP, &[n, x.inc, y.inc], |f: SwapFn<T>, c| f(h, c(n), px, c(x.inc), py, c(y.inc)))
+        }
+    }
+
+    /// x := alpha*x (nothing for n <= 0, incx <= 0 or alpha == 1).
+    pub fn scal<T: Scalar>(ex: &Exec, n: i64, alpha: T, x: DVec) -> gpu::Result<()> {
+        scal_any::<T, T>(&SCAL, ex, n, alpha, x)
+    }
+
+    /// x := alpha*x with a real alpha: csscal, zdscal (sscal, dscal for real T).
+    pub fn scal_real<T: Scalar>(ex: &Exec, n: i64, alpha: T::Real, x: DVec) -> gpu::Result<()> {
+        scal_any::<T, T::Real>(&SCAL_REAL, ex, n, alpha, x)
+    }
+
+    fn scal_any<T: Scalar, A: Scalar>(syms: &'static Syms, ex: &Exec, n: i64, alpha: A, x: DVec) -> gpu::Result<()> {
+        if n <= 0 || x.inc <= 0 || alpha.is_one() {
+            return Ok(());
+        }
+        let al = A16(alpha);
+        let px = x.ptr as *mut T;
+        // SAFETY: as in `axpy`; `syms` holds the entry points whose alpha is an `A`.
+        unsafe {
+            let h = own_handle(ex.rt, ex.stream)?;
+            sized!(T, syms, &[n, x.inc], |f: ScalFn<T, A>, c| f(h, c(n), al.ptr(), px, c(x.inc)))
+        }
+    }
+
+    /// sum x_i*y_i (`conj`, complex T: sum conj(x_i)*y_i, the `dotc`); 0 for n <= 0.
+    pub fn dot<T: Scalar>(ex: &Exec, n: i64, x: DVec, y: DVec, conj: bool) -> gpu::Result<T> {
+        if n <= 0 {
+            return Ok(T::zero());
+        }
+        no_zero_inc(&[x.inc, y.inc], "dot with a zero increment")?;
+        let mut r = A16(T::zero());
+        let (px, py, pr) = (x.ptr as *const T, y.ptr as *const T, &mut r.0 as *mut T);
+        let syms = if conj { &DOTC } else { &DOTU };
+        // SAFETY: as in `axpy`; the result is written to the host (host pointer mode).
+        unsafe {
+            let h = own_handle(ex.rt, ex.stream)?;
+            sized!(T, syms, &[n, x.inc, y.inc], |f: DotFn<T>, c| f(h, c(n), px, c(x.inc), py, c(y.inc), pr))?;
+        }
+        Ok(r.0)
+    }
+
+    /// ||x||_2 (scnrm2, dznrm2 for complex T); 0 for n <= 0 or incx <= 0.
+    pub fn nrm2<T: Scalar>(ex: &Exec, n: i64, x: DVec) -> gpu::Result<T::Real> {
+        reduce::<T>(&NRM2, ex, n, x)
+    }
+
+    /// sum |re x_i| + |im x_i| (scasum, dzasum for complex T); 0 for n <= 0 or incx <= 0.
+    pub fn asum<T: Scalar>(ex: &Exec, n: i64, x: DVec) -> gpu::Result<T::Real> {
+        reduce::<T>(&ASUM, ex, n, x)
+    }
+
+    fn reduce<T: Scalar>(syms: &'static Syms, ex: &Exec, n: i64, x: DVec) -> gpu::Result<T::Real> {
+        let zero = <T::Real as Scalar>::zero();
+        if n <= 0 || x.inc <= 0 {
+            return Ok(zero);
+        }
+        let mut r = A16(zero);
+        let (px, pr) = (x.ptr as *const T, &mut r.0 as *mut T::Real);
+        // SAFETY: as in `dot`.
+        unsafe {
+            let h = own_handle(ex.rt, ex.stream)?;
+            sized!(T, syms, &[n, x.inc], |f: ReduceFn<T, T::Real>, c| f(h, c(n), px, c(x.inc), pr))?;
+        }
+        Ok(r.0)
+    }
+
+    /// The 1-based index of the first element of largest |re| + |im| (as BLAS `i?amax`); 0 for
+    /// n <= 0 or incx <= 0. The `_v2_64` entry point writes an `int64_t`.
+    pub fn iamax<T: Scalar>(ex: &Exec, n: i64, x: DVec) -> gpu::Result<i64> {
+        if n <= 0 || x.inc <= 0 {
+            return Ok(0);
+        }
+        let px = x.ptr as *const T;
+        let i = prec_index::<T>();
+        // SAFETY: as in `dot`.
+        unsafe {
+            let h = own_handle(ex.rt, ex.stream)?;
+            if fits(&[n, x.inc]) {
+                let mut r = A16(0i32);
+                let pr = &mut r.0 as *mut i32;
+                call(&AMAX[0][i], |f: ReduceFn<T, i32, i32>| f(h, n as i32, px, x.inc as i32, pr))?;
+                Ok(r.0 as i64)
+            } else {
+                let mut r = A16(0i64);
+                let pr = &mut r.0 as *mut i64;
+                call(&AMAX[1][i], |f: ReduceFn<T, i64, i64>| f(h, n, px, x.inc, pr))?;
+                Ok(r.0)
+            }
+        }
+    }
+
+    /// y := alpha*op(A)*x + beta*y, A m x n column-major, op = N, T or C (C is T for real T).
+    /// Nothing for m or n <= 0, or alpha == 0 with beta == 1. alpha == 0 reads neither A nor x
+    /// (reference BLAS; they may hold anything): y := beta*y is then cuBLAS's GEMM with k = 0
+    /// on y as a 1 x len(y) matrix with ldc = |incy| (beta == 0 writes zeros).
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemv<T: Scalar>(
+        ex: &Exec,
+        trans: Trans,
+        m: i64,
+        n: i64,
+        alpha: T,
+        a: DMat,
+        x: DVec,
+        beta: T,
+        y: DVec,
+    ) -> gpu::Result<()> {
+        if m <= 0 || n <= 0 || (alpha.is_zero() && beta.is_one()) {
+            return Ok(());
+        }
+        no_zero_inc(&[x.inc, y.inc], "gemv with a zero increment")?;
+        if alpha.is_zero() {
+            let leny = if trans == Trans::No { m } else { n };
+            // The order of y's elements does not matter to a scaling: with a negative
+            // increment they are the same elements, from the lowest address.
+            let yc = DMat { ptr: y.ptr, ld: y.inc.abs() };
+            let nil = DMat { ptr: y.ptr, ld: 1 };
+            return vendor_gemm::<T>(ex, Trans::No, Trans::No, 1, leny, 0, alpha, nil, nil, beta, yc);
+        }
+        let (al, be) = (A16(alpha), A16(beta));
+        let (pa, px, py) = (a.ptr as *const T, x.ptr as *const T, y.ptr as *mut T);
+        let op = op_code(trans);
+        // SAFETY: as in `axpy`.
+        unsafe {
+            let h = own_handle(ex.rt, ex.stream)?;
+            sized!(T, GEMV, &[m, n, a.ld, x.inc, y.inc], |f: GemvFn<T>, c| {
+                f(h, op, c(m), c(n), al.ptr(), pa, c(a.ld), px, c(x.inc), be.ptr(), py, c(y.inc))
+            })
+        }
+    }
+
+    /// A := alpha*x*y^T + A (`conj`, complex T: alpha*x*y^H + A, the `gerc`), A m x n
+    /// column-major. Nothing for m or n <= 0 or alpha == 0.
+    #[allow(clippy::too_many_arguments)]
+    pub fn ger<T: Scalar>(
+        ex: &Exec,
+        m: i64,
+        n: i64,
+        alpha: T,
+        x: DVec,
+        y: DVec,
+        a: DMat,
+        conj: bool,
+    ) -> gpu::Result<()> {
+        if m <= 0 || n <= 0 || alpha.is_zero() {
+            return Ok(());
+        }
+        no_zero_inc(&[x.inc, y.inc], "ger with a zero increment")?;
+        let al = A16(alpha);
+        let (px, py, pa) = (x.ptr as *const T, y.ptr as *const T, a.ptr as *mut T);
+        let syms = if conj { &GERC } else { &GERU };
+        // SAFETY: as in `axpy`.
+        unsafe {
+            let h = own_handle(ex.rt, ex.stream)?;
+            sized!(T, syms, &[m, n, x.inc, y.inc, a.ld], |f: GerFn<T>, c| {
+                f(h, c(m), c(n), al.ptr(), px, c(x.inc), py, c(y.inc), pa, c(a.ld))
+            })
+        }
+    }
+
+    /// x := op(A)*x, A n x n triangular (`uplo`, `diag`), column-major. Nothing for n <= 0.
+    pub fn trmv<T: Scalar>(
+        ex: &Exec,
+        uplo: Uplo,
+        trans: Trans,
+        diag: Diag,
+        n: i64,
+        a: DMat,
+        x: DVec,
+    ) -> gpu::Result<()> {
+        if n <= 0 {
+            return Ok(());
+        }
+        no_zero_inc(&[x.inc], "trmv with a zero increment")?;
+        let (pa, px) = (a.ptr as *const T, x.ptr as *mut T);
+        let (u, t, d) = (fill_code(uplo), op_code(trans), diag_code(diag));
+        // SAFETY: as in `axpy`.
+        unsafe {
+            let h = own_handle(ex.rt, ex.stream)?;
+            sized!(T, TRMV, &[n, a.ld, x.inc], |f: TrmvFn<T>, c| f(h, u, t, d, c(n), pa, c(a.ld), px, c(x.inc)))
+        }
+    }
+}
+
 // ---- Exports ----
 
 /// Run an export's body; a panic becomes CUBLAS_STATUS_INTERNAL_ERROR (reported on stderr by
@@ -1130,7 +1487,18 @@ macro_rules! thin {
     };
 }
 
-thin!("cublasCreate_v2", fn(handle: *mut Handle));
+// The real cublasCreate_v2, then hyblas's runtime and split-k model are made ready in the same
+// thread (a few ms beside cuBLAS's own setup), so that a program's first routed call does not
+// pay for them. No kernel is compiled or loaded here: a unit is only built once a call needs it.
+cublas!("cublasCreate_v2", fn(handle: *mut Handle) => |s| {
+    let st = forward(s, |f: unsafe extern "C" fn(*mut Handle) -> Status| f(handle));
+    if st == CUBLAS_STATUS_SUCCESS && crate::config::get().device != crate::config::DeviceChoice::Cpu {
+        if let Ok(rt) = runtime() {
+            let _ = gpu::splitk::model(rt);
+        }
+    }
+    st
+});
 thin!("cublasDestroy_v2", fn(handle: Handle));
 thin!("cublasGetVersion_v2", fn(handle: Handle, version: *mut c_int));
 thin!("cublasSetStream_v2", fn(handle: Handle, stream: Stream));

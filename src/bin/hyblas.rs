@@ -20,19 +20,24 @@ usage: hyblas <command>
 
 commands:
   info          version, CPU and SIMD level, threads and where the count came from, the
-                configuration in effect; the GPU, NVRTC compile vs cache-load times of the
-                kernels, the tuning recipes in use, whether the real cuBLAS is reachable
+                configuration in effect; the GPU, NVRTC, each kernel unit calls can use and
+                whether the cache holds it (with its recorded compile time), the tuning
+                recipes in use, whether the real cuBLAS is reachable. Compiles nothing
   tune          measure every GPU kernel over its candidate block shapes on this GPU and write
                 the tuning recipes to the cache dir (seed 004 offline tuner), then the host
                 GEMM offload model's rates (as `tune offload`)
   tune offload  measure only the offload model's rates (host<->device through the staging
                 pipeline, cuBLAS and CPU-engine GEMM rates, per-call latency) and replace the
                 `offload` lines of the recipe file
-  compile [--arch sm_XY] [FAMILY ...]
-                compile the GPU kernel families (default all: level1 gemv trmv gemm_splitk)
-                with NVRTC into the kernel cache, for the present GPU's architecture or the one
-                named (no GPU needed with --arch), so that the first BLAS call does not wait
-                for the compiler. HYBLAS_KERNEL_DEFINES and HYBLAS_CACHE_DIR apply as at run time
+  compile [--arch sm_XY[,sm_XY...]] [--all] [--if-gpu] [UNIT|FAMILY ...]
+                compile GPU kernel units with NVRTC into the kernel cache ahead of time, a
+                line per unit: by default every unit calls can reach on the present GPU (or on
+                each architecture named: no GPU needed; a shared HYBLAS_CACHE_DIR serves a
+                cluster), --all every unit, else the units (level1_d, splitk_d_skm16) or
+                families (level1 gemv trmv splitk) named. Without it a program's first call
+                of a kind runs on cuBLAS while its unit compiles in the background.
+                --if-gpu: compile for the present GPU, or say why not and succeed (install).
+                HYBLAS_KERNEL_DEFINES and HYBLAS_CACHE_DIR apply as at run time
   demo [--quick]
                 run DGEMM (n=2048), ZGEMM (n=1024, via CBLAS), DGEMV (n=4096), DAXPY and DDOT
                 through the C ABI with tracing on, and with a GPU STRMV (n=8192) on device
@@ -46,6 +51,7 @@ environment (also accepted as KEY=value lines in the file named by HYBLAS_CONFIG
   HYBLAS_TRACE         stderr or a file path: one line per BLAS call (engine, threads, time)
   HYBLAS_DEVICE        auto | cpu | gpu
   HYBLAS_CACHE_DIR     compiled kernels and tuning recipes (default $XDG_CACHE_HOME/hyblas)
+  HYBLAS_COMPILE       background (default: calls never wait for a kernel compile) | wait
   HYBLAS_<NAME>        size thresholds, e.g. HYBLAS_GEMM_PAR_MIN, HYBLAS_L1_PAR_MIN
 ";
 
@@ -88,76 +94,125 @@ fn main() -> ExitCode {
 // ---------------------------------------------------------------------------------------------
 // compile
 
-/// `hyblas compile [--arch sm_XY] [FAMILY ...]`: kernel families into the cache, one NVRTC
-/// compile per thread (each compile is single-threaded; gemm_splitk alone takes about a minute).
+/// `hyblas compile [--arch sm_XY[,sm_XY...]] [--all] [UNIT|FAMILY ...]`: kernel units into the
+/// cache ahead of time, one NVRTC compile per core at a time, a progress line per unit.
 fn compile_cmd(args: &[String]) -> ExitCode {
-    use hyblas::gpu::{kernels, nvrtc, Runtime};
-    let usage = || {
-        eprintln!("hyblas compile: usage: hyblas compile [--arch sm_XY] [FAMILY ...] (see hyblas --help)");
+    use hyblas::gpu::kernels::{self, Unit};
+    use hyblas::gpu::{nvrtc, Runtime};
+    let usage = |why: &str| {
+        eprintln!("hyblas compile: {why}");
+        eprintln!(
+            "usage: hyblas compile [--arch sm_XY[,sm_XY...]] [--all] [--if-gpu] [UNIT|FAMILY ...] (see hyblas --help)"
+        );
         ExitCode::from(2)
     };
-    let (arch, names) = match args {
-        [flag, a, rest @ ..] if flag == "--arch" => {
-            if !(a.starts_with("sm_") && a.len() > 3) {
-                return usage();
+    let (mut archs, mut all, mut named, mut if_gpu) = (Vec::new(), false, Vec::new(), false);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--arch" => {
+                let Some(list) = it.next() else { return usage("--arch needs a value") };
+                for arch in list.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+                    if kernels::arch_cc(arch).is_none() {
+                        return usage(&format!("`{arch}` is not an architecture such as sm_90"));
+                    }
+                    archs.push(arch.to_string());
+                }
+                if archs.is_empty() {
+                    return usage("--arch needs a value");
+                }
             }
-            (Some(a.clone()), rest)
+            "--all" => all = true,
+            // For install scripts: the present GPU's units when there is a GPU and NVRTC, else
+            // a line saying why nothing was compiled, and success.
+            "--if-gpu" => if_gpu = true,
+            name => {
+                let units: Vec<Unit> = match kernels::FAMILIES.iter().find(|f| f.name() == name) {
+                    Some(f) => f.units(),
+                    None => match Unit::parse(name) {
+                        Some(u) => vec![u],
+                        None => return usage(&format!("unknown kernel unit or family `{name}`")),
+                    },
+                };
+                named.extend(units);
+            }
         }
-        [flag] if flag == "--arch" => return usage(),
-        rest => (None, rest),
+    }
+    let skip = |why: String| {
+        println!(
+            "hyblas compile: nothing compiled: {why} (`hyblas compile --arch sm_XY` fills a cache for another machine)"
+        );
+        ExitCode::SUCCESS
     };
-    let mut families = Vec::new();
-    for n in names {
-        match kernels::FAMILIES.iter().find(|f| f.name() == n) {
-            Some(&f) => families.push(f),
-            None => {
-                eprintln!("hyblas compile: unknown kernel family `{n}`");
-                return usage();
-            }
-        }
-    }
-    if families.is_empty() {
-        families = kernels::FAMILIES.to_vec();
-    }
-    let arch = match arch {
-        Some(a) => a,
-        None => match Runtime::get(0) {
-            Ok(rt) => rt.props.arch(),
+    if archs.is_empty() {
+        match Runtime::get(0) {
+            Ok(rt) => archs.push(rt.props.arch()),
+            Err(e) if if_gpu => return skip(e.to_string()),
             Err(e) => {
                 eprintln!("hyblas compile: {e}; name the architecture with --arch sm_XY");
                 return ExitCode::from(2);
             }
-        },
-    };
-    let start = Instant::now();
-    let results: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = families
-            .iter()
-            .map(|&f| {
-                let arch = arch.as_str();
-                s.spawn(move || (f, nvrtc::cubin(f.name(), &f.source(), arch)))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("compile thread")).collect()
-    });
-    let mut ok = true;
-    for (f, r) in results {
-        match r {
-            Ok(c) => println!(
-                "{:<12} {} {:6.1} s  {}",
-                f.name(),
-                if c.from_cache { "cached  " } else { "compiled" },
-                c.seconds,
-                c.path.display()
-            ),
-            Err(e) => {
-                ok = false;
-                println!("{:<12} failed: {e}", f.name());
-            }
         }
     }
-    println!("{arch}: {:.1} s", start.elapsed().as_secs_f64());
-    if ok {
+    if let Err(e) = nvrtc::version() {
+        if if_gpu {
+            return skip(e.to_string());
+        }
+        eprintln!("hyblas compile: {e}");
+        return ExitCode::FAILURE;
+    }
+    // (arch, unit) jobs: the named units, else every unit calls can reach on that architecture
+    // with this configuration (--all: every unit with code for it).
+    let mut jobs = Vec::new();
+    for arch in &archs {
+        let cc = kernels::arch_cc(arch).unwrap();
+        let units = if !named.is_empty() {
+            named.clone()
+        } else if all {
+            Unit::all()
+        } else {
+            kernels::reachable_units(cc)
+        };
+        jobs.extend(units.into_iter().filter(|u| u.runs_on(cc)).map(|u| (arch.clone(), u)));
+    }
+    let total = jobs.len();
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(total.max(1));
+    println!(
+        "compiling {total} kernel units for {} on {workers} threads into {}",
+        archs.join(","),
+        nvrtc::cache_dir().join("kernels").display()
+    );
+    let start = Instant::now();
+    let queue = std::sync::Mutex::new(jobs.into_iter());
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let Some((arch, unit)) = queue.lock().unwrap().next() else { break };
+                let r = nvrtc::cubin(&unit.name(), &unit.source(), &arch);
+                let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                let w = total.to_string().len();
+                match r {
+                    Ok(c) => println!(
+                        "[{n:>w$}/{total}] {arch:<7} {:<20} {} {:6.1} s {:7.2} MB  {}",
+                        unit.name(),
+                        if c.from_cache { "cached  " } else { "compiled" },
+                        c.seconds,
+                        c.cubin.len() as f64 / 1e6,
+                        c.path.display()
+                    ),
+                    Err(e) => {
+                        failed.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        println!("[{n:>w$}/{total}] {arch:<7} {:<20} failed: {e}", unit.name());
+                    }
+                }
+            });
+        }
+    });
+    let failed = failed.into_inner();
+    println!("{} of {total} units ready in {:.1} s", total - failed, start.elapsed().as_secs_f64());
+    if failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -182,7 +237,7 @@ fn cpu_model() -> String {
 /// The GPU section of `hyblas info`: device, NVRTC, kernel cache (compile vs cache-load
 /// time), recipes, real cuBLAS.
 fn gpu_info() {
-    use hyblas::gpu::{driver, kernels, nvrtc, tune, vendor, Runtime};
+    use hyblas::gpu::{nvrtc, tune, vendor, Runtime};
     let rt = match Runtime::get(0) {
         Ok(rt) => rt,
         Err(e) => {
@@ -206,35 +261,7 @@ fn gpu_info() {
         Err(e) => println!("nvrtc         {e}"),
     }
     println!("cache dir     {} (HYBLAS_CACHE_DIR)", nvrtc::cache_dir().display());
-    if rt.bind().is_err() || !driver::nvrtc_present() {
-        return;
-    }
-    for &fam in kernels::FAMILIES {
-        let src = fam.source();
-        let t = Instant::now();
-        let compiled = nvrtc::compile(fam.name(), &src, &p.arch());
-        let compile_s = t.elapsed().as_secs_f64();
-        if let Err(e) = compiled {
-            println!("kernels       {}: {e}", fam.name());
-            continue;
-        }
-        // Warm the cache if needed, then time a load as a second process start would do it.
-        let first = nvrtc::cubin(fam.name(), &src, &p.arch());
-        let t = Instant::now();
-        let again = nvrtc::cubin(fam.name(), &src, &p.arch());
-        let load_s = t.elapsed().as_secs_f64();
-        match (first, again) {
-            (Ok(f), Ok(a)) => println!(
-                "kernels       {:<7} NVRTC compile {:>7.1} ms, load from cache {:>5.2} ms ({}; cache {} at start)",
-                fam.name(),
-                compile_s * 1e3,
-                load_s * 1e3,
-                a.path.display(),
-                if f.from_cache { "hit" } else { "miss, now written" }
-            ),
-            (Err(e), _) | (_, Err(e)) => println!("kernels       {}: {e}", fam.name()),
-        }
-    }
+    kernel_cache_info(p);
     match tune::tuned_file(p) {
         Some(f) => println!("recipes       tuned: {}", f.display()),
         None if p.cc == (9, 0) => {
@@ -275,6 +302,49 @@ fn gpu_info() {
         r.cpu_per_thread[2] * threads as f64 / 1e12,
         r.cpu_per_thread[3] * threads as f64 / 1e12
     );
+}
+
+/// The kernel lines of `hyblas info`: for each unit calls can reach on this device, whether the
+/// cache holds it and what its compile took (recorded beside the cubin). Compiles nothing.
+fn kernel_cache_info(p: &hyblas::gpu::runtime::DeviceProps) {
+    use hyblas::gpu::kernels::{self, Unit};
+    use hyblas::gpu::nvrtc;
+    let arch = p.arch();
+    let units = kernels::reachable_units(p.cc);
+    let mut cached = 0;
+    let mut lines = Vec::new();
+    for u in &units {
+        let path = match nvrtc::cache_path(&u.name(), &u.source(), &arch) {
+            Ok(path) => path,
+            Err(e) => {
+                println!("kernels       {e}: the GPU kernels cannot be compiled here (calls use cuBLAS)");
+                return;
+            }
+        };
+        let size = std::fs::metadata(&path).map(|m| m.len()).ok().filter(|&n| n > 0);
+        let meta = nvrtc::read_meta(&path).unwrap_or_default();
+        let value = |k: &str| hyblas::gpu::cache_file::meta_value(&meta, k).map(str::to_string);
+        let line = match size {
+            Some(bytes) => {
+                cached += 1;
+                let took = value("compile_seconds")
+                    .map_or("compile time not recorded".into(), |s| format!("compiled in {s} s"));
+                let by = value("compiled_by").map_or(String::new(), |b| format!(", by {b}"));
+                format!("{:<20} cached     {:6.2} MB, {took}{by}", u.name(), bytes as f64 / 1e6)
+            }
+            None => format!("{:<20} not cached (compiled in the background when a call first needs it)", u.name()),
+        };
+        lines.push(line);
+    }
+    let others = Unit::all().into_iter().filter(|u| u.runs_on(p.cc) && !units.contains(u)).count();
+    println!(
+        "kernels       {arch}: {cached} of {} units cached in {} (`hyblas compile` fills it; {others} more units serve only HYBLAS_SPLITK_MMA=0, `hyblas compile --all`)",
+        units.len(),
+        nvrtc::cache_dir().join("kernels").display()
+    );
+    for l in lines {
+        println!("              {l}");
+    }
 }
 
 /// One recipe line of `hyblas info`.
@@ -933,7 +1003,16 @@ fn demo_gpu_strmv(n: usize, rng: &mut Rng, tap: &mut TraceTap) -> Option<Step> {
     let (da, dx) = (DeviceBuffer::from_slice(&a).ok()?, DeviceBuffer::from_slice(&x0).ok()?);
     // SAFETY: device pointers of the sizes above; the call is synchronous.
     let call = || unsafe { strmv_(&l, &no, &no, &ni, da.ptr as *const f32, &ni, dx.ptr as *mut f32, &inc, 1, 1, 1) };
-    call(); // warm-up: compiles or loads the kernels
+    // A first call never waits for a kernel (cuBLAS answers while the unit compiles in the
+    // background); the demo times hyblas's kernel, so it waits for the unit here.
+    let unit = hyblas::gpu::kernels::Unit::of(hyblas::gpu::kernels::Family::Trmv, 's');
+    let t = Instant::now();
+    if let Err(e) = hyblas::gpu::Runtime::get(0).and_then(|rt| rt.prepare(&[unit])) {
+        eprintln!("demo: the {unit} kernels are not available ({e}); the step runs on cuBLAS");
+    } else {
+        eprintln!("demo: {unit} ready after {:.1} s", t.elapsed().as_secs_f64());
+    }
+    call(); // warm-up
     dx.write(&x0).ok()?;
     let t = Instant::now();
     call();

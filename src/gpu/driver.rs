@@ -16,6 +16,10 @@ pub enum GpuError {
     Compile(String),
     /// A request the GPU path does not handle (the caller falls back).
     Unsupported(&'static str),
+    /// The kernel's compile unit is not loaded: it is being compiled (or read from the cache)
+    /// in the background (`gpu::loader`), or its build failed (`state` says which). Nothing was
+    /// launched; the caller takes the path that is ready (the real cuBLAS).
+    NotReady { unit: String, state: String },
     /// Anything else (I/O of the cache, a bad recipe file, ...).
     Other(String),
 }
@@ -27,6 +31,7 @@ impl fmt::Display for GpuError {
             GpuError::Driver { call, code } => write!(f, "{call} failed: {code:?} ({})", error_string(*code)),
             GpuError::Compile(log) => write!(f, "NVRTC compile failed:\n{log}"),
             GpuError::Unsupported(what) => write!(f, "not supported on the GPU path: {what}"),
+            GpuError::NotReady { unit, state } => write!(f, "kernel {state}: unit {unit}"),
             GpuError::Other(s) => f.write_str(s),
         }
     }

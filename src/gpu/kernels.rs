@@ -1,18 +1,22 @@
-//! The embedded kernel sources, their modules and functions, and the one launch call.
+//! The embedded kernel sources, their compile units, modules and functions, and the one launch
+//! call.
 //!
 //! Each family is one file under `kernels/`, compiled as `kernels/common.cuh` followed by the
 //! family's source (NVRTC gets no include path: the sources are self-contained). Entry points
 //! are `extern "C"` and named by precision and variant (`daxpy`, `sgemv_t`, ...).
+//!
+//! A family is compiled in units ([`Unit`]): one precision of Level 1, GEMV/GER or TRMV, and one
+//! precision and kernel configuration of split-k GEMM. A unit is what one kind of call needs,
+//! compiles in seconds (the whole split-k family took 74-105 s), and a process compiles only the
+//! units its calls use (`gpu::loader` gets them, in the background).
 
 use super::driver::{check, sys, GpuError, Handle, Result};
-use super::nvrtc;
-use super::runtime::DeviceProps;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 
-/// The kernel families (one source file and one module each).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The kernel families (one source file each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Family {
     Level1,
     Gemv,
@@ -31,7 +35,15 @@ impl Family {
             Family::Level1 => "level1",
             Family::Gemv => "gemv",
             Family::Trmv => "trmv",
-            Family::Gemm => "gemm_splitk",
+            Family::Gemm => "splitk",
+        }
+    }
+    fn file(self) -> &'static str {
+        match self {
+            Family::Level1 => "level1.cu",
+            Family::Gemv => "gemv.cu",
+            Family::Trmv => "trmv.cu",
+            Family::Gemm => "gemm_splitk.cu",
         }
     }
     fn body(self) -> &'static str {
@@ -42,13 +54,126 @@ impl Family {
             Family::Gemm => include_str!("../../kernels/gemm_splitk.cu"),
         }
     }
-    /// The full source NVRTC compiles.
+    /// The whole family's source (every unit's entry points; `scripts/kernel-regs.py` and the
+    /// tests that read the source use this).
     pub fn source(self) -> String {
-        format!("{COMMON}\n#line 1 \"{}.cu\"\n{}", self.name(), self.body())
+        format!("{COMMON}\n#line 1 \"{}\"\n{}", self.file(), self.body())
+    }
+    /// The family's units, in a fixed order.
+    pub fn units(self) -> Vec<Unit> {
+        match self {
+            Family::Gemm => SPLITK_VARIANTS
+                .iter()
+                .flat_map(|&(v, precs)| precs.chars().map(move |p| Unit { family: self, prec: p, variant: v }))
+                .collect(),
+            _ => PRECISIONS.chars().map(|p| Unit { family: self, prec: p, variant: "" }).collect(),
+        }
     }
 }
 
-/// How a module was obtained, for `hyblas info`.
+const PRECISIONS: &str = "sdcz";
+
+/// The split-k kernel configurations (kernel names without precision and layout,
+/// `src/gpu/splitk.rs`'s `Config`) and the precisions each exists for: one unit each.
+pub const SPLITK_VARIANTS: &[(&str, &str)] = &[
+    ("gemm_skm1", "dz"),
+    ("gemm_skm4", "dz"),
+    ("gemm_skm8", "dz"),
+    ("gemm_skm16", "dz"),
+    ("gemm_skm32", "d"),
+    ("gemm_skf2", "sc"),
+    ("gemm_skf4", "sc"),
+    ("gemm_skf8", "sc"),
+    ("gemm_skf16", "sc"),
+    ("gemm_sk_direct", "sdcz"),
+    ("gemm_sk16", "sdcz"),
+    ("gemm_sk32", "sdcz"),
+    ("gemm_sk64", "sdcz"),
+    ("gemm_sk32m", "d"),
+    ("gemm_sk64m", "d"),
+];
+
+/// One compile unit: the kernels of `family` for precision `prec` ('s', 'd', 'c', 'z') and, for
+/// split-k, one configuration (`variant`, a kernel name such as `gemm_skm16`; empty otherwise).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Unit {
+    pub family: Family,
+    pub prec: char,
+    pub variant: &'static str,
+}
+
+impl Unit {
+    /// The unit of a Level 1, GEMV or TRMV kernel of precision `prec`.
+    pub fn of(family: Family, prec: char) -> Unit {
+        debug_assert!(family != Family::Gemm, "split-k units are named by configuration: Unit::splitk");
+        Unit { family, prec, variant: "" }
+    }
+    /// The split-k unit of configuration `variant` (`gemm_skm16`) in precision `prec`.
+    pub fn splitk(prec: char, variant: &'static str) -> Unit {
+        Unit { family: Family::Gemm, prec, variant }
+    }
+    /// Every unit of every family.
+    pub fn all() -> Vec<Unit> {
+        FAMILIES.iter().flat_map(|f| f.units()).collect()
+    }
+    /// `level1_s`, `gemv_z`, `splitk_d_skm16`: the cache file's and `hyblas compile`'s name.
+    pub fn name(&self) -> String {
+        match self.variant {
+            "" => format!("{}_{}", self.family.name(), self.prec),
+            v => format!("{}_{}_{}", self.family.name(), self.prec, v.strip_prefix("gemm_").unwrap_or(v)),
+        }
+    }
+    /// The unit named `name` ([`Unit::name`]).
+    pub fn parse(name: &str) -> Option<Unit> {
+        Unit::all().into_iter().find(|u| u.name() == name)
+    }
+    /// Whether the unit has code for a device of compute capability `cc` (the FP64
+    /// tensor-core fragment kernels need sm_80; on older devices their unit is empty).
+    pub fn runs_on(&self, cc: (i32, i32)) -> bool {
+        !self.variant.starts_with("gemm_skm") || cc.0 >= 8
+    }
+    /// The source NVRTC compiles: the unit's selection (`HB_UNIT_*`, kernels/common.cuh), the
+    /// common header and the family's file.
+    pub fn source(&self) -> String {
+        let mut s = format!("#define HB_UNIT 1\n#define HB_UNIT_PREC_{} 1\n", self.prec);
+        if !self.variant.is_empty() {
+            s.push_str(&format!("#define HB_UNIT_VARIANT_{} 1\n", self.variant));
+        }
+        s + &self.family.source()
+    }
+}
+
+/// The units calls can reach on a device of compute capability `cc` with this process's
+/// settings: every Level 1, GEMV and TRMV unit, and the split-k configurations the planner picks
+/// there (`splitk::reachable_variants`; the others serve `HYBLAS_SPLITK_MMA=0` and older
+/// devices). What `hyblas compile` compiles ahead by default and `hyblas info` reports.
+pub fn reachable_units(cc: (i32, i32)) -> Vec<Unit> {
+    use super::splitk::reachable_variants as rv;
+    use crate::types::{C32, C64};
+    let mut units: Vec<Unit> = [Family::Level1, Family::Gemv, Family::Trmv].iter().flat_map(|f| f.units()).collect();
+    for (p, variants) in [('s', rv::<f32>(cc)), ('d', rv::<f64>(cc)), ('c', rv::<C32>(cc)), ('z', rv::<C64>(cc))] {
+        units.extend(variants.into_iter().map(|v| Unit::splitk(p, v)));
+    }
+    units.sort();
+    units
+}
+
+/// The compute capability an NVRTC architecture names (`sm_90` -> (9, 0), `sm_100a` ->
+/// (10, 0)), if it is one.
+pub fn arch_cc(arch: &str) -> Option<(i32, i32)> {
+    let digits: String = arch.strip_prefix("sm_")?.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let rest = &arch[3 + digits.len()..];
+    let n: i32 = digits.parse().ok()?;
+    (digits.len() >= 2 && (rest.is_empty() || rest == "a" || rest == "f")).then_some((n / 10, n % 10))
+}
+
+impl std::fmt::Display for Unit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// How a module was obtained, for `hyblas info` and the tests.
 #[derive(Clone, Debug)]
 pub struct LoadInfo {
     pub from_cache: bool,
@@ -64,16 +189,12 @@ pub struct Module {
 }
 
 impl Module {
-    /// Compile (or read from the cache) and load `family` for the device's architecture. The
-    /// runtime's context must be current.
-    pub fn load(family: Family, props: &DeviceProps) -> Result<(Module, LoadInfo)> {
-        let start = std::time::Instant::now();
-        let compiled = nvrtc::cubin(family.name(), &family.source(), &props.arch())?;
+    /// Load a cubin into the current context (the runtime's context must be current).
+    pub fn from_cubin(image: &[u8]) -> Result<Module> {
         let mut m = std::ptr::null_mut();
-        check(unsafe { sys::cuModuleLoadData(&mut m, compiled.cubin.as_ptr() as *const c_void) }, "cuModuleLoadData")?;
-        let info =
-            LoadInfo { from_cache: compiled.from_cache, seconds: start.elapsed().as_secs_f64(), path: compiled.path };
-        Ok((Module { raw: Handle(m), funcs: Mutex::new(HashMap::new()) }, info))
+        // SAFETY: the image is a whole cubin (NVRTC's output or a cache file written whole).
+        check(unsafe { sys::cuModuleLoadData(&mut m, image.as_ptr() as *const c_void) }, "cuModuleLoadData")?;
+        Ok(Module { raw: Handle(m), funcs: Mutex::new(HashMap::new()) })
     }
 
     pub fn function(&self, name: &str) -> Result<Function> {

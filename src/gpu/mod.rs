@@ -6,8 +6,10 @@
 //! - `driver.rs`: the CUDA driver API (cudarc, loaded at run time) and `GpuError`.
 //! - `runtime.rs`: the global runtime, device properties, stream scratch, device buffers,
 //!   device-pointer detection.
-//! - `nvrtc.rs`: compile + on-disk cubin cache. `kernels.rs`: embedded sources (`kernels/`),
-//!   modules, functions, launches.
+//! - `nvrtc.rs`: compile (in this process, or in the `hyblas-nvrtc` helper process) + on-disk
+//!   cubin cache (`cache_file.rs` writes entries whole). `kernels.rs`: embedded sources
+//!   (`kernels/`) and their compile units, modules, functions, launches. `loader.rs`: units
+//!   compiled and loaded by a background thread, so no call waits for the compiler.
 //! - `occupancy.rs`, `tune.rs`: seed 004 (occupancies, recipes, the online choice).
 //! - `level1.rs`, `gemv.rs`, `trmv.rs`: host sides of the kernels (one generic body per
 //!   routine over the four precisions).
@@ -23,10 +25,12 @@
 // dereference, which this lint cannot tell.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod cache_file;
 pub mod driver;
 pub mod gemv;
 pub mod kernels;
 pub mod level1;
+pub mod loader;
 pub mod nvrtc;
 pub mod occupancy;
 pub mod offload;
@@ -121,7 +125,7 @@ impl<'a> Exec<'a> {
     }
     /// The kernel `P<name>` for precision `T` in `family` (cached, see `Runtime::kernel`).
     pub fn function<T: Scalar>(&self, family: kernels::Family, name: &'static str) -> Result<kernels::Function> {
-        self.rt.kernel(family, T::PREFIX, name, "")
+        self.rt.kernel(kernels::Unit::of(family, T::PREFIX), name, "")
     }
     /// The kernel `P<name><suffix>` (`ddot` + `_part_v`).
     pub fn function_sfx<T: Scalar>(
@@ -130,7 +134,17 @@ impl<'a> Exec<'a> {
         name: &'static str,
         suffix: &'static str,
     ) -> Result<kernels::Function> {
-        self.rt.kernel(family, T::PREFIX, name, suffix)
+        self.rt.kernel(kernels::Unit::of(family, T::PREFIX), name, suffix)
+    }
+    /// The split-k kernel `P<name><suffix>` of configuration `variant`'s unit (`dgemm_skm16_tn`
+    /// in `splitk_d_skm16`; `dgemm_sk_scale` is in every split-k unit of its precision).
+    pub fn splitk_function<T: Scalar>(
+        &self,
+        variant: &'static str,
+        name: &'static str,
+        suffix: &'static str,
+    ) -> Result<kernels::Function> {
+        self.rt.kernel(kernels::Unit::splitk(T::PREFIX, variant), name, suffix)
     }
 }
 

@@ -2,16 +2,29 @@
 //! architecture, with an on-disk cubin cache.
 //!
 //! Cache layout: `$HYBLAS_CACHE_DIR` (default `$XDG_CACHE_HOME/hyblas`, else
-//! `~/.cache/hyblas`) `/kernels/<family>-<sha256 prefix>.cubin`. The key hashes the source,
-//! the architecture, the NVRTC version and the options, so any change compiles afresh and
-//! stale files are simply never read again. Files are written to a temporary name and renamed,
-//! so concurrent processes never read half a file.
+//! `~/.cache/hyblas`) `/kernels/<unit>-<arch>-<sha256 prefix>.cubin`, and beside each cubin a
+//! `.meta` text file (the unit, the architecture, NVRTC's version, the compile time, when and
+//! by what it was compiled) that `hyblas info` reads. The key hashes the source, the
+//! architecture, the NVRTC version and the options, so any change compiles afresh and stale
+//! files are simply never read again. Entries are written whole under a temporary name and
+//! renamed (`cache_file`), so concurrent processes never read half a file.
+//!
+//! Two ways to compile: [`compile`] runs NVRTC in this process (the `hyblas compile` command,
+//! the tests); [`compile_in_helper`] runs it in a process of its own (`hyblas-nvrtc`,
+//! helper/nvrtc_helper.rs, embedded in the library), which is what the background compiles of
+//! a program use (`gpu::loader`): a compile thread still inside NVRTC when the program exits
+//! crashes the program, and the helper also keeps NVRTC's memory out of it.
 
+use super::cache_file;
 use super::driver::{GpuError, Result};
 use cudarc::nvrtc::sys as nv;
+use once_cell::sync::Lazy;
+use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
 use std::ffi::{CStr, CString};
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// The cache directory (created on demand by writers).
 pub fn cache_dir() -> PathBuf {
@@ -41,12 +54,17 @@ pub fn version() -> Result<(i32, i32)> {
 }
 
 /// Options every kernel is compiled with (besides the architecture).
-pub const OPTIONS: &[&str] = &["--std=c++17", "-lineinfo"];
+pub const OPTIONS: &[&str] = &["--std=c++17"];
+
+/// `HYBLAS_KERNEL_LINEINFO=1` adds `-lineinfo`, for the profilers' source view
+/// (`scripts/gpu-ncu.sh`). Off by default: it embeds the PTX text in the cubin, which made the
+/// split-k family's cubin 24 MB where its machine code is 7.5 MB (55% PTX text, 12% line tables).
+static LINEINFO: Lazy<bool> = Lazy::new(|| crate::config::threshold("HYBLAS_KERNEL_LINEINFO", 0) != 0);
 
 /// `HYBLAS_KERNEL_DEFINES`: extra `-DNAME[=VALUE]` options (space-separated) for every kernel,
 /// for measuring a kernel's compile-time variants (`-DTRMV_UN=4`, `-DGEMV_T_UNROLL=8`, ...)
 /// without a rebuild. Part of the cache key; anything but `-D` options is ignored.
-static DEFINES: once_cell::sync::Lazy<Vec<String>> = once_cell::sync::Lazy::new(|| {
+static DEFINES: Lazy<Vec<String>> = Lazy::new(|| {
     crate::config::value("HYBLAS_KERNEL_DEFINES")
         .unwrap_or_default()
         .split_whitespace()
@@ -61,9 +79,15 @@ static DEFINES: once_cell::sync::Lazy<Vec<String>> = once_cell::sync::Lazy::new(
         .collect()
 });
 
-/// Every option of a compile besides the architecture.
-fn options() -> impl Iterator<Item = &'static str> {
-    OPTIONS.iter().copied().chain(DEFINES.iter().map(String::as_str))
+/// Every option of a compile for `arch`.
+fn options(arch: &str) -> Vec<String> {
+    let mut o: Vec<String> = OPTIONS.iter().map(|s| s.to_string()).collect();
+    if *LINEINFO {
+        o.push("-lineinfo".into());
+    }
+    o.extend(DEFINES.iter().cloned());
+    o.push(format!("--gpu-architecture={arch}"));
+    o
 }
 
 /// How a module's image was obtained.
@@ -80,7 +104,7 @@ fn key(name: &str, source: &str, arch: &str, ver: (i32, i32)) -> String {
     h.update(source.as_bytes());
     h.update(arch.as_bytes());
     h.update(format!("nvrtc {}.{}", ver.0, ver.1).as_bytes());
-    for o in options() {
+    for o in options(arch) {
         h.update(o.as_bytes());
         h.update([0u8]);
     }
@@ -89,30 +113,52 @@ fn key(name: &str, source: &str, arch: &str, ver: (i32, i32)) -> String {
     format!("{name}-{arch}-{hex}")
 }
 
-/// The cubin of `source` for `arch` (e.g. `sm_90`): from the cache if present, else compiled
-/// (and stored, best effort: an unwritable cache only costs the next process a compile).
-pub fn cubin(name: &str, source: &str, arch: &str) -> Result<Compiled> {
-    let start = std::time::Instant::now();
+/// Where the cubin of `source` for `arch` lives in the cache (whether or not it is there).
+pub fn cache_path(name: &str, source: &str, arch: &str) -> Result<PathBuf> {
     let ver = version()?;
-    let path = cache_dir().join("kernels").join(format!("{}.cubin", key(name, source, arch, ver)));
-    if let Ok(bytes) = std::fs::read(&path) {
-        if !bytes.is_empty() {
-            return Ok(Compiled { cubin: bytes, from_cache: true, seconds: start.elapsed().as_secs_f64(), path });
-        }
-    }
-    let cubin = compile(name, source, arch)?;
-    if let Some(dir) = path.parent() {
-        if std::fs::create_dir_all(dir).is_ok() {
-            let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-            if std::fs::write(&tmp, &cubin).is_ok() {
-                let _ = std::fs::rename(&tmp, &path);
-            }
-        }
-    }
-    Ok(Compiled { cubin, from_cache: false, seconds: start.elapsed().as_secs_f64(), path })
+    Ok(cache_dir().join("kernels").join(format!("{}.cubin", key(name, source, arch, ver))))
 }
 
-/// Compile without the cache (also used by the kernel check that needs no GPU).
+/// The cached cubin at `path`, if there is a whole one.
+pub fn read_cached(path: &Path) -> Option<Vec<u8>> {
+    std::fs::read(path).ok().filter(|b| !b.is_empty())
+}
+
+/// The meta text stored beside the cubin at `path` (`cache_file`), if any.
+pub fn read_meta(path: &Path) -> Option<String> {
+    std::fs::read_to_string(cache_file::meta_path(path)).ok()
+}
+
+/// The meta lines a compile of unit `name` for `arch` stores (the compiler adds the rest).
+fn meta_lines(name: &str, arch: &str) -> Vec<String> {
+    vec![format!("unit={name}"), format!("arch={arch}")]
+}
+
+/// The cubin of `source` for `arch` (e.g. `sm_90`): from the cache if present, else compiled
+/// in this process (and stored, best effort: an unwritable cache only costs the next process a
+/// compile).
+pub fn cubin(name: &str, source: &str, arch: &str) -> Result<Compiled> {
+    let start = Instant::now();
+    let path = cache_path(name, source, arch)?;
+    if let Some(bytes) = read_cached(&path) {
+        return Ok(Compiled { cubin: bytes, from_cache: true, seconds: start.elapsed().as_secs_f64(), path });
+    }
+    let cubin = compile(name, source, arch)?;
+    let seconds = start.elapsed().as_secs_f64();
+    let (a, b) = version()?;
+    let mut meta = meta_lines(name, arch);
+    meta.push(format!("nvrtc={a}.{b}"));
+    meta.push(format!("compile_seconds={seconds:.3}"));
+    meta.push(format!("bytes={}", cubin.len()));
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    meta.push(format!("compiled_unix={now}"));
+    meta.push(format!("compiled_by=process {} (in-process NVRTC)", std::process::id()));
+    let _ = cache_file::store(&path, &cubin, &(meta.join("\n") + "\n"));
+    Ok(Compiled { cubin, from_cache: false, seconds, path })
+}
+
+/// Compile without the cache, in this process (also used by the kernel check that needs no
+/// GPU).
 pub fn compile(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
     version()?;
     let csrc = CString::new(source).map_err(|_| GpuError::Other("NUL in kernel source".into()))?;
@@ -132,8 +178,7 @@ pub fn compile(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
             "nvrtcCreateProgram",
         )?;
     }
-    let mut opts: Vec<CString> = options().map(|o| CString::new(o).unwrap()).collect();
-    opts.push(CString::new(format!("--gpu-architecture={arch}")).unwrap());
+    let opts: Vec<CString> = options(arch).into_iter().map(|o| CString::new(o).unwrap()).collect();
     let optp: Vec<*const std::ffi::c_char> = opts.iter().map(|o| o.as_ptr()).collect();
     let r = unsafe { nv::nvrtcCompileProgram(prog, optp.len() as i32, optp.as_ptr()) };
     let log = unsafe {
@@ -159,4 +204,130 @@ pub fn compile(name: &str, source: &str, arch: &str) -> Result<Vec<u8>> {
         nv::nvrtcDestroyProgram(&mut prog);
     }
     out
+}
+
+// ---- The compile helper ----
+
+/// The helper executable (helper/nvrtc_helper.rs, built by build.rs).
+static HELPER_IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hyblas-nvrtc"));
+
+/// Why [`compile_in_helper`] did not compile.
+#[derive(Debug)]
+pub enum HelperError {
+    /// The helper could not be started here (no executable place for it, a sandbox that forbids
+    /// it): compile in this process instead.
+    Unavailable(String),
+    /// It ran and failed (NVRTC's log, or its own error).
+    Failed(GpuError),
+}
+
+/// Places the helper can be started from, tried in order: an anonymous in-memory file (no file
+/// on disk; `/proc/self/fd/N`), then a file in the cache directory. A place that failed once is
+/// not tried again.
+static HELPER_PLACES: Lazy<Mutex<Vec<PathBuf>>> = Lazy::new(|| Mutex::new(helper_places()));
+
+fn helper_places() -> Vec<PathBuf> {
+    let mut places = Vec::new();
+    // SAFETY: memfd_create with a NUL-terminated name; the fd is kept open (close-on-exec) for
+    // the life of the process, so its /proc path stays valid.
+    unsafe {
+        let fd = libc::memfd_create(c"hyblas-nvrtc".as_ptr(), libc::MFD_CLOEXEC);
+        if fd >= 0 {
+            let mut f = std::fs::File::from(std::os::fd::OwnedFd::from_raw_fd(fd));
+            if f.write_all(HELPER_IMAGE).is_ok() {
+                std::mem::forget(f);
+                places.push(PathBuf::from(format!("/proc/self/fd/{fd}")));
+            }
+        }
+    }
+    let digest: String = Sha256::digest(HELPER_IMAGE).iter().take(8).map(|b| format!("{b:02x}")).collect();
+    places.push(cache_dir().join("bin").join(format!("hyblas-nvrtc-{digest}")));
+    places
+}
+
+use std::os::fd::FromRawFd;
+
+/// Make sure the helper file at `path` exists (the cache-dir place): written whole, executable.
+fn ensure_helper_file(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    if path.starts_with("/proc/self/fd") || std::fs::metadata(path).is_ok_and(|m| m.len() == HELPER_IMAGE.len() as u64)
+    {
+        return Ok(());
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    std::fs::write(&tmp, HELPER_IMAGE)?;
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
+    std::fs::rename(&tmp, path)
+}
+
+/// The libnvrtc this process loaded (so the helper loads the very same one), from
+/// `/proc/self/maps`.
+fn loaded_nvrtc() -> Option<String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines().filter_map(|l| l.split_whitespace().nth(5)).find(|p| p.contains("/libnvrtc.so")).map(str::to_string)
+}
+
+/// Compile `source` for `arch` in the helper process, which stores the result at `path` (the
+/// entry lands even if this process exits first) and hands it back. Blocks until the helper
+/// exits. The helper runs at the lowest CPU priority.
+pub fn compile_in_helper(
+    name: &str,
+    source: &str,
+    arch: &str,
+    path: &Path,
+) -> std::result::Result<Vec<u8>, HelperError> {
+    version().map_err(HelperError::Failed)?;
+    let lib = loaded_nvrtc();
+    loop {
+        let Some(place) = HELPER_PLACES.lock().first().cloned() else {
+            return Err(HelperError::Unavailable("no place to start hyblas-nvrtc from".into()));
+        };
+        let started = ensure_helper_file(&place).and_then(|_| {
+            let mut cmd = std::process::Command::new(&place);
+            cmd.arg("--name").arg(name).arg("--out").arg(path);
+            for m in meta_lines(name, arch) {
+                cmd.arg("--meta").arg(m);
+            }
+            if let Some(l) = &lib {
+                cmd.arg("--lib").arg(l);
+            }
+            cmd.arg("--").args(options(arch));
+            // Nothing needs preloading in the helper (LD_PRELOAD would load hyblas into it).
+            cmd.env_remove("LD_PRELOAD")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+        });
+        let mut child = match started {
+            Ok(c) => c,
+            Err(e) => {
+                // Not startable from here (noexec mount, no memfd exec): try the next place.
+                let mut places = HELPER_PLACES.lock();
+                if places.first() == Some(&place) {
+                    places.remove(0);
+                }
+                if places.is_empty() {
+                    return Err(HelperError::Unavailable(format!("cannot start hyblas-nvrtc: {e}")));
+                }
+                continue;
+            }
+        };
+        // The helper reads all of stdin before it writes anything.
+        let wrote = child.stdin.take().map(|mut s| s.write_all(source.as_bytes()));
+        let out =
+            child.wait_with_output().map_err(|e| HelperError::Failed(GpuError::Other(format!("hyblas-nvrtc: {e}"))))?;
+        let log = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        return match (out.status.code(), wrote) {
+            (Some(0), Some(Ok(()))) if !out.stdout.is_empty() => Ok(out.stdout),
+            (Some(1), _) => Err(HelperError::Failed(GpuError::Compile(format!("{name}.cu for {arch}:\n{log}")))),
+            (code, _) => Err(HelperError::Failed(GpuError::Other(format!(
+                "hyblas-nvrtc for {name} ended with {}: {log}",
+                code.map_or("a signal".to_string(), |c| format!("status {c}"))
+            )))),
+        };
+    }
 }

@@ -3,14 +3,15 @@
 //! It owns the device's primary context (the one the CUDA runtime and cuBLAS use, so pointers
 //! and streams from a cuBLAS program are valid here), a pool of streams for hyblas's own work,
 //! per-stream state (a grow-only device workspace and a small pinned staging buffer), the
-//! device properties read once, and the loaded kernel modules.
+//! device properties read once, and the kernel modules (`gpu::loader` gets them).
 //!
 //! Nothing here is touched after `fork()` in a child: CUDA contexts do not survive a fork, so
 //! a child of a process that had started the runtime reports the GPU unavailable and stays on
 //! the CPU engine.
 
 use super::driver::{check, driver_present, sys, GpuError, Handle, Result};
-use super::kernels::{self, Family, Function};
+use super::kernels::{Function, Unit};
+use super::loader::{self, Modules};
 use crate::config::{self, DeviceChoice};
 use once_cell::sync::OnceCell;
 use parking_lot::{Mutex, RwLock};
@@ -274,15 +275,14 @@ pub struct Runtime {
     /// hyblas's own streams (blocking, so they order with the legacy default stream).
     streams: Vec<Handle<sys::CUstream>>,
     scratch: Mutex<HashMap<usize, Arc<Mutex<StreamScratch>>>>,
-    modules: Mutex<HashMap<Family, Arc<kernels::Module>>>,
-    /// Functions already looked up, keyed by (family, precision prefix, name, suffix): the
-    /// launch path's lookup takes a read lock and allocates nothing.
+    /// The compile units' modules: loaded, or on their way (`gpu::loader`).
+    pub modules: Modules,
+    /// Functions already looked up, keyed by (unit, name, suffix): the launch path's lookup
+    /// takes a read lock and allocates nothing.
     kernels: RwLock<HashMap<KernelKey, Function>>,
-    /// Time the first `function()` call spent getting its module (compile or cache load).
-    pub load_log: Mutex<Vec<(Family, kernels::LoadInfo)>>,
 }
 
-type KernelKey = (Family, char, &'static str, &'static str);
+type KernelKey = (Unit, &'static str, &'static str);
 
 /// Streams in the pool (hyblas's host-ABI calls pick one per calling thread).
 const STREAMS: usize = 4;
@@ -395,9 +395,8 @@ impl Runtime {
             ctx: Handle(ctx),
             streams,
             scratch: Mutex::new(HashMap::new()),
-            modules: Mutex::new(HashMap::new()),
+            modules: Modules::default(),
             kernels: RwLock::new(HashMap::new()),
-            load_log: Mutex::new(Vec::new()),
         })
     }
 
@@ -432,32 +431,28 @@ impl Runtime {
             .clone()
     }
 
-    /// Kernel `name` of `family`, compiling or loading the family's module on first use.
-    pub fn function(&self, family: Family, name: &str) -> Result<Function> {
-        let module = {
-            let mut mods = self.modules.lock();
-            match mods.get(&family) {
-                Some(m) => m.clone(),
-                None => {
-                    let (m, info) = kernels::Module::load(family, &self.props)?;
-                    self.load_log.lock().push((family, info));
-                    let m = Arc::new(m);
-                    mods.insert(family, m.clone());
-                    m
-                }
-            }
-        };
-        module.function(name)
+    /// Kernel `name` (the full name, `dgemv_n`) of compile unit `unit`. A unit not loaded yet is
+    /// queued for the background thread; this waits for it or answers `NotReady`
+    /// (`loader::waiting`).
+    pub fn function(&self, unit: Unit, name: &str) -> Result<Function> {
+        self.modules.get(self, unit, loader::waiting())?.function(name)
     }
 
-    /// Kernel `{prefix}{name}{suffix}` of `family` (e.g. 'd', "dot", "_part_v"), cached: the
-    /// name is only put together on the first call.
-    pub fn kernel(&self, family: Family, prefix: char, name: &'static str, suffix: &'static str) -> Result<Function> {
-        let key = (family, prefix, name, suffix);
+    /// Wait until every unit of `units` is loaded (compiled in the background first where the
+    /// cache does not hold it): for programs that want hyblas's kernels from their next call
+    /// on (the demo, benchmarks).
+    pub fn prepare(&self, units: &[Unit]) -> Result<()> {
+        units.iter().try_for_each(|&u| self.modules.get(self, u, true).map(|_| ()))
+    }
+
+    /// Kernel `{prec}{name}{suffix}` of `unit` (e.g. `d` + "dot" + "_part_v" in `level1_d`),
+    /// cached: the name is only put together on the first call.
+    pub fn kernel(&self, unit: Unit, name: &'static str, suffix: &'static str) -> Result<Function> {
+        let key = (unit, name, suffix);
         if let Some(f) = self.kernels.read().get(&key) {
             return Ok(*f);
         }
-        let f = self.function(family, &format!("{prefix}{name}{suffix}"))?;
+        let f = self.function(unit, &format!("{}{name}{suffix}", unit.prec))?;
         self.kernels.write().insert(key, f);
         Ok(f)
     }

@@ -20,7 +20,7 @@
 //!   or built in for Hopper.
 
 use super::driver::{check, sys};
-use super::kernels::{Args, Family, Function, Launch};
+use super::kernels::{Args, Function, Launch};
 use super::occupancy;
 use super::runtime::DeviceProps;
 use super::timing::Timer;
@@ -251,16 +251,40 @@ static DMMA: Lazy<bool> = Lazy::new(|| crate::config::threshold("HYBLAS_SPLITK_D
 
 /// Whether `cfg` runs on FP64 tensor cores for precision `T` on this device.
 pub fn uses_dmma<T: Scalar>(p: &DeviceProps, cfg: Config) -> bool {
-    T::PREFIX == 'd' && matches!(cfg, Config::T32 | Config::T64) && p.cc.0 >= 8 && *DMMA
+    kernel_name::<T>(p, cfg).ends_with('m')
 }
 
-/// The kernel (without precision and layout) that runs `cfg` for `T` on this device.
+/// The kernel (without precision and layout) that runs `cfg` for `T` on this device: also the
+/// name of the compile unit's configuration (`kernels::Unit::splitk`).
 fn kernel_name<T: Scalar>(p: &DeviceProps, cfg: Config) -> &'static str {
-    match (cfg, uses_dmma::<T>(p, cfg)) {
+    kernel_name_on::<T>(p.cc, cfg)
+}
+
+fn kernel_name_on<T: Scalar>(cc: (i32, i32), cfg: Config) -> &'static str {
+    let dmma = T::PREFIX == 'd' && matches!(cfg, Config::T32 | Config::T64) && cc.0 >= 8 && *DMMA;
+    match (cfg, dmma) {
         (Config::T32, true) => "gemm_sk32m",
         (Config::T64, true) => "gemm_sk64m",
         _ => cfg.kernel(),
     }
+}
+
+/// The configurations (kernel names, [`kernel_name`]) that split-k calls of `T` reach on a
+/// device of compute capability `cc` under this process's settings (`HYBLAS_SPLITK_MMA`,
+/// `HYBLAS_SPLITK_DMMA`): the units `hyblas compile` compiles ahead. Every output shape split-k
+/// takes is asked (the choice is a function of m and n alone).
+pub fn reachable_variants<T: Scalar>(cc: (i32, i32)) -> Vec<&'static str> {
+    let frag = frag_on::<T>(cc);
+    let mut v: Vec<&'static str> = Vec::new();
+    for m in 1..=MAX_MN {
+        for n in 1..=MAX_MN {
+            let name = kernel_name_on::<T>(cc, config_on::<T>(m, n, frag));
+            if !v.contains(&name) {
+                v.push(name);
+            }
+        }
+    }
+    v
 }
 
 fn smem16(_: u32, ty: u32, es: u32) -> u32 {
@@ -604,9 +628,10 @@ fn nearest(list: &[u32], v: u32) -> u32 {
     *list.iter().min_by_key(|&&c| (c as i64 - v as i64).abs()).unwrap()
 }
 
-/// C := beta*C over the m x n block (beta == 0 assigns zero).
-fn scale<T: Scalar>(ex: &Exec, m: i64, n: i64, beta: In<T>, c: DMat) -> Result<()> {
-    let f = ex.function::<T>(Family::Gemm, "gemm_sk_scale")?;
+/// C := beta*C over the m x n block (beta == 0 assigns zero), with the kernel of the unit of
+/// configuration `variant` (every split-k unit has it; a call uses one unit).
+fn scale<T: Scalar>(ex: &Exec, variant: &'static str, m: i64, n: i64, beta: In<T>, c: DMat) -> Result<()> {
+    let f = ex.splitk_function::<T>(variant, "gemm_sk_scale", "")?;
     let mn = (m * n) as u64;
     let shape = tune::choose(ex.rt, &f, &SK_SCALE, T::PREFIX, elem::<T>(), tune::size_class(mn), |tx, _| {
         mn.div_ceil(tx as u64)
@@ -658,20 +683,23 @@ pub fn gemm<T: Scalar>(
     if !(a.ptr | b.ptr | c.ptr).is_multiple_of(align) {
         return Err(GpuError::Unsupported("split-k gemm: operand not aligned to its element"));
     }
+    let p = &ex.rt.props;
+    let es = elem::<T>() as i64;
+    let cfg = config_on::<T>(m, n, frag_on::<T>(p.cc));
+    // The compile unit this call takes all its kernels from.
+    let variant = kernel_name::<T>(p, cfg);
     // The reference's quick returns, decided where the scalars are host values.
     let alpha_zero = alpha.host().is_some_and(|v| v == T::zero());
     let beta_one = beta.host().is_some_and(|v| v == T::one());
     if alpha_zero || k == 0 {
-        return if beta_one { Ok(()) } else { scale(ex, m, n, beta, c) };
+        return if beta_one { Ok(()) } else { scale(ex, variant, m, n, beta, c) };
     }
-    let p = &ex.rt.props;
-    let es = elem::<T>() as i64;
-    let cfg = config_on::<T>(m, n, frag_on::<T>(p.cc));
     if cfg.is_frag() {
         return gemm_frag::<T>(ex, cfg, transa, transb, m, n, k, alpha, a, b, beta, c, reduction, beta_one);
     }
     let spec = cfg.spec();
-    let f = ex.function_sfx::<T>(Family::Gemm, kernel_name::<T>(p, cfg), layout(transa, transb))?;
+    // Looked up before anything is launched: a unit not ready yet (NotReady) leaves C untouched.
+    let f = ex.splitk_function::<T>(variant, variant, layout(transa, transb))?;
     let (tm, tn) = cfg.tiles(m, n);
     let tiles = (tm * tn) as u64;
     let team_smem = cfg.team_smem(es);
@@ -715,7 +743,7 @@ pub fn gemm<T: Scalar>(
     let mut sc = scratch.lock();
     let part = if mode == MODE_PART { sc.workspace(chunks as usize * (m * n) as usize * es as usize)? } else { 0 };
     if atomic && !beta_one {
-        scale(ex, m, n, beta, c)?;
+        scale(ex, variant, m, n, beta, c)?;
     }
     let mut args = Args::new();
     args.arg(m).arg(n).arg(k).arg(al).arg(alp).arg(be).arg(bep).arg(a.ptr).arg(a.ld).arg(b.ptr).arg(b.ld);
@@ -724,7 +752,7 @@ pub fn gemm<T: Scalar>(
     let launch = Launch { grid: (grid_x as u32, tiles as u32, 1), block: (tx, ty, 1), smem };
     f.launch(launch, ex.stream, &mut args)?;
     if mode == MODE_PART {
-        let r = ex.function::<T>(Family::Gemm, "gemm_sk_reduce")?;
+        let r = ex.splitk_function::<T>(variant, "gemm_sk_reduce", "")?;
         let mn = (m * n) as u64;
         let shape = tune::choose(ex.rt, &r, &SK_REDUCE, T::PREFIX, elem::<T>(), tune::size_class(mn), |tx, _| {
             mn.div_ceil(tx as u64)
@@ -763,7 +791,8 @@ fn gemm_frag<T: Scalar>(
     let es = elem::<T>() as i64;
     let (cja, cjb) = ((transa == Trans::ConjTrans) as i32, (transb == Trans::ConjTrans) as i32);
     let (transa, transb, a, b) = k_contiguous(transa, transb, m, n, a, b);
-    let f = ex.function_sfx::<T>(Family::Gemm, cfg.kernel(), layout(transa, transb))?;
+    // Looked up before anything is launched (NotReady leaves C untouched).
+    let f = ex.splitk_function::<T>(cfg.kernel(), cfg.kernel(), layout(transa, transb))?;
     let (tm, tn) = cfg.tiles(m, n);
     let tiles = tm * tn;
     let atomic = reduction == Reduction::Atomic;
@@ -792,7 +821,7 @@ fn gemm_frag<T: Scalar>(
         part = sc.slots((tiles * chunks * slot_bytes) as usize)?;
     }
     if atomic && !beta_one {
-        scale(ex, m, n, beta, c)?;
+        scale(ex, cfg.kernel(), m, n, beta, c)?;
     }
     let mut args = Args::new();
     args.arg(m).arg(n).arg(k).arg(al).arg(alp).arg(be).arg(bep).arg(a.ptr).arg(a.ld).arg(b.ptr).arg(b.ld);
@@ -1309,7 +1338,8 @@ fn cases_for<T: Scalar>(rt: &'static Runtime, bufs: &Arc<TuneBufs>, out: &mut Ve
         let k = tune_k(s, es, TUNE_BYTES);
         let ex = Exec::own(rt);
         let timer = Timer::new(ex.stream)?;
-        let func = ex.function_sfx::<T>(Family::Gemm, kernel_name::<T>(&rt.props, cfg), "_tn")?;
+        let name = kernel_name::<T>(&rt.props, cfg);
+        let func = ex.splitk_function::<T>(name, name, "_tn")?;
         let b = bufs.clone();
         out.push(TuneCase {
             // The fragment kernels share one (fixed) block shape: keyed by kernel.
@@ -1613,7 +1643,7 @@ mod tests {
     fn host_constants_match_the_kernel_defines() {
         // The kernel file keeps its own copies (NVRTC compiles it alone); a drift would change
         // the chunk rules, the summation order, or make reducers mistake the slots' fill for data.
-        let src = Family::Gemm.source();
+        let src = crate::gpu::kernels::Family::Gemm.source();
         let define = |name: &str| -> i64 {
             let line = src.lines().find(|l| l.split_whitespace().nth(1) == Some(name) && l.starts_with("#define"));
             let v = line.and_then(|l| l.split_whitespace().nth(2)).unwrap_or_else(|| panic!("no #define {name}"));

@@ -206,6 +206,16 @@ pub struct Decision {
     pub reason: Reason,
 }
 
+impl Decision {
+    /// Whether hyblas's side was forced (`HYBLAS_CUBLAS=hyblas`, `HYBLAS_CUBLAS_GEMM=hyblas`,
+    /// [`with_mode`]): such a call waits for its kernel's compile rather than taking cuBLAS
+    /// meanwhile (`gpu::loader`).
+    pub fn forced_hyblas(&self) -> bool {
+        self.route == Route::Hyblas
+            && matches!(self.reason, Reason::Forced(Mode::Hyblas) | Reason::ForcedGemm(Mode::Hyblas))
+    }
+}
+
 /// One threshold as read: its value and the key that set it (or the family key, default).
 #[derive(Clone, Copy, Debug)]
 struct Threshold {
@@ -518,6 +528,29 @@ pub enum Outcome<'a> {
     Done,
     /// hyblas was chosen but declined (the error); the real cuBLAS ran it.
     Declined(&'a dyn fmt::Display),
+    /// hyblas was chosen but its kernel is still on its way (`GpuError::NotReady`: compiling
+    /// in the background); the real cuBLAS ran it.
+    NotReady(&'a dyn fmt::Display),
+}
+
+impl<'a> Outcome<'a> {
+    /// The outcome of a hyblas side that failed with `e`.
+    pub fn of_error(e: &'a crate::gpu::GpuError) -> Outcome<'a> {
+        match e {
+            crate::gpu::GpuError::NotReady { .. } => Outcome::NotReady(e),
+            _ => Outcome::Declined(e),
+        }
+    }
+    /// The route and reason part of a trace line: `route=hyblas (<reason>)`, `route=vendor
+    /// (kernel compiling: unit splitk_d_skm16; planned hyblas: <reason>)`, `route=hyblas->vendor
+    /// (<reason>; hyblas declined: <error>)`.
+    pub fn describe(&self, d: &Decision) -> String {
+        match self {
+            Outcome::Done => format!("route={} ({})", d.route.name(), d.reason),
+            Outcome::Declined(e) => format!("route=hyblas->vendor ({}; hyblas declined: {e})", d.reason),
+            Outcome::NotReady(e) => format!("route=vendor ({e}; planned hyblas: {})", d.reason),
+        }
+    }
 }
 
 /// Write the call's trace line (when tracing is on):
@@ -526,11 +559,6 @@ pub fn trace(symbol: &str, shape: impl FnOnce() -> String, d: &Decision, outcome
     if !super::trace::enabled() {
         return;
     }
-    let text = match outcome {
-        Outcome::Done => format!("{symbol} {} route={} ({})", shape(), d.route.name(), d.reason),
-        Outcome::Declined(e) => {
-            format!("{symbol} {} route=hyblas->vendor ({}; hyblas declined: {e})", shape(), d.reason)
-        }
-    };
+    let text = format!("{symbol} {} {}", shape(), outcome.describe(d));
     super::trace::note(&text);
 }

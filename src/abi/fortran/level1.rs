@@ -5,6 +5,7 @@
 //! call). They apply the reference's quick returns and increment rules, build the views, and
 //! run the call through the planner.
 
+use crate::abi::cublas::host_vendor as vendor;
 use crate::cpu::level1 as eng;
 use crate::gpu::{level1 as gpu, DVec, In, Out};
 use crate::plan;
@@ -16,6 +17,17 @@ use std::ffi::c_void;
 #[inline(always)]
 unsafe fn rd<I: FInt>(p: *const I) -> isize {
     I::read(p)
+}
+
+/// Run `f` (hyblas's kernel for a call on device memory), waiting for its kernel where `wait`:
+/// a zero increment, which the real cuBLAS (the path taken while a kernel compiles) does not
+/// define, where the reference's sequential loop (and hyblas's kernels) do.
+fn waiting_if<R>(wait: bool, f: impl FnOnce() -> R) -> R {
+    if wait {
+        crate::gpu::loader::routed(true, f)
+    } else {
+        f()
+    }
 }
 
 /// Prefix of a routine with a real result over possibly complex data: sasum, dasum, scasum,
@@ -50,8 +62,11 @@ pub unsafe fn axpy<T: Scalar>(n: isize, alpha: T, x: *const T, incx: isize, y: *
     }
     let shape = || format!("n={n} incx={incx} incy={incy}");
     let ops = [x as *const c_void, y as *const c_void];
-    let dev = |ex: &_| gpu::axpy::<T>(ex, n as i64, In::Host(alpha), DVec::of(x, incx), DVec::of(y, incy));
-    if plan::on_gpu(T::PREFIX, "axpy", shape, &ops, dev).is_some() {
+    let (xd, yd) = (DVec::of(x, incx), DVec::of(y, incy));
+    let zero_inc = incx == 0 || incy == 0;
+    let dev = |ex: &_| waiting_if(zero_inc, || gpu::axpy::<T>(ex, n as i64, In::Host(alpha), xd, yd));
+    let vnd = |ex: &_| vendor::axpy::<T>(ex, n as i64, alpha, xd, yd);
+    if plan::on_gpu(T::PREFIX, "axpy", shape, &ops, dev, vnd).is_some() {
         return;
     }
     let n = n as usize;
@@ -70,8 +85,11 @@ pub unsafe fn copy<T: Scalar>(n: isize, x: *const T, incx: isize, y: *mut T, inc
     }
     let shape = || format!("n={n} incx={incx} incy={incy}");
     let ops = [x as *const c_void, y as *const c_void];
-    let dev = |ex: &_| gpu::copy::<T>(ex, n as i64, DVec::of(x, incx), DVec::of(y, incy));
-    if plan::on_gpu(T::PREFIX, "copy", shape, &ops, dev).is_some() {
+    let (xd, yd) = (DVec::of(x, incx), DVec::of(y, incy));
+    let zero_inc = incx == 0 || incy == 0;
+    let dev = |ex: &_| waiting_if(zero_inc, || gpu::copy::<T>(ex, n as i64, xd, yd));
+    let vnd = |ex: &_| vendor::copy::<T>(ex, n as i64, xd, yd);
+    if plan::on_gpu(T::PREFIX, "copy", shape, &ops, dev, vnd).is_some() {
         return;
     }
     let n = n as usize;
@@ -90,8 +108,11 @@ pub unsafe fn swap<T: Scalar>(n: isize, x: *mut T, incx: isize, y: *mut T, incy:
     }
     let shape = || format!("n={n} incx={incx} incy={incy}");
     let ops = [x as *const c_void, y as *const c_void];
-    let dev = |ex: &_| gpu::swap::<T>(ex, n as i64, DVec::of(x, incx), DVec::of(y, incy));
-    if plan::on_gpu(T::PREFIX, "swap", shape, &ops, dev).is_some() {
+    let (xd, yd) = (DVec::of(x, incx), DVec::of(y, incy));
+    let zero_inc = incx == 0 || incy == 0;
+    let dev = |ex: &_| waiting_if(zero_inc, || gpu::swap::<T>(ex, n as i64, xd, yd));
+    let vnd = |ex: &_| vendor::swap::<T>(ex, n as i64, xd, yd);
+    if plan::on_gpu(T::PREFIX, "swap", shape, &ops, dev, vnd).is_some() {
         return;
     }
     let n = n as usize;
@@ -111,7 +132,8 @@ pub unsafe fn scal<T: Scalar>(n: isize, alpha: T, x: *mut T, incx: isize) {
     }
     let shape = || format!("n={n} incx={incx}");
     let dev = |ex: &_| gpu::scal::<T, T>(ex, n as i64, In::Host(alpha), DVec::of(x, incx));
-    if plan::on_gpu(T::PREFIX, "scal", shape, &[x as *const c_void], dev).is_some() {
+    let vnd = |ex: &_| vendor::scal::<T>(ex, n as i64, alpha, DVec::of(x, incx));
+    if plan::on_gpu(T::PREFIX, "scal", shape, &[x as *const c_void], dev, vnd).is_some() {
         return;
     }
     let n = n as usize;
@@ -129,7 +151,8 @@ pub unsafe fn scal_real<T: Scalar>(n: isize, alpha: T::Real, x: *mut T, incx: is
     }
     let shape = || format!("n={n} incx={incx}");
     let dev = |ex: &_| gpu::scal::<T, T::Real>(ex, n as i64, In::Host(alpha), DVec::of(x, incx));
-    if plan::on_gpu(real_scalar_prefix::<T>(), "scal", shape, &[x as *const c_void], dev).is_some() {
+    let vnd = |ex: &_| vendor::scal_real::<T>(ex, n as i64, alpha, DVec::of(x, incx));
+    if plan::on_gpu(real_scalar_prefix::<T>(), "scal", shape, &[x as *const c_void], dev, vnd).is_some() {
         return;
     }
     let n = n as usize;
@@ -237,11 +260,13 @@ pub unsafe fn dot<T: Scalar>(n: isize, x: *const T, incx: isize, y: *const T, in
     };
     let shape = || format!("n={n} incx={incx} incy={incy}");
     let ops = [x as *const c_void, y as *const c_void];
+    let (xd, yd) = (DVec::of(x, incx), DVec::of(y, incy));
     let dev = |ex: &_| {
         let mut r = T::zero();
-        gpu::dot::<T>(ex, n as i64, DVec::of(x, incx), DVec::of(y, incy), conj, Out::Host(&mut r)).map(|_| r)
+        waiting_if(incx == 0 || incy == 0, || gpu::dot::<T>(ex, n as i64, xd, yd, conj, Out::Host(&mut r))).map(|_| r)
     };
-    if let Some(r) = plan::on_gpu(T::PREFIX, name, shape, &ops, dev) {
+    let vnd = |ex: &_| vendor::dot::<T>(ex, n as i64, xd, yd, conj);
+    if let Some(r) = plan::on_gpu(T::PREFIX, name, shape, &ops, dev, vnd) {
         return r;
     }
     let n = n as usize;
@@ -298,7 +323,8 @@ pub unsafe fn nrm2<T: Scalar>(n: isize, x: *const T, incx: isize) -> T::Real {
             let mut r = <T::Real as Scalar>::zero();
             gpu::nrm2::<T>(ex, n as i64, DVec::of(x, incx), Out::Host(&mut r)).map(|_| r)
         };
-        if let Some(r) = plan::on_gpu(real_result_prefix::<T>(), "nrm2", shape, &[x as *const c_void], dev) {
+        let vnd = |ex: &_| vendor::nrm2::<T>(ex, n as i64, DVec::of(x, incx));
+        if let Some(r) = plan::on_gpu(real_result_prefix::<T>(), "nrm2", shape, &[x as *const c_void], dev, vnd) {
             return r;
         }
     }
@@ -320,7 +346,8 @@ pub unsafe fn asum<T: Scalar>(n: isize, x: *const T, incx: isize) -> T::Real {
         let mut r = <T::Real as Scalar>::zero();
         gpu::asum::<T>(ex, n as i64, DVec::of(x, incx), Out::Host(&mut r)).map(|_| r)
     };
-    if let Some(r) = plan::on_gpu(real_result_prefix::<T>(), "asum", shape, &[x as *const c_void], dev) {
+    let vnd = |ex: &_| vendor::asum::<T>(ex, n as i64, DVec::of(x, incx));
+    if let Some(r) = plan::on_gpu(real_result_prefix::<T>(), "asum", shape, &[x as *const c_void], dev, vnd) {
         return r;
     }
     let n = n as usize;
@@ -351,7 +378,8 @@ pub unsafe fn iamax<T: Scalar>(n: isize, x: *const T, incx: isize) -> isize {
         let mut r = 0i64;
         gpu::iamax::<T>(ex, n as i64, DVec::of(x, incx), gpu::IndexOut::Host64(&mut r)).map(|_| r as isize)
     };
-    if let Some(r) = plan::on_gpu(prefix, "amax", shape, &[x as *const c_void], dev) {
+    let vnd = |ex: &_| vendor::iamax::<T>(ex, n as i64, DVec::of(x, incx)).map(|r| r as isize);
+    if let Some(r) = plan::on_gpu(prefix, "amax", shape, &[x as *const c_void], dev, vnd) {
         return r;
     }
     let n = n as usize;

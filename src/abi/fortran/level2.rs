@@ -5,6 +5,7 @@
 //! takes the reference quick returns, builds the views and hands the call to the planner
 //! (also used by CBLAS), and the generic Fortran wrapper.
 
+use crate::abi::cublas::host_vendor as vendor;
 use crate::abi::fortran::util::report;
 use crate::cpu::level2 as eng;
 use crate::gpu::{self, DMat, DVec, In};
@@ -256,8 +257,12 @@ pub(crate) unsafe fn run_gemv<T: Scalar>(
         let (al, be) = (In::Host(alpha), In::Host(beta));
         gpu::gemv::gemv::<T>(ex, t, m as i64, n as i64, al, DMat::of(a, lda), DVec::of(x, incx), be, DVec::of(y, incy))
     };
+    let vnd = |ex: &_| {
+        let (ad, xd, yd) = (DMat::of(a, lda), DVec::of(x, incx), DVec::of(y, incy));
+        vendor::gemv::<T>(ex, t, m as i64, n as i64, alpha, ad, xd, beta, yd)
+    };
     // Row-major CBLAS calls conjugate without transposing (trans=false, conj=true): CPU only.
-    if (trans || !conj) && plan::on_gpu(T::PREFIX, "gemv", shape, &ops, dev).is_some() {
+    if (trans || !conj) && plan::on_gpu(T::PREFIX, "gemv", shape, &ops, dev, vnd).is_some() {
         return;
     }
     let (m, n) = (m as usize, n as usize);
@@ -372,8 +377,10 @@ pub(crate) unsafe fn run_tri<T: Scalar>(
         let shape = || format!("uplo={uplo:?} trans={trans} conj={conj} diag={diag:?} n={n} incx={incx}");
         let t = gpu_trans(trans, conj);
         let ops = [a as *const c_void, x as *const c_void];
-        let dev = |ex: &_| gpu::trmv::trmv::<T>(ex, uplo, t, diag, n as i64, DMat::of(a, lda), DVec::of(x, incx));
-        if plan::on_gpu(T::PREFIX, base, shape, &ops, dev).is_some() {
+        let (ad, xd) = (DMat::of(a, lda), DVec::of(x, incx));
+        let dev = |ex: &_| gpu::trmv::trmv::<T>(ex, uplo, t, diag, n as i64, ad, xd);
+        let vnd = |ex: &_| vendor::trmv::<T>(ex, uplo, t, diag, n as i64, ad, xd);
+        if plan::on_gpu(T::PREFIX, base, shape, &ops, dev, vnd).is_some() {
             return;
         }
     }
@@ -422,7 +429,8 @@ pub(crate) unsafe fn run_ger<T: Scalar>(
         let ops = [a as *const c_void, x as *const c_void, y as *const c_void];
         let (xd, yd, ad) = (DVec::of(x, incx), DVec::of(y, incy), DMat::of(a, lda));
         let dev = |ex: &_| gpu::gemv::ger::<T>(ex, m as i64, n as i64, In::Host(alpha), xd, yd, ad, conj_y);
-        if plan::on_gpu(T::PREFIX, base, shape, &ops, dev).is_some() {
+        let vnd = |ex: &_| vendor::ger::<T>(ex, m as i64, n as i64, alpha, xd, yd, ad, conj_y);
+        if plan::on_gpu(T::PREFIX, base, shape, &ops, dev, vnd).is_some() {
             return;
         }
     }

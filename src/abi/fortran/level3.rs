@@ -111,7 +111,14 @@ pub unsafe fn gemm_run<T: Scalar>(
         run.set(Some(device_gemm(ex, ta, tb, m as i64, n as i64, k as i64, alpha, a, b, beta, c)?));
         Ok(())
     };
-    if plan::on_gpu(T::PREFIX, "gemm", shape, ops, dev).is_some() {
+    // device_gemm falls back to the real cuBLAS itself (it never answers NotReady); the same
+    // call, for a uniform signature.
+    let vnd = |ex: &Exec| {
+        let (a, b, c) = (DMat::of(a, lda), DMat::of(b, ldb), DMat::of(c as *const T, ldc));
+        let k = if alpha.is_zero() { 0 } else { k as i64 };
+        crate::abi::cublas::vendor_gemm::<T>(ex, ta, tb, m as i64, n as i64, k, alpha, a, b, beta, c)
+    };
+    if plan::on_gpu(T::PREFIX, "gemm", shape, ops, dev, vnd).is_some() {
         return;
     }
     let (m, n, k) = (m as usize, n as usize, k as usize);
@@ -221,10 +228,8 @@ pub struct DeviceGemm {
 
 impl std::fmt::Display for DeviceGemm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.declined {
-            Some(e) => write!(f, "route=hyblas->vendor ({}; split-k declined: {e})", self.decision.reason)?,
-            None => write!(f, "route={} ({})", self.decision.route.name(), self.decision.reason)?,
-        }
+        let outcome = self.declined.as_ref().map_or(policy::Outcome::Done, policy::Outcome::of_error);
+        f.write_str(&outcome.describe(&self.decision))?;
         if let Some(w) = &self.why {
             write!(f, " model: {w}")?;
         }
@@ -261,7 +266,11 @@ pub fn device_gemm<T: Scalar>(
     if decision.route == Route::Hyblas {
         // Host-ABI callers have no atomics mode to set: HYBLAS_DETERMINISTIC=0 allows atomics.
         let red = policy::reduction(false);
-        match gpu::splitk::gemm::<T>(ex, ta, tb, m, n, k, In::Host(alpha), a, b, In::Host(beta), c, red) {
+        // A unit not loaded yet answers NotReady (C untouched) unless the route was forced.
+        let run = || gpu::splitk::gemm::<T>(ex, ta, tb, m, n, k, In::Host(alpha), a, b, In::Host(beta), c, red);
+        // Without a real cuBLAS to answer meanwhile, the call waits for its kernel.
+        let wait = decision.forced_hyblas() || !gpu::vendor::present();
+        match gpu::loader::routed(wait, run) {
             Ok(()) => return Ok(DeviceGemm { decision, declined, why }),
             Err(e) => declined = Some(e),
         }
