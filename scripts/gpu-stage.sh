@@ -9,7 +9,8 @@
 #   gpu-stage/cpublas/*.xz            Debian's OpenBLAS 0.3.21 (pthreads) and its Fortran
 #                                     runtime, xz-compressed: NVBLAS's CPU library on the GPU
 #                                     host, which has only the reference BLAS (gpu-run.sh unpacks)
-#   gpu-stage/tests/gpu_*             the GPU test executables (tests/gpu_*.rs), built, not run
+#   gpu-stage/tests/gpu_*.xz          the GPU test executables (tests/gpu_*.rs), built, not run,
+#                                     xz-compressed (stage_exec in gpu-env.sh unpacks them)
 #   gpu-stage/ctest/cublas/           the cuBLAS C test sources (when ctest/cublas exists)
 #   gpu-stage/MANIFEST                commit, date, files and sizes
 #
@@ -76,8 +77,10 @@ for line in open(src):
         shutil.copy2(m["executable"], os.path.join(dst, t["name"]))
         print("staged test", t["name"])
 EOF
+# Test executables travel xz-compressed (the stage must stay under 60 MiB; 16 of them are 45 MB
+# stripped); stage_exec (scripts/gpu-env.sh) unpacks them on the GPU host.
 for t in "$STAGE"/tests/*; do
-    [ -e "$t" ] && strip --strip-all "$t"
+    [ -e "$t" ] && strip --strip-all "$t" && xz -T0 -6 "$t"
 done
 
 if [ -d ctest/cublas ]; then
