@@ -9,12 +9,16 @@
 //! build.rs compiles this file with the same rustc into `$OUT_DIR/hyblas-nvrtc`; the library
 //! embeds the executable and starts it from memory (src/gpu/nvrtc.rs, `compile_in_helper`).
 //!
-//!   hyblas-nvrtc [--lib LIBNVRTC] [--out CUBIN] [--meta KEY=VALUE ...] --name NAME -- OPTION...
+//!   hyblas-nvrtc [--lib LIBNVRTC ...] [--cache-dir DIR --entry ENTRY] [--meta KEY=VALUE ...]
+//!                --name NAME -- OPTION...
 //!
-//! The CUDA source comes on stdin. On success the cubin is stored at CUBIN (with its meta file,
-//! atomically: src/gpu/cache_file.rs) before it is written to stdout, so the entry lands even if
-//! the program that asked is gone; exit status 0. A compile error prints NVRTC's log on stderr
-//! and exits 1; anything else (no libnvrtc, bad arguments) exits 2.
+//! The CUDA source comes on stdin. On success the cubin is stored at
+//! DIR/nvrtc-<this NVRTC's version>/ENTRY.cubin (with its meta file, atomically:
+//! src/gpu/cache_file.rs) before anything is written to stdout, so the entry lands even if the
+//! program that asked is gone; then stdout gets that path, a newline and the cubin; exit status
+//! 0. A compile error prints NVRTC's log on stderr and exits 1; anything else (no libnvrtc, bad
+//! arguments) exits 2. The libraries named by --lib are tried in order (default: the usual
+//! names).
 
 #[path = "../src/gpu/cache_file.rs"]
 mod cache_file;
@@ -47,12 +51,11 @@ struct Nvrtc {
 }
 
 impl Nvrtc {
-    /// `path` when given (the library the asking process loaded), else the usual names.
-    fn open(path: Option<&str>) -> Nvrtc {
-        let names: Vec<String> = match path {
-            Some(p) => vec![p.to_string()],
-            None => ["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"].iter().map(|s| s.to_string()).collect(),
-        };
+    /// The first of `names` that loads (the usual names when empty).
+    fn open(mut names: Vec<String>) -> Nvrtc {
+        if names.is_empty() {
+            names = ["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"].iter().map(|s| s.to_string()).collect();
+        }
         for n in &names {
             let c = CString::new(n.as_str()).unwrap();
             // SAFETY: dlopen with a NUL-terminated name.
@@ -79,12 +82,13 @@ impl Nvrtc {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let (mut lib, mut out, mut name, mut meta) = (None, None, None, String::new());
+    let (mut libs, mut dir, mut entry, mut name, mut meta) = (Vec::new(), None, None, None, String::new());
     let mut options = Vec::new();
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--lib" => lib = args.next(),
-            "--out" => out = args.next(),
+            "--lib" => libs.extend(args.next()),
+            "--cache-dir" => dir = args.next(),
+            "--entry" => entry = args.next(),
             "--name" => name = args.next(),
             "--meta" => {
                 let kv = args.next().unwrap_or_else(|| fail(2, "--meta needs KEY=VALUE"));
@@ -106,7 +110,7 @@ fn main() {
     if std::io::stdin().read_to_end(&mut source).is_err() || source.contains(&0) {
         fail(2, "cannot read the source from stdin");
     }
-    let nv = Nvrtc::open(lib.as_deref());
+    let nv = Nvrtc::open(libs);
     type Create = unsafe extern "C" fn(*mut Prog, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> c_int;
     type Compile = unsafe extern "C" fn(Prog, c_int, *const *const c_char) -> c_int;
     type Size = unsafe extern "C" fn(Prog, *mut usize) -> c_int;
@@ -154,17 +158,25 @@ fn main() {
     let (mut major, mut minor) = (0, 0);
     // SAFETY: plain query into locals.
     unsafe { version(&mut major, &mut minor) };
-    if let Some(out) = out {
+    let out = match (dir, entry) {
+        (Some(d), Some(e)) => {
+            Some(std::path::Path::new(&d).join(format!("nvrtc-{major}.{minor}")).join(format!("{e}.cubin")))
+        }
+        _ => None,
+    };
+    if let Some(out) = &out {
         meta.push_str(&format!(
             "nvrtc={major}.{minor}\ncompile_seconds={seconds:.3}\nbytes={}\ncompiled_unix={}\ncompiled_by=hyblas-nvrtc pid {}\n",
             image.len(),
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
             std::process::id()
         ));
-        if let Err(e) = cache_file::store(std::path::Path::new(&out), &image, &meta) {
-            eprintln!("hyblas-nvrtc: could not store {out}: {e}");
+        if let Err(e) = cache_file::store(out, &image, &meta) {
+            eprintln!("hyblas-nvrtc: could not store {}: {e}", out.display());
         }
     }
     // The asking program may be gone (EPIPE): the entry is stored, so that is not a failure.
-    let _ = std::io::stdout().lock().write_all(&image);
+    let mut stdout = std::io::stdout().lock();
+    let path = out.map_or(String::new(), |p| p.display().to_string());
+    let _ = stdout.write_all(format!("{path}\n").as_bytes()).and_then(|_| stdout.write_all(&image));
 }

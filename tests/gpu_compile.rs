@@ -142,11 +142,13 @@ fn hyblas_in(dir: &Path, args: &[&str]) -> Command {
     c
 }
 
-/// The files of the cache's kernels directory, by extension.
+/// The files of the cache's kernels directory (`kernels/nvrtc-<version>/`), by extension.
 fn entries(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>) {
-    let files: Vec<PathBuf> = std::fs::read_dir(dir.join("kernels"))
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
-        .unwrap_or_default();
+    let list = |d: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(d).map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect()).unwrap_or_default()
+    };
+    let files: Vec<PathBuf> =
+        list(&dir.join("kernels")).into_iter().flat_map(|p| if p.is_dir() { list(&p) } else { vec![p] }).collect();
     let ext = |x: &str| files.iter().filter(|p| p.extension().is_some_and(|e| e == x)).cloned().collect::<Vec<_>>();
     let other = files.iter().filter(|p| !p.extension().is_some_and(|e| e == "cubin" || e == "meta")).cloned().collect();
     (ext("cubin"), ext("meta"), other)
@@ -215,20 +217,36 @@ fn two_processes_compiling_one_unit_leave_a_whole_entry() {
     }
     check(&dir, "two hyblas compile");
     let _ = std::fs::remove_dir_all(&dir);
-    // Two helper processes, started from two threads at once, storing at the same path.
+    // Two helper processes, started from two threads at once, storing the same entry.
     let dir = fresh_dir("two-helpers");
-    let path = dir.join("kernels").join("unit.cubin");
-    let images: Vec<Vec<u8>> = std::thread::scope(|s| {
+    let kernels = dir.join("kernels");
+    let done: Vec<(Vec<u8>, PathBuf)> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..2)
-            .map(|_| s.spawn(|| nvrtc::compile_in_helper(&unit.name(), &unit.source(), "sm_90", &path)))
+            .map(|_| s.spawn(|| nvrtc::compile_in_helper(&unit.name(), &unit.source(), "sm_90", &kernels)))
             .collect();
         hs.into_iter().map(|h| h.join().unwrap().unwrap_or_else(|e| panic!("helper: {e:?}"))).collect()
     });
-    for image in &images {
+    for (image, path) in &done {
         assert_eq!(cubin_kernels(image), want);
+        assert_eq!(&std::fs::read(path).unwrap(), image, "the helper hands back what it stored");
     }
+    assert_eq!(done[0].1, done[1].1);
     check(&dir, "two helpers");
-    let meta = std::fs::read_to_string(cache_file::meta_path(&path)).unwrap();
+    // A program's lookup (no NVRTC loaded) finds it, and prefers the newest NVRTC's entry.
+    let name = nvrtc::entry(&unit.name(), &unit.source(), "sm_90");
+    let path = &done[0].1;
+    assert_eq!(nvrtc::find_cached_in(&kernels, &name), vec![path.clone()]);
+    for (v, newer) in [("nvrtc-9.9", false), ("nvrtc-99.0", true)] {
+        let other = kernels.join(v).join(format!("{name}.cubin"));
+        std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+        std::fs::write(&other, b"x").unwrap();
+        let found = nvrtc::find_cached_in(&kernels, &name);
+        assert_eq!(found.len(), if newer { 3 } else { 2 });
+        assert_eq!(found[0] == other, newer, "{found:?}");
+    }
+    let _ = std::fs::remove_dir_all(kernels.join("nvrtc-9.9"));
+    let _ = std::fs::remove_dir_all(kernels.join("nvrtc-99.0"));
+    let meta = std::fs::read_to_string(cache_file::meta_path(path)).unwrap();
     assert!(cache_file::meta_value(&meta, "compiled_by").unwrap().starts_with("hyblas-nvrtc"), "{meta}");
     assert_eq!(cache_file::meta_value(&meta, "unit"), Some("splitk_d_skm16"), "{meta}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -288,8 +306,8 @@ fn a_process_exiting_mid_compile_leaves_no_half_entry() {
 fn exit_while_the_helper_compiles() {
     let Some(dir) = std::env::var_os(CHILD) else { return };
     let unit = Unit::parse("splitk_z_skm8").unwrap();
-    let path = PathBuf::from(dir).join("kernels").join("unit.cubin");
-    std::thread::spawn(move || nvrtc::compile_in_helper(&unit.name(), &unit.source(), "sm_90", &path));
+    let kernels = PathBuf::from(dir).join("kernels");
+    std::thread::spawn(move || nvrtc::compile_in_helper(&unit.name(), &unit.source(), "sm_90", &kernels));
     std::thread::sleep(std::time::Duration::from_millis(300));
     println!("CHILD EXITING");
     std::process::exit(0);

@@ -314,22 +314,16 @@ fn kernel_cache_info(p: &hyblas::gpu::runtime::DeviceProps) {
     let mut cached = 0;
     let mut lines = Vec::new();
     for u in &units {
-        let path = match nvrtc::cache_path(&u.name(), &u.source(), &arch) {
-            Ok(path) => path,
-            Err(e) => {
-                println!("kernels       {e}: the GPU kernels cannot be compiled here (calls use cuBLAS)");
-                return;
-            }
-        };
-        let size = std::fs::metadata(&path).map(|m| m.len()).ok().filter(|&n| n > 0);
-        let meta = nvrtc::read_meta(&path).unwrap_or_default();
-        let value = |k: &str| hyblas::gpu::cache_file::meta_value(&meta, k).map(str::to_string);
-        let line = match size {
-            Some(bytes) => {
+        // Found as a program finds it: by any NVRTC's compile, newest first.
+        let found = nvrtc::find_cached(&nvrtc::entry(&u.name(), &u.source(), &arch)).into_iter().next();
+        let line = match found.as_ref().and_then(|path| std::fs::metadata(path).ok().map(|m| (path, m.len()))) {
+            Some((path, bytes)) => {
                 cached += 1;
+                let meta = nvrtc::read_meta(path).unwrap_or_default();
+                let value = |k: &str| hyblas::gpu::cache_file::meta_value(&meta, k).map(str::to_string);
                 let took = value("compile_seconds")
                     .map_or("compile time not recorded".into(), |s| format!("compiled in {s} s"));
-                let by = value("compiled_by").map_or(String::new(), |b| format!(", by {b}"));
+                let by = value("nvrtc").map_or(String::new(), |v| format!(" by NVRTC {v}"));
                 format!("{:<20} cached     {:6.2} MB, {took}{by}", u.name(), bytes as f64 / 1e6)
             }
             None => format!("{:<20} not cached (compiled in the background when a call first needs it)", u.name()),

@@ -3,9 +3,9 @@
 //! The first call that needs a unit (`kernels::Unit`) queues it and, when it came through a
 //! router (the cuBLAS layer, host-ABI calls on device memory: [`routed`]), gets
 //! [`GpuError::NotReady`] at once and takes the path that is ready (the real cuBLAS). One
-//! background thread per process takes the queue in order: the cubin from the cache, else a
-//! compile in the helper process (`nvrtc::compile_in_helper`, lowest CPU priority), then the
-//! module load. Later calls find the module ready. So at most one compile runs per process at a
+//! background thread per process takes the queue in order: the cubin from the cache (found
+//! without loading NVRTC), else a compile in the helper process (`nvrtc::compile_in_helper`,
+//! lowest CPU priority), then the module load. Later calls find the module ready. So at most one compile runs per process at a
 //! time, and a unit is compiled once however many threads ask for it.
 //!
 //! Callers that asked for hyblas's kernel itself wait for it: engine calls made directly (tests,
@@ -24,6 +24,7 @@ use once_cell::sync::Lazy;
 use parking_lot::{Condvar, Mutex};
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -180,25 +181,36 @@ fn worker() {
 fn build(rt: &Runtime, unit: Unit) -> Result<Module> {
     let start = Instant::now();
     let (name, source, arch) = (unit.name(), unit.source(), rt.props.arch());
-    let path = nvrtc::cache_path(&name, &source, &arch)?;
-    let (image, from_cache) = match nvrtc::read_cached(&path) {
-        Some(image) => {
-            rt.modules.set(unit, Slot::Pending("loading"));
-            (image, true)
-        }
-        None => match nvrtc::compile_in_helper(&name, &source, &arch, &path) {
-            Ok(image) => (image, false),
-            Err(HelperError::Failed(e)) => return Err(e),
-            Err(HelperError::Unavailable(_)) => {
-                let _in_flight = exit_waits_for_this();
-                (nvrtc::cubin(&name, &source, &arch)?.cubin, false)
+    let log = |path: PathBuf, from_cache: bool| {
+        let info = LoadInfo { from_cache, seconds: start.elapsed().as_secs_f64(), path };
+        rt.modules.log.lock().push((unit, info));
+    };
+    // Cached by any NVRTC, newest first: a cubin the driver refuses (a newer NVRTC's than this
+    // driver takes) is passed over and the unit compiled again.
+    let cached = nvrtc::find_cached(&nvrtc::entry(&name, &source, &arch));
+    if !cached.is_empty() {
+        rt.modules.set(unit, Slot::Pending("loading"));
+        rt.bind()?;
+        for path in cached {
+            if let Some(module) = nvrtc::read_cached(&path).and_then(|image| Module::from_cubin(&image).ok()) {
+                log(path, true);
+                return Ok(module);
             }
-        },
+        }
+        rt.modules.set(unit, Slot::Pending("compiling"));
+    }
+    let (image, path) = match nvrtc::compile_in_helper(&name, &source, &arch, &nvrtc::kernels_dir()) {
+        Ok(done) => done,
+        Err(HelperError::Failed(e)) => return Err(e),
+        Err(HelperError::Unavailable(_)) => {
+            let _in_flight = exit_waits_for_this();
+            let c = nvrtc::cubin(&name, &source, &arch)?;
+            (c.cubin, c.path)
+        }
     };
     rt.bind()?;
     let module = Module::from_cubin(&image)?;
-    let info = LoadInfo { from_cache, seconds: start.elapsed().as_secs_f64(), path };
-    rt.modules.log.lock().push((unit, info));
+    log(path, false);
     Ok(module)
 }
 

@@ -2,12 +2,15 @@
 //! architecture, with an on-disk cubin cache.
 //!
 //! Cache layout: `$HYBLAS_CACHE_DIR` (default `$XDG_CACHE_HOME/hyblas`, else
-//! `~/.cache/hyblas`) `/kernels/<unit>-<arch>-<sha256 prefix>.cubin`, and beside each cubin a
-//! `.meta` text file (the unit, the architecture, NVRTC's version, the compile time, when and
-//! by what it was compiled) that `hyblas info` reads. The key hashes the source, the
-//! architecture, the NVRTC version and the options, so any change compiles afresh and stale
-//! files are simply never read again. Entries are written whole under a temporary name and
-//! renamed (`cache_file`), so concurrent processes never read half a file.
+//! `~/.cache/hyblas`) `/kernels/nvrtc-<major>.<minor>/<unit>-<arch>-<sha256 prefix>.cubin`, and
+//! beside each cubin a `.meta` text file (the unit, the architecture, NVRTC's version, the compile
+//! time, when and by what it was compiled) that `hyblas info` reads. The entry's name hashes the
+//! source, the architecture and the options, so any change compiles afresh and stale files are
+//! simply never read again; the directory names the NVRTC that compiled it. A program looks for
+//! its entries without loading NVRTC ([`find_cached`]): a cubin is machine code for its
+//! architecture whichever NVRTC made it, so another version's entry serves too (newest first;
+//! one the driver refuses is compiled again). Entries are written whole under a temporary name
+//! and renamed (`cache_file`), so concurrent processes never read half a file.
 //!
 //! Two ways to compile: [`compile`] runs NVRTC in this process (the `hyblas compile` command,
 //! the tests); [`compile_in_helper`] runs it in a process of its own (`hyblas-nvrtc`,
@@ -99,11 +102,11 @@ pub struct Compiled {
     pub path: PathBuf,
 }
 
-fn key(name: &str, source: &str, arch: &str, ver: (i32, i32)) -> String {
+/// The cache entry's name: `<name>-<arch>-<hash of the source, architecture and options>`.
+pub fn entry(name: &str, source: &str, arch: &str) -> String {
     let mut h = Sha256::new();
     h.update(source.as_bytes());
     h.update(arch.as_bytes());
-    h.update(format!("nvrtc {}.{}", ver.0, ver.1).as_bytes());
     for o in options(arch) {
         h.update(o.as_bytes());
         h.update([0u8]);
@@ -113,10 +116,38 @@ fn key(name: &str, source: &str, arch: &str, ver: (i32, i32)) -> String {
     format!("{name}-{arch}-{hex}")
 }
 
-/// Where the cubin of `source` for `arch` lives in the cache (whether or not it is there).
+/// The kernels directory of the cache.
+pub fn kernels_dir() -> PathBuf {
+    cache_dir().join("kernels")
+}
+
+/// Where this process's NVRTC stores the cubin of `source` for `arch` (whether or not it is
+/// there). Loads NVRTC for its version.
 pub fn cache_path(name: &str, source: &str, arch: &str) -> Result<PathBuf> {
-    let ver = version()?;
-    Ok(cache_dir().join("kernels").join(format!("{}.cubin", key(name, source, arch, ver))))
+    let (a, b) = version()?;
+    Ok(kernels_dir().join(format!("nvrtc-{a}.{b}")).join(format!("{}.cubin", entry(name, source, arch))))
+}
+
+/// The cached cubins of `entry` ([`entry`]), by whichever NVRTC compiled them, newest NVRTC
+/// first. Does not load NVRTC: this is how a program finds its kernels.
+pub fn find_cached(entry: &str) -> Vec<PathBuf> {
+    find_cached_in(&kernels_dir(), entry)
+}
+
+/// [`find_cached`] in the kernels directory `dir`.
+pub fn find_cached_in(dir: &Path, entry: &str) -> Vec<PathBuf> {
+    let Ok(dirs) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut found: Vec<((u32, u32), PathBuf)> = dirs
+        .filter_map(|d| d.ok())
+        .filter_map(|d| {
+            let name = d.file_name().into_string().ok()?;
+            let (a, b) = name.strip_prefix("nvrtc-")?.split_once('.')?;
+            let path = d.path().join(format!("{entry}.cubin"));
+            path.is_file().then_some(((a.parse().ok()?, b.parse().ok()?), path))
+        })
+        .collect();
+    found.sort_by(|x, y| y.0.cmp(&x.0));
+    found.into_iter().map(|(_, p)| p).collect()
 }
 
 /// The cached cubin at `path`, if there is a whole one.
@@ -263,35 +294,30 @@ fn ensure_helper_file(path: &Path) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// The libnvrtc this process loaded (so the helper loads the very same one), from
-/// `/proc/self/maps`.
-fn loaded_nvrtc() -> Option<String> {
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
-    maps.lines().filter_map(|l| l.split_whitespace().nth(5)).find(|p| p.contains("/libnvrtc.so")).map(str::to_string)
-}
-
-/// Compile `source` for `arch` in the helper process, which stores the result at `path` (the
-/// entry lands even if this process exits first) and hands it back. Blocks until the helper
-/// exits. The helper runs at the lowest CPU priority.
+/// Compile `source` for `arch` in the helper process, which stores the result in the cache's
+/// kernels directory `dir` ([`kernels_dir`]; under its NVRTC's version: the entry lands even if
+/// this process exits first) and hands it back with the path it stored it at. Blocks until the helper exits. The helper runs at the
+/// lowest CPU priority and loads NVRTC itself: this process never does (loading a 110 MB library
+/// holds the dynamic loader's lock while the program's own first calls may need it).
 pub fn compile_in_helper(
     name: &str,
     source: &str,
     arch: &str,
-    path: &Path,
-) -> std::result::Result<Vec<u8>, HelperError> {
-    version().map_err(HelperError::Failed)?;
-    let lib = loaded_nvrtc();
+    dir: &Path,
+) -> std::result::Result<(Vec<u8>, PathBuf), HelperError> {
     loop {
         let Some(place) = HELPER_PLACES.lock().first().cloned() else {
             return Err(HelperError::Unavailable("no place to start hyblas-nvrtc from".into()));
         };
         let started = ensure_helper_file(&place).and_then(|_| {
             let mut cmd = std::process::Command::new(&place);
-            cmd.arg("--name").arg(name).arg("--out").arg(path);
+            cmd.arg("--name").arg(name).arg("--cache-dir").arg(dir);
+            cmd.arg("--entry").arg(entry(name, source, arch));
             for m in meta_lines(name, arch) {
                 cmd.arg("--meta").arg(m);
             }
-            if let Some(l) = &lib {
+            // The library names cudarc would try here, in its order.
+            for l in cudarc::get_lib_name_candidates("nvrtc") {
                 cmd.arg("--lib").arg(l);
             }
             cmd.arg("--").args(options(arch));
@@ -321,10 +347,15 @@ pub fn compile_in_helper(
         let out =
             child.wait_with_output().map_err(|e| HelperError::Failed(GpuError::Other(format!("hyblas-nvrtc: {e}"))))?;
         let log = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        return match (out.status.code(), wrote) {
-            (Some(0), Some(Ok(()))) if !out.stdout.is_empty() => Ok(out.stdout),
-            (Some(1), _) => Err(HelperError::Failed(GpuError::Compile(format!("{name}.cu for {arch}:\n{log}")))),
-            (code, _) => Err(HelperError::Failed(GpuError::Other(format!(
+        // stdout: the path it stored the entry at, a newline, the cubin.
+        let split = out.stdout.iter().position(|&b| b == b'\n');
+        return match (out.status.code(), wrote, split) {
+            (Some(0), Some(Ok(())), Some(nl)) if out.stdout.len() > nl + 1 => {
+                let path = PathBuf::from(String::from_utf8_lossy(&out.stdout[..nl]).into_owned());
+                Ok((out.stdout[nl + 1..].to_vec(), path))
+            }
+            (Some(1), _, _) => Err(HelperError::Failed(GpuError::Compile(format!("{name}.cu for {arch}:\n{log}")))),
+            (code, _, _) => Err(HelperError::Failed(GpuError::Other(format!(
                 "hyblas-nvrtc for {name} ended with {}: {log}",
                 code.map_or("a signal".to_string(), |c| format!("status {c}"))
             )))),
