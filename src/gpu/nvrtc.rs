@@ -146,7 +146,7 @@ pub fn find_cached_in(dir: &Path, entry: &str) -> Vec<PathBuf> {
             path.is_file().then_some(((a.parse().ok()?, b.parse().ok()?), path))
         })
         .collect();
-    found.sort_by(|x, y| y.0.cmp(&x.0));
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
     found.into_iter().map(|(_, p)| p).collect()
 }
 
