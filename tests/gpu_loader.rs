@@ -135,6 +135,15 @@ fn drive(kind: &mut Kind, tail: &mut Tail, sync: &dyn Fn(), forced: bool) {
     }
 }
 
+/// A check's verdict on relative error `e` against `tol`.
+fn within(e: f64, tol: f64) -> Result<(), String> {
+    if e < tol {
+        Ok(())
+    } else {
+        Err(format!("relative error {e:e} over {tol:e}"))
+    }
+}
+
 fn max_rel(got: &[f64], want: &[f64], bound: &[f64]) -> f64 {
     got.iter().zip(want).zip(bound).map(|((g, w), b)| (g - w).abs() / b.max(f64::MIN_POSITIVE)).fold(0.0, f64::max)
 }
@@ -180,11 +189,7 @@ fn loader_child() {
         }),
         check: Box::new(|| {
             let e = max_rel(&down::<f64>(&dc), &want_c, &bound_c);
-            if e < 1e-12 {
-                Ok(())
-            } else {
-                Err(format!("relative error {e:e}"))
-            }
+            within(e, 1e-12)
         }),
     };
 
@@ -216,11 +221,7 @@ fn loader_child() {
         check: Box::new(|| {
             let got: Vec<f64> = down::<f32>(&dgy).iter().map(|&v| v as f64).collect();
             let e = max_rel(&got, &want_y, &bound_y);
-            if e < 2e-5 {
-                Ok(())
-            } else {
-                Err(format!("relative error {e:e}"))
-            }
+            within(e, 2e-5)
         }),
     };
 
@@ -251,11 +252,7 @@ fn loader_child() {
         check: Box::new(|| {
             let got: Vec<f64> = down::<f32>(&dtx).iter().map(|&v| v as f64).collect();
             let e = max_rel(&got, &want_x, &bound_x);
-            if e < 2e-5 {
-                Ok(())
-            } else {
-                Err(format!("relative error {e:e}"))
-            }
+            within(e, 2e-5)
         }),
     };
 
@@ -275,11 +272,7 @@ fn loader_child() {
         }),
         check: Box::new(|| {
             let e = max_rel(&down::<f64>(&day), &want_a, &bound_a);
-            if e < 1e-15 {
-                Ok(())
-            } else {
-                Err(format!("relative error {e:e}"))
-            }
+            within(e, 1e-15)
         }),
     };
     s.fence();
