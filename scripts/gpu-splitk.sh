@@ -20,8 +20,8 @@
 #            handle as the noise floor of the entry column); POINTS like s:nn:64:64:8192,...
 #   chunks   DGEMM 16x16 k=2^20 (N,N) at several HYBLAS_SPLITK_MMA_CHUNKS values
 #
-# The first GEMM call of a fresh machine compiles the Gemm kernel family (about a minute); the
-# disk cache keeps it while the machine stays warm.
+# The split-k units compile on first use (a few seconds each; gpubench and the tests wait for
+# them, HYBLAS_COMPILE=wait); the disk cache keeps them while the machine stays warm.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"

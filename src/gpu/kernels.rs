@@ -173,15 +173,6 @@ impl std::fmt::Display for Unit {
     }
 }
 
-/// How a module was obtained, for `hyblas info` and the tests.
-#[derive(Clone, Debug)]
-pub struct LoadInfo {
-    pub from_cache: bool,
-    /// Compile or cache read, plus `cuModuleLoadData`.
-    pub seconds: f64,
-    pub path: std::path::PathBuf,
-}
-
 /// A loaded module and the functions looked up in it so far.
 pub struct Module {
     raw: Handle<sys::CUmodule>,

@@ -5,8 +5,9 @@
 //! [`GpuError::NotReady`] at once and takes the path that is ready (the real cuBLAS). One
 //! background thread per process takes the queue in order: the cubin from the cache (found
 //! without loading NVRTC), else a compile in the helper process (`nvrtc::compile_in_helper`,
-//! lowest CPU priority), then the module load. Later calls find the module ready. So at most one compile runs per process at a
-//! time, and a unit is compiled once however many threads ask for it.
+//! lowest CPU priority), then the module load. Later calls find the module ready. So at most
+//! one compile runs per process at a time, and a unit is compiled once however many threads
+//! ask for it.
 //!
 //! Callers that asked for hyblas's kernel itself wait for it: engine calls made directly (tests,
 //! benchmarks, `hyblas tune`), calls with the route forced (`HYBLAS_CUBLAS=hyblas`), and every
@@ -17,14 +18,13 @@
 //! NVRTC compile crashes the process.
 
 use super::driver::{GpuError, Result};
-use super::kernels::{LoadInfo, Module, Unit};
+use super::kernels::{Module, Unit};
 use super::nvrtc::{self, HelperError};
 use super::runtime::Runtime;
 use once_cell::sync::Lazy;
 use parking_lot::{Condvar, Mutex};
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -38,17 +38,10 @@ enum Slot {
 }
 
 /// One runtime's units: what is loaded, what is on its way.
+#[derive(Default)]
 pub struct Modules {
     slots: Mutex<HashMap<Unit, Slot>>,
     changed: Condvar,
-    /// How each module was obtained, in order (for `hyblas info` and the tests).
-    pub log: Mutex<Vec<(Unit, LoadInfo)>>,
-}
-
-impl Default for Modules {
-    fn default() -> Self {
-        Modules { slots: Mutex::new(HashMap::new()), changed: Condvar::new(), log: Mutex::new(Vec::new()) }
-    }
 }
 
 impl Modules {
@@ -188,12 +181,7 @@ fn worker() {
 
 /// The cubin of `unit` for `rt`'s device, from the cache or compiled, loaded as a module.
 fn build(rt: &Runtime, unit: Unit, asked: Instant) -> Result<Module> {
-    let start = Instant::now();
     let (name, source, arch) = (unit.name(), unit.source(), rt.props.arch());
-    let log = |path: PathBuf, from_cache: bool| {
-        let info = LoadInfo { from_cache, seconds: start.elapsed().as_secs_f64(), path };
-        rt.modules.log.lock().push((unit, info));
-    };
     // Cached by any NVRTC, newest first: a cubin the driver refuses (a newer NVRTC's than this
     // driver takes) is passed over and the unit compiled again.
     let cached = nvrtc::find_cached(&nvrtc::entry(&name, &source, &arch));
@@ -202,26 +190,22 @@ fn build(rt: &Runtime, unit: Unit, asked: Instant) -> Result<Module> {
         rt.bind()?;
         for path in cached {
             if let Some(module) = nvrtc::read_cached(&path).and_then(|image| Module::from_cubin(&image).ok()) {
-                log(path, true);
                 return Ok(module);
             }
         }
         rt.modules.set(unit, Slot::Pending("compiling"));
     }
     std::thread::sleep(COMPILE_DELAY.saturating_sub(asked.elapsed()));
-    let (image, path) = match nvrtc::compile_in_helper(&name, &source, &arch, &nvrtc::kernels_dir()) {
-        Ok(done) => done,
+    let image = match nvrtc::compile_in_helper(&name, &source, &arch, &nvrtc::kernels_dir()) {
+        Ok((image, _path)) => image,
         Err(HelperError::Failed(e)) => return Err(e),
         Err(HelperError::Unavailable(_)) => {
             let _in_flight = exit_waits_for_this();
-            let c = nvrtc::cubin(&name, &source, &arch)?;
-            (c.cubin, c.path)
+            nvrtc::cubin(&name, &source, &arch)?.cubin
         }
     };
     rt.bind()?;
-    let module = Module::from_cubin(&image)?;
-    log(path, false);
-    Ok(module)
+    Module::from_cubin(&image)
 }
 
 /// Held while NVRTC runs in this process: process exit waits for it (an exit handler takes it).
@@ -239,23 +223,4 @@ fn exit_waits_for_this() -> parking_lot::MutexGuard<'static, ()> {
         }
     });
     IN_PROCESS_COMPILE.lock()
-}
-
-/// Where each unit of `rt` stands, for `hyblas info`-like reports and the tests: `ready`,
-/// `compiling`, `loading`, `failed: ...`, or absent (never asked for).
-pub fn states(rt: &Runtime) -> Vec<(Unit, String)> {
-    let slots = rt.modules.slots.lock();
-    let mut v: Vec<(Unit, String)> = slots
-        .iter()
-        .map(|(u, s)| {
-            let text = match s {
-                Slot::Pending(w) => w.to_string(),
-                Slot::Ready(_) => "ready".into(),
-                Slot::Failed(e) => format!("failed: {e}"),
-            };
-            (*u, text)
-        })
-        .collect();
-    v.sort_by_key(|(u, _)| *u);
-    v
 }
