@@ -1,10 +1,13 @@
-//! blasbench: hyblas against OpenBLAS, routine by routine, on the same data.
+//! blasbench: hyblas against other BLAS libraries ("peers"), routine by routine, on the same data.
 //!
-//! Both libraries are `dlopen`ed with `RTLD_LOCAL`, so each one's `dgemm_` is resolved from its
-//! own handle and neither can interpose on the other. For every routine, size and thread count
-//! both libraries get identical inputs; one call of each is compared (a wrong-but-fast result
-//! is flagged), then timed blocks of repetitions alternate between the two and the medians are
-//! reported. See bench/README.md for the options and the output files.
+//! Every library is `dlopen`ed with `RTLD_LOCAL`, so each one's `dgemm_` is resolved from its
+//! own handle (with its symbol prefix, e.g. scipy-openblas's `scipy_dgemm_`) and none can
+//! interpose on another. The peers: Debian's OpenBLAS when installed, and the pip wheels that
+//! `scripts/cpu-peers.sh` puts in `.peers/` (OpenBLAS 0.3.34 from scipy-openblas32, oneMKL).
+//! For every routine, size and thread count all libraries get identical inputs; one call of each
+//! is compared with hyblas's (a wrong-but-fast result is flagged), then timed blocks of
+//! repetitions rotate through the libraries round by round and the medians are reported.
+//! See bench/README.md for the options and the output files.
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::fmt::Write as _;
@@ -19,9 +22,11 @@ const QUICK_SIZES: &[usize] = &[64, 256];
 /// Largest default n for complex Level 3: a ZGEMM at n = 4096 is 550 GFLOP per call, half a
 /// minute per case on two cores, which alone would blow the ten-minute budget of a full run.
 const COMPLEX_L3_MAX: usize = 2048;
+/// The built-in peers, in column order: Debian's OpenBLAS, scipy-openblas32's, oneMKL.
+const BUILTIN_PEERS: &[&str] = &["openblas-debian", "openblas-scipy", "mkl"];
 
 const HELP: &str = "\
-blasbench: compare a BLAS (hyblas by default) with OpenBLAS on the same data
+blasbench: compare a BLAS (hyblas by default) with other BLAS libraries on the same data
 
 usage: blasbench [options]
 
@@ -36,14 +41,34 @@ usage: blasbench [options]
   --out DIR          where the CSV, markdown and SVG go (default <repo>/bench/results)
   --lib PATH         the library measured as \"hyblas\" (default target/release/libhyblas.so
                      next to this program); e.g. the reference BLAS to test the harness
-  --peer PATH,...    libraries of the peer (default the Debian OpenBLAS pthread build:
-                     libopenblas.so.0 and libblas.so.3 in /usr/lib/x86_64-linux-gnu/openblas-pthread)
+  --peers LIST       built-in peers to compare with (default: every one that is present):
+                       openblas-debian  /usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0
+                                        (+ libblas.so.3), Debian's OpenBLAS (0.3.21 on bookworm)
+                       openblas-scipy   <peers-dir>/scipy-openblas32/scipy_openblas32/lib/
+                                        libscipy_openblas.so, OpenBLAS 0.3.34, symbols scipy_*
+                       mkl              <peers-dir>/mkl/lib/libmkl_rt.so.3, oneMKL
+                     `none` for no built-in peer (then name them with --peer)
+  --peer SPEC        an extra peer, repeatable: [NAME=]PATH[+PATH...][@PREFIX], e.g.
+                     --peer blis=/usr/lib/x86_64-linux-gnu/blis-pthread/libblis.so.4
+                     (symbols are looked up as PREFIXdgemm_; NAME defaults to peer, peer2, ...).
+                     With --peer and without --peers, the built-in peers are left out.
+  --peers-dir DIR    where scripts/cpu-peers.sh put the wheels (default <repo>/.peers)
+  --mkl-threading L  MKL's threading layer: INTEL (libiomp5.so beside libmkl_rt; the default
+                     when there), GNU (the system's libgomp.so.1), TBB, SEQUENTIAL. Default:
+                     $MKL_THREADING_LAYER when set
+  --twin NAME        time library NAME (hyblas or a peer) twice, as two columns: the second,
+                     NAME~, measures the noise of a library against itself beside the results
   --tag NAME         appended to the output file names (cpu-<cpu>-<NAME>.csv)
   --block-ms MS      length of one timed block (default 50, quick 10)
-  --rounds N         alternating rounds per case (default 5, quick 3)
-  --case-cap S       seconds one case may take before rounds are cut (default 8)
-  --settle-ms MS     pause before a block that follows a multi-threaded OpenBLAS block, while
-                     OpenBLAS's idle workers still busy-wait (default 120)
+  --rounds N         rounds per case, each timing every library once (default 5, quick 3)
+  --case-cap S       seconds per library a case may take before rounds are cut, keeping at
+                     least 3 rounds (quick: 1) (default 4)
+  --settle-ms MS     longest wait, before each timed block, for the process to go quiet
+                     (idle workers of the library before still busy-waiting: OpenBLAS's
+                     ~0.12 s, Intel OpenMP's 0.2 s) (default 1000)
+  --idle-wait S      before each case, wait up to S seconds for other processes to use under
+                     10% of the machine (default 30, quick 0); the share they used during
+                     each case is in the CSV (other_load) and marks cases over 10%
   --from-csv FILE    only render: read a CSV written earlier, print the tables, write .md/.svg
   -h, --help         this text
 
@@ -63,12 +88,18 @@ struct Opts {
     threads: Vec<usize>,
     out: PathBuf,
     lib: Option<PathBuf>,
-    peer: Vec<PathBuf>,
+    /// Built-in peers asked for by name (None: every one present, unless --peer was given).
+    peers: Option<Vec<String>>,
+    extra_peers: Vec<String>,
+    peers_dir: PathBuf,
+    mkl_threading: Option<String>,
+    twin: Option<String>,
     tag: Option<String>,
     block: f64,
     rounds: usize,
     case_cap: f64,
     settle: f64,
+    idle_wait: f64,
     from_csv: Option<PathBuf>,
 }
 
@@ -88,15 +119,17 @@ fn parse_opts() -> Result<Opts, String> {
         threads: vec![1, 2],
         out: default_out_dir(),
         lib: None,
-        peer: vec![
-            PathBuf::from(format!("{OPENBLAS_DIR}/libopenblas.so.0")),
-            PathBuf::from(format!("{OPENBLAS_DIR}/libblas.so.3")),
-        ],
+        peers: None,
+        extra_peers: Vec::new(),
+        peers_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join(".peers"),
+        mkl_threading: None,
+        twin: None,
         tag: None,
         block: f64::NAN,
         rounds: 0,
-        case_cap: 8.0,
-        settle: 0.120,
+        case_cap: 4.0,
+        settle: 1.0,
+        idle_wait: f64::NAN,
         from_csv: None,
     };
     let mut args = std::env::args().skip(1);
@@ -117,12 +150,20 @@ fn parse_opts() -> Result<Opts, String> {
             "--threads" => o.threads = list(&value()?, "thread count")?,
             "--out" => o.out = PathBuf::from(value()?),
             "--lib" => o.lib = Some(PathBuf::from(value()?)),
-            "--peer" => o.peer = list::<String>(&value()?, "path")?.into_iter().map(PathBuf::from).collect(),
+            "--peers" => {
+                let v: Vec<String> = list(&value()?, "peer")?;
+                o.peers = Some(v.into_iter().filter(|p| p != "none").collect());
+            }
+            "--peer" => o.extra_peers.push(value()?),
+            "--peers-dir" => o.peers_dir = PathBuf::from(value()?),
+            "--mkl-threading" => o.mkl_threading = Some(value()?.to_ascii_uppercase()),
+            "--twin" => o.twin = Some(value()?).filter(|t| t != "none"),
             "--tag" => o.tag = Some(value()?),
             "--block-ms" => o.block = value()?.parse::<f64>().map_err(|_| "bad --block-ms")? / 1e3,
             "--rounds" => o.rounds = value()?.parse().map_err(|_| "bad --rounds")?,
             "--case-cap" => o.case_cap = value()?.parse().map_err(|_| "bad --case-cap")?,
             "--settle-ms" => o.settle = value()?.parse::<f64>().map_err(|_| "bad --settle-ms")? / 1e3,
+            "--idle-wait" => o.idle_wait = value()?.parse().map_err(|_| "bad --idle-wait")?,
             "--from-csv" => o.from_csv = Some(PathBuf::from(value()?)),
             _ => return Err(format!("unknown argument `{arg}` (see --help)")),
         }
@@ -140,11 +181,19 @@ fn parse_opts() -> Result<Opts, String> {
     if o.rounds == 0 {
         o.rounds = if o.quick { 3 } else { 5 };
     }
+    if o.idle_wait.is_nan() {
+        o.idle_wait = if o.quick { 0.0 } else { 30.0 };
+    }
     if o.quick && o.tag.is_none() {
         o.tag = Some("quick".into());
     }
     if o.sizes.iter().any(|&n| n == 0 || n > 1 << 15) || o.threads.contains(&0) {
         return Err("sizes must be in 1..=32768 and thread counts positive".into());
+    }
+    if let Some(l) = &o.mkl_threading {
+        if !matches!(l.as_str(), "INTEL" | "GNU" | "TBB" | "SEQUENTIAL") {
+            return Err(format!("--mkl-threading {l}: not one of INTEL, GNU, TBB, SEQUENTIAL"));
+        }
     }
     Ok(o)
 }
@@ -162,16 +211,35 @@ fn default_out_dir() -> PathBuf {
 // ---------------------------------------------------------------------------------------------
 // Libraries
 
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Hyblas,
+    OpenBlas,
+    Mkl,
+    Other,
+}
+
+/// A library to load: its column name, files and symbol prefix.
+struct LibSpec {
+    label: String,
+    kind: Kind,
+    paths: Vec<PathBuf>,
+    prefix: String,
+}
+
 struct Lib {
-    label: &'static str,
+    /// Column name in the tables and the CSV (no commas, no underscores).
+    label: String,
+    kind: Kind,
     desc: String,
+    /// Prepended to every symbol looked up (scipy-openblas: `scipy_`).
+    prefix: String,
     /// Searched in order for symbols (a handle's search also covers its dependencies).
     handles: Vec<*mut c_void>,
     set_threads: Option<unsafe extern "C" fn(c_int)>,
     get_threads: Option<unsafe extern "C" fn() -> c_int>,
-    /// Its idle worker threads busy-wait for a while after a multi-threaded call (OpenBLAS's
-    /// do, ~0.1 s): the other library must not be timed while they spin.
-    spins: bool,
+    /// What the library says about itself: version, the kernels it picked for this CPU.
+    kernels: String,
 }
 
 fn dlerror_text() -> String {
@@ -186,32 +254,76 @@ fn dlerror_text() -> String {
     }
 }
 
+fn dlopen(path: &Path, flags: c_int) -> Result<*mut c_void, String> {
+    let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| format!("bad path {}", path.display()))?;
+    // SAFETY: plain dlopen of a path.
+    let h = unsafe { libc::dlopen(c.as_ptr(), flags) };
+    if h.is_null() {
+        Err(format!("cannot load {}: {}", path.display(), dlerror_text()))
+    } else {
+        Ok(h)
+    }
+}
+
+/// A C string returned by a library (NULL: empty).
+fn c_text(p: *const c_char) -> String {
+    if p.is_null() {
+        String::new()
+    } else {
+        // SAFETY: the library returns a NUL-terminated string it owns.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().trim().to_string()
+    }
+}
+
+/// oneMKL's `MKLVersion` (mkl_types.h).
+#[repr(C)]
+struct MklVersion {
+    major: c_int,
+    minor: c_int,
+    update: c_int,
+    product_status: *const c_char,
+    build: *const c_char,
+    processor: *const c_char,
+    platform: *const c_char,
+}
+
 impl Lib {
-    fn open(label: &'static str, paths: &[PathBuf], spins: bool) -> Result<Lib, String> {
+    fn open(spec: &LibSpec) -> Result<Lib, String> {
         let mut handles = Vec::new();
-        for p in paths {
-            let c = CString::new(p.as_os_str().as_encoded_bytes()).map_err(|_| format!("bad path {}", p.display()))?;
-            // SAFETY: plain dlopen of a path; RTLD_LOCAL keeps its symbols out of the global scope.
-            let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-            if h.is_null() {
-                return Err(format!("cannot load {}: {}", p.display(), dlerror_text()));
-            }
-            handles.push(h);
+        for p in &spec.paths {
+            // RTLD_LOCAL keeps its symbols out of the global scope.
+            handles.push(dlopen(p, libc::RTLD_NOW | libc::RTLD_LOCAL)?);
         }
-        // The BLAS symbols come from the last path named (libblas.so.3 for OpenBLAS), the
-        // thread control from whichever has it.
+        // The BLAS symbols come from the last path named (libblas.so.3 for Debian's OpenBLAS),
+        // the thread control from whichever has it.
         handles.reverse();
-        let desc = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" + ");
-        let mut lib = Lib { label, desc, handles, set_threads: None, get_threads: None, spins };
-        lib.set_threads = lib.sym("hyblas_set_num_threads").or_else(|| lib.sym("openblas_set_num_threads"));
-        lib.get_threads = lib.sym("hyblas_get_num_threads").or_else(|| lib.sym("openblas_get_num_threads"));
+        let desc = spec.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" + ");
+        let mut lib = Lib {
+            label: spec.label.clone(),
+            kind: spec.kind,
+            desc,
+            prefix: spec.prefix.clone(),
+            handles,
+            set_threads: None,
+            get_threads: None,
+            kernels: String::new(),
+        };
+        lib.set_threads = lib
+            .sym("hyblas_set_num_threads")
+            .or_else(|| lib.sym("openblas_set_num_threads"))
+            .or_else(|| lib.sym("MKL_Set_Num_Threads"));
+        lib.get_threads = lib
+            .sym("hyblas_get_num_threads")
+            .or_else(|| lib.sym("openblas_get_num_threads"))
+            .or_else(|| lib.sym("MKL_Get_Max_Threads"));
+        lib.kernels = lib.describe();
         Ok(lib)
     }
 
-    /// A function pointer named `name`, if the library has it.
+    /// A function pointer named `name` (after the library's prefix), if the library has it.
     fn sym<F: Copy>(&self, name: &str) -> Option<F> {
         assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>());
-        let c = CString::new(name).ok()?;
+        let c = CString::new(format!("{}{name}", self.prefix)).ok()?;
         for &h in &self.handles {
             // SAFETY: dlsym on a live handle.
             let p = unsafe { libc::dlsym(h, c.as_ptr()) };
@@ -223,6 +335,57 @@ impl Lib {
         None
     }
 
+    /// Version and kernels, from the library's own introspection calls.
+    fn describe(&self) -> String {
+        type Text = unsafe extern "C" fn() -> *const c_char;
+        let mut parts = Vec::new();
+        if let Some(v) = self.sym::<Text>("hyblas_version") {
+            // SAFETY: returns a static string.
+            parts.push(format!("hyblas {}", c_text(unsafe { v() })));
+        }
+        if let Some(cfg) = self.sym::<Text>("openblas_get_config") {
+            // SAFETY: both return static strings.
+            parts.push(c_text(unsafe { cfg() }));
+            if let Some(core) = self.sym::<Text>("openblas_get_corename") {
+                parts.push(format!("core {}", c_text(unsafe { core() })));
+            }
+        }
+        if let Some(vs) = self.sym::<unsafe extern "C" fn(*mut c_char, c_int)>("MKL_Get_Version_String") {
+            let mut buf = vec![0 as c_char; 512];
+            // SAFETY: writes at most len bytes, NUL-terminated.
+            unsafe { vs(buf.as_mut_ptr(), buf.len() as c_int - 1) };
+            parts.push(c_text(buf.as_ptr()));
+        }
+        if let Some(gv) = self.sym::<unsafe extern "C" fn(*mut MklVersion)>("MKL_Get_Version") {
+            let mut v = MklVersion {
+                major: 0,
+                minor: 0,
+                update: 0,
+                product_status: std::ptr::null(),
+                build: std::ptr::null(),
+                processor: std::ptr::null(),
+                platform: std::ptr::null(),
+            };
+            // SAFETY: fills the struct with numbers and static strings.
+            unsafe { gv(&mut v) };
+            // The processor string names the instruction set of the code path MKL dispatched to.
+            parts.push(format!("code path: {}", c_text(v.processor)));
+        }
+        if let Some(ab) = self.sym::<unsafe extern "C" fn() -> c_int>("mkl_cbwr_get_auto_branch") {
+            // SAFETY: plain getter.
+            let b = unsafe { ab() };
+            parts.push(format!("CNR auto branch {}", cbwr_name(b)));
+        }
+        if let Some(tl) = self.sym::<unsafe extern "C" fn() -> c_int>("mkl_sdl_get_threading_layer") {
+            // SAFETY: plain getter (libmkl_rt's record of the layer it loaded).
+            let l = unsafe { tl() };
+            let name = ["INTEL", "SEQUENTIAL", "PGI", "GNU", "TBB"].get(l as usize).copied().unwrap_or("?");
+            parts.push(format!("threading layer {name}"));
+        }
+        parts.retain(|p| !p.is_empty());
+        parts.join("; ")
+    }
+
     /// Set the thread count; returns what the library reports afterwards (None: no control).
     fn threads(&self, n: usize) -> Option<usize> {
         let set = self.set_threads?;
@@ -232,6 +395,26 @@ impl Lib {
             Some(self.get_threads.map(|g| g() as usize).unwrap_or(n))
         }
     }
+}
+
+/// mkl_cbwr.h's branch names.
+fn cbwr_name(b: c_int) -> String {
+    let name = match b {
+        2 => "AUTO",
+        3 => "COMPATIBLE",
+        4 => "SSE2",
+        6 => "SSSE3",
+        7 => "SSE4_1",
+        8 => "SSE4_2",
+        9 => "AVX",
+        10 => "AVX2",
+        11 => "AVX512_MIC",
+        12 => "AVX512",
+        13 => "AVX512_MIC_E1",
+        14 => "AVX512_E1",
+        _ => return format!("{b}"),
+    };
+    format!("{name} ({b})")
 }
 
 fn hyblas_path(opts: &Opts) -> Result<PathBuf, String> {
@@ -252,6 +435,120 @@ fn hyblas_path(opts: &Opts) -> Result<PathBuf, String> {
         .ok_or_else(|| "libhyblas.so not found next to blasbench: run `cargo build --release` or pass --lib".into())
 }
 
+/// A built-in peer's files, if present.
+fn builtin_peer(name: &str, dir: &Path) -> Result<Option<LibSpec>, String> {
+    let spec = |kind, paths: Vec<PathBuf>, prefix: &str| {
+        let present = paths.iter().all(|p| p.exists());
+        present.then(|| LibSpec { label: name.to_string(), kind, paths, prefix: prefix.into() })
+    };
+    Ok(match name {
+        "openblas-debian" => spec(
+            Kind::OpenBlas,
+            vec![
+                PathBuf::from(format!("{OPENBLAS_DIR}/libopenblas.so.0")),
+                PathBuf::from(format!("{OPENBLAS_DIR}/libblas.so.3")),
+            ],
+            "",
+        ),
+        "openblas-scipy" => {
+            spec(Kind::OpenBlas, vec![dir.join("scipy-openblas32/scipy_openblas32/lib/libscipy_openblas.so")], "scipy_")
+        }
+        "mkl" => spec(Kind::Mkl, vec![dir.join("mkl/lib/libmkl_rt.so.3")], ""),
+        other => return Err(format!("unknown peer `{other}` (built-in: {})", BUILTIN_PEERS.join(", "))),
+    })
+}
+
+/// `[NAME=]PATH[+PATH...][@PREFIX]` (commas separate paths too, as before named peers).
+fn parse_peer(s: &str, i: usize) -> Result<LibSpec, String> {
+    let (name, rest) = match s.split_once('=') {
+        Some((n, r)) if !n.contains('/') => (n.to_string(), r),
+        _ => (if i == 0 { "peer".to_string() } else { format!("peer{}", i + 1) }, s),
+    };
+    if name.is_empty() || name.contains(['_', ',', ' ', '~']) {
+        return Err(format!("--peer {s}: a name without `_`, `,`, `~` or spaces"));
+    }
+    let (paths, prefix) = rest.split_once('@').unwrap_or((rest, ""));
+    let paths: Vec<PathBuf> = paths.split(['+', ',']).filter(|p| !p.is_empty()).map(PathBuf::from).collect();
+    if paths.is_empty() {
+        return Err(format!("--peer {s}: no path"));
+    }
+    // Recognised by the file name, for the thread-spin pause and the MKL set-up.
+    Ok(LibSpec { label: name, kind: kind_of(&paths[0]), paths, prefix: prefix.into() })
+}
+
+fn peer_specs(opts: &Opts) -> Result<Vec<LibSpec>, String> {
+    let mut specs = Vec::new();
+    match &opts.peers {
+        Some(names) => {
+            for name in names {
+                let s = builtin_peer(name, &opts.peers_dir)?;
+                specs.push(s.ok_or_else(|| {
+                    format!("peer {name} is not installed (openblas-debian: apt-get install libopenblas0-pthread; others: scripts/cpu-peers.sh)")
+                })?);
+            }
+        }
+        None if opts.extra_peers.is_empty() => {
+            for name in BUILTIN_PEERS {
+                specs.extend(builtin_peer(name, &opts.peers_dir)?);
+            }
+        }
+        None => {}
+    }
+    for (i, s) in opts.extra_peers.iter().enumerate() {
+        specs.push(parse_peer(s, i)?);
+    }
+    for (i, s) in specs.iter().enumerate() {
+        if s.label == "hyblas" || specs[..i].iter().any(|o| o.label == s.label) {
+            return Err(format!("two libraries named {}", s.label));
+        }
+    }
+    if specs.is_empty() {
+        return Err("no peer to compare with: install Debian's OpenBLAS (apt-get install libopenblas0-pthread), \
+             run scripts/cpu-peers.sh, or name one with --peer"
+            .into());
+    }
+    Ok(specs)
+}
+
+/// Environment for the peers, set before any library is loaded (and so before any thread
+/// exists): OpenBLAS detects the CPU itself, MKL gets its threading layer (whose run time is
+/// loaded globally first, from beside libmkl_rt). Returns the notes for the header.
+fn prepare_env(specs: &[LibSpec], opts: &Opts) -> Result<Vec<String>, String> {
+    let mut notes = Vec::new();
+    if specs.iter().any(|s| s.kind == Kind::OpenBlas) {
+        if let Ok(v) = std::env::var("OPENBLAS_CORETYPE") {
+            notes.push(format!("OPENBLAS_CORETYPE={v} unset, so OpenBLAS detects the CPU"));
+            std::env::remove_var("OPENBLAS_CORETYPE");
+        }
+    }
+    if let Some(mkl) = specs.iter().find(|s| s.kind == Kind::Mkl) {
+        let dir = mkl.paths[0].parent().unwrap_or(Path::new(".")).to_path_buf();
+        let iomp = dir.join("libiomp5.so");
+        let layer = match (&opts.mkl_threading, std::env::var("MKL_THREADING_LAYER")) {
+            (Some(l), _) => l.clone(),
+            (None, Ok(l)) if !l.is_empty() => l.to_ascii_uppercase(),
+            _ if iomp.exists() => "INTEL".into(),
+            // SAFETY: probing dlopen of a system library by name.
+            _ if !unsafe { libc::dlopen(c"libgomp.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) }.is_null() => {
+                "GNU".into()
+            }
+            _ => "SEQUENTIAL".into(),
+        };
+        std::env::set_var("MKL_THREADING_LAYER", &layer);
+        let runtime = match layer.as_str() {
+            "INTEL" => Some(iomp),
+            "TBB" => Some(dir.join("libtbb.so.12")),
+            _ => None,
+        };
+        // libmkl_rt dlopens the layer (libmkl_intel_thread.so.3), which needs the OpenMP / TBB
+        // symbols from a library already loaded globally: load it by path first.
+        if let Some(rt) = runtime.filter(|p| p.exists()) {
+            dlopen(&rt, libc::RTLD_NOW | libc::RTLD_GLOBAL)?;
+        }
+        notes.push(format!("MKL_THREADING_LAYER={layer}"));
+    }
+    Ok(notes)
+}
 // ---------------------------------------------------------------------------------------------
 // Element types
 
@@ -337,7 +634,7 @@ fn rel_diff<T: Elem>(a: &[T], b: &[T]) -> f64 {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Problems: one BLAS call with its data, for both libraries (side 0 = hyblas, 1 = peer).
+// Problems: one BLAS call with its data, for every side (side 0 = hyblas, then the peers).
 
 type Ch = *const c_char;
 type I = *const c_int;
@@ -358,18 +655,18 @@ trait Problem {
     fn needs_restore(&self) -> bool {
         false
     }
-    /// Normwise relative difference of the two sides' outputs.
-    fn diff(&self) -> f64;
+    /// Normwise relative difference of side `s`'s output from side `r`'s (`r`'s scale).
+    fn diff(&self, s: usize, r: usize) -> f64;
 }
 
 struct Gemm<T> {
-    f: [GemmFn<T>; 2],
+    f: Vec<GemmFn<T>>,
     ta: c_char,
     tb: c_char,
     n: c_int,
     a: Vec<T>,
     b: Vec<T>,
-    c: [Vec<T>; 2],
+    c: Vec<Vec<T>>,
 }
 impl<T: Elem> Problem for Gemm<T> {
     fn call(&mut self, s: usize) {
@@ -378,19 +675,19 @@ impl<T: Elem> Problem for Gemm<T> {
         // SAFETY: n x n column-major buffers, lda = ldb = ldc = n.
         unsafe { (self.f[s])(&self.ta, &self.tb, &n, &n, &n, &one, a, &n, b, &n, &zero, c, &n, 1, 1) }
     }
-    fn diff(&self) -> f64 {
-        rel_diff(&self.c[0], &self.c[1])
+    fn diff(&self, s: usize, r: usize) -> f64 {
+        rel_diff(&self.c[s], &self.c[r])
     }
 }
 
 /// TRSM or TRMM, side L, lower, no transpose, non-unit: B := alpha*op(A)^{-1 or 1}*B. B feeds
 /// back into the next call, so it is restored (outside the timing) before each one.
 struct Trxm<T> {
-    f: [TrxmFn<T>; 2],
+    f: Vec<TrxmFn<T>>,
     n: c_int,
     a: Vec<T>,
     b0: Vec<T>,
-    b: [Vec<T>; 2],
+    b: Vec<Vec<T>>,
 }
 impl<T: Elem> Problem for Trxm<T> {
     fn call(&mut self, s: usize) {
@@ -407,17 +704,17 @@ impl<T: Elem> Problem for Trxm<T> {
     fn needs_restore(&self) -> bool {
         true
     }
-    fn diff(&self) -> f64 {
-        rel_diff(&self.b[0], &self.b[1])
+    fn diff(&self, s: usize, r: usize) -> f64 {
+        rel_diff(&self.b[s], &self.b[r])
     }
 }
 
 /// SYRK, lower, no transpose, k = n: C := A*A^T (beta = 0; the upper triangle must stay as is).
 struct Syrk<T> {
-    f: [SyrkFn<T>; 2],
+    f: Vec<SyrkFn<T>>,
     n: c_int,
     a: Vec<T>,
-    c: [Vec<T>; 2],
+    c: Vec<Vec<T>>,
 }
 impl<T: Elem> Problem for Syrk<T> {
     fn call(&mut self, s: usize) {
@@ -426,18 +723,18 @@ impl<T: Elem> Problem for Syrk<T> {
         // SAFETY: n x n buffers, lda = ldc = n.
         unsafe { (self.f[s])(&l, &no, &n, &n, &one, self.a.as_ptr(), &n, &zero, self.c[s].as_mut_ptr(), &n, 1, 1) }
     }
-    fn diff(&self) -> f64 {
-        rel_diff(&self.c[0], &self.c[1])
+    fn diff(&self, s: usize, r: usize) -> f64 {
+        rel_diff(&self.c[s], &self.c[r])
     }
 }
 
 struct Gemv<T> {
-    f: [GemvFn<T>; 2],
+    f: Vec<GemvFn<T>>,
     trans: c_char,
     n: c_int,
     a: Vec<T>,
     x: Vec<T>,
-    y: [Vec<T>; 2],
+    y: Vec<Vec<T>>,
 }
 impl<T: Elem> Problem for Gemv<T> {
     fn call(&mut self, s: usize) {
@@ -446,18 +743,18 @@ impl<T: Elem> Problem for Gemv<T> {
         // SAFETY: n x n matrix, vectors of n, unit strides.
         unsafe { (self.f[s])(&self.trans, &n, &n, &one, a, &n, x, &inc, &zero, y, &inc, 1) }
     }
-    fn diff(&self) -> f64 {
-        rel_diff(&self.y[0], &self.y[1])
+    fn diff(&self, s: usize, r: usize) -> f64 {
+        rel_diff(&self.y[s], &self.y[r])
     }
 }
 
 /// AXPY with a small alpha, so y drifts by little over many repetitions.
 struct Axpy<T> {
-    f: [AxpyFn<T>; 2],
+    f: Vec<AxpyFn<T>>,
     n: c_int,
     x: Vec<T>,
     y0: Vec<T>,
-    y: [Vec<T>; 2],
+    y: Vec<Vec<T>>,
 }
 impl<T: Elem> Problem for Axpy<T> {
     fn call(&mut self, s: usize) {
@@ -468,17 +765,17 @@ impl<T: Elem> Problem for Axpy<T> {
     fn restore(&mut self, s: usize) {
         self.y[s].copy_from_slice(&self.y0);
     }
-    fn diff(&self) -> f64 {
-        rel_diff(&self.y[0], &self.y[1])
+    fn diff(&self, s: usize, r: usize) -> f64 {
+        rel_diff(&self.y[s], &self.y[r])
     }
 }
 
 struct Dot<T> {
-    f: [DotFn<T>; 2],
+    f: Vec<DotFn<T>>,
     n: c_int,
     x: Vec<T>,
     y: Vec<T>,
-    r: [T; 2],
+    r: Vec<T>,
 }
 impl<T: Elem> Problem for Dot<T> {
     fn call(&mut self, s: usize) {
@@ -486,11 +783,11 @@ impl<T: Elem> Problem for Dot<T> {
         // SAFETY: vectors of n, unit strides.
         self.r[s] = black_box(unsafe { (self.f[s])(&self.n, self.x.as_ptr(), &inc, self.y.as_ptr(), &inc) });
     }
-    fn diff(&self) -> f64 {
+    fn diff(&self, s: usize, r: usize) -> f64 {
         // Relative to the sum of |x_i*y_i| scale: a dot product of random signs can cancel to
         // near zero, where a plain relative difference says nothing about correctness.
         let scale: f64 = self.x.iter().zip(&self.y).map(|(a, b)| a.parts().0.abs() * b.parts().0.abs()).sum();
-        let d = (self.r[0].parts().0 - self.r[1].parts().0).abs();
+        let d = (self.r[s].parts().0 - self.r[r].parts().0).abs();
         if d == 0.0 {
             0.0
         } else {
@@ -626,13 +923,17 @@ fn target(base: &str, prec: char, n: usize, l2: usize) -> (f64, bool) {
     }
 }
 
-fn build<T: Elem>(spec: &Spec, n: usize, libs: &[Lib; 2]) -> Result<Box<dyn Problem>, String> {
-    fn both<F: Copy>(libs: &[Lib; 2], sym: &str) -> Result<[F; 2], String> {
-        let get =
-            |l: &Lib| l.sym::<F>(sym).ok_or_else(|| format!("symbol {sym} not found in {} ({})", l.label, l.desc));
-        Ok([get(&libs[0])?, get(&libs[1])?])
+/// The problem of `spec` at `n`, one side per entry of `sides` (each a library; a library may
+/// appear twice, the twin).
+fn build<T: Elem>(spec: &Spec, n: usize, sides: &[&Lib]) -> Result<Box<dyn Problem>, String> {
+    fn all<F: Copy>(sides: &[&Lib], sym: &str) -> Result<Vec<F>, String> {
+        sides
+            .iter()
+            .map(|l| l.sym::<F>(sym).ok_or_else(|| format!("symbol {sym} not found in {} ({})", l.label, l.desc)))
+            .collect()
     }
     let sym = spec.symbol();
+    let k = sides.len();
     let mut rng = Rng::new(0x5EED ^ n as u64);
     let nn = n * n;
     let ci = n as c_int;
@@ -641,13 +942,13 @@ fn build<T: Elem>(spec: &Spec, n: usize, libs: &[Lib; 2]) -> Result<Box<dyn Prob
             let v = spec.variant.as_bytes();
             let c = rng.vec::<T>(nn);
             Box::new(Gemm::<T> {
-                f: both(libs, &sym)?,
+                f: all(sides, &sym)?,
                 ta: v[0] as c_char,
                 tb: v[1] as c_char,
                 n: ci,
                 a: rng.vec(nn),
                 b: rng.vec(nn),
-                c: [c.clone(), c],
+                c: vec![c; k],
             })
         }
         "trsm" | "trmm" => {
@@ -662,65 +963,134 @@ fn build<T: Elem>(spec: &Spec, n: usize, libs: &[Lib; 2]) -> Result<Box<dyn Prob
                 }
             }
             let b0 = rng.vec::<T>(nn);
-            Box::new(Trxm::<T> { f: both(libs, &sym)?, n: ci, a, b: [b0.clone(), b0.clone()], b0 })
+            Box::new(Trxm::<T> { f: all(sides, &sym)?, n: ci, a, b: vec![b0.clone(); k], b0 })
         }
         "syrk" => {
             let c = rng.vec::<T>(nn);
-            Box::new(Syrk::<T> { f: both(libs, &sym)?, n: ci, a: rng.vec(nn), c: [c.clone(), c] })
+            Box::new(Syrk::<T> { f: all(sides, &sym)?, n: ci, a: rng.vec(nn), c: vec![c; k] })
         }
         "gemv" => {
             let y = rng.vec::<T>(n);
             Box::new(Gemv::<T> {
-                f: both(libs, &sym)?,
+                f: all(sides, &sym)?,
                 trans: spec.variant.as_bytes()[0] as c_char,
                 n: ci,
                 a: rng.vec(nn),
                 x: rng.vec(n),
-                y: [y.clone(), y],
+                y: vec![y; k],
             })
         }
         "axpy" => {
             let y0 = rng.vec::<T>(n);
-            Box::new(Axpy::<T> { f: both(libs, &sym)?, n: ci, x: rng.vec(n), y: [y0.clone(), y0.clone()], y0 })
+            Box::new(Axpy::<T> { f: all(sides, &sym)?, n: ci, x: rng.vec(n), y: vec![y0.clone(); k], y0 })
         }
-        "dot" => Box::new(Dot::<T> { f: both(libs, &sym)?, n: ci, x: rng.vec(n), y: rng.vec(n), r: [T::default(); 2] }),
+        "dot" => {
+            Box::new(Dot::<T> { f: all(sides, &sym)?, n: ci, x: rng.vec(n), y: rng.vec(n), r: vec![T::default(); k] })
+        }
         other => return Err(format!("no benchmark for {other}")),
     })
 }
 
-fn build_any(spec: &Spec, n: usize, libs: &[Lib; 2]) -> Result<Box<dyn Problem>, String> {
+fn build_any(spec: &Spec, n: usize, sides: &[&Lib]) -> Result<Box<dyn Problem>, String> {
     match spec.prec {
-        's' => build::<f32>(spec, n, libs),
-        'd' => build::<f64>(spec, n, libs),
-        'c' => build::<Cplx<f32>>(spec, n, libs),
-        _ => build::<Cplx<f64>>(spec, n, libs),
+        's' => build::<f32>(spec, n, sides),
+        'd' => build::<f64>(spec, n, sides),
+        'c' => build::<Cplx<f32>>(spec, n, sides),
+        _ => build::<Cplx<f64>>(spec, n, sides),
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Timing
 
-/// Tracks when the last multi-threaded call of a spinning library ended.
+/// CPU time of the whole process, all threads, in seconds.
+fn process_cpu_time() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Before every timed block the process must be quiet: idle worker threads of the library
+/// that ran before busy-wait for a while after a multi-threaded call (OpenBLAS's ~0.12 s, Intel
+/// OpenMP's KMP_BLOCKTIME, 0.2 s), and on a machine with few cores a block timed meanwhile
+/// would share a core with them (seen: MKL's 2-thread DGEMM n = 64 at 4 ms per call rather
+/// than 10 us, one of its threads waiting for a time slice beside a spinning OpenBLAS worker).
+/// So the block waits until the process used under a tenth of one core over a 10 ms window
+/// (the process's CPU clock sees another thread's time only at a scheduler tick, every 4 ms at
+/// HZ = 250, so a shorter window can miss a spinning thread altogether).
 struct Settle {
-    pause: f64,
-    spinner_end: Option<Instant>,
+    /// Longest wait, in seconds.
+    max_wait: f64,
+    /// Total time waited, and the waits that hit `max_wait`.
+    waited: f64,
+    timeouts: usize,
 }
 
 impl Settle {
-    /// Before timing side `s`: wait out the other library's busy-waiting workers.
-    fn before(&self, s: usize, libs: &[Lib; 2]) {
-        if let Some(end) = self.spinner_end {
-            if !libs[s].spins {
-                let left = self.pause - end.elapsed().as_secs_f64();
-                if left > 0.0 {
-                    std::thread::sleep(Duration::from_secs_f64(left));
-                }
+    fn before(&mut self) {
+        let start = Instant::now();
+        loop {
+            let (c0, w0) = (process_cpu_time(), Instant::now());
+            std::thread::sleep(Duration::from_millis(10));
+            let (cpu, wall) = (process_cpu_time() - c0, w0.elapsed().as_secs_f64());
+            if cpu < 0.1 * wall {
+                break;
+            }
+            if start.elapsed().as_secs_f64() > self.max_wait {
+                self.timeouts += 1;
+                break;
             }
         }
+        self.waited += start.elapsed().as_secs_f64();
     }
-    fn after(&mut self, s: usize, libs: &[Lib; 2], threads: usize) {
-        if libs[s].spins && threads > 1 {
-            self.spinner_end = Some(Instant::now());
+}
+
+/// A reading of the machine's CPU use: busy seconds of all processes (/proc/stat) and of this
+/// one, and the seconds the hypervisor ran something else on our virtual CPUs (steal).
+#[derive(Clone, Copy)]
+struct Load {
+    busy: f64,
+    own: f64,
+    steal: f64,
+    at: Instant,
+}
+
+impl Load {
+    fn now() -> Option<Load> {
+        let text = std::fs::read_to_string("/proc/stat").ok()?;
+        let v: Vec<f64> = text.lines().next()?.split_whitespace().skip(1).map(|x| x.parse().unwrap_or(0.0)).collect();
+        // user nice system idle iowait irq softirq (steal, the hypervisor's, is not ours).
+        let busy = v.first()? + v.get(1)? + v.get(2)? + v.get(5)? + v.get(6)?;
+        // SAFETY: sysconf is a plain query.
+        let tck = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let steal = v.get(7).copied().unwrap_or(0.0);
+        Some(Load { busy: busy / tck, own: process_cpu_time(), steal: steal / tck, at: Instant::now() })
+    }
+    /// Share of the machine the hypervisor took away since `self`.
+    fn steal_since(&self, now: &Load) -> f64 {
+        let wall = now.at.duration_since(self.at).as_secs_f64().max(1e-3);
+        ((now.steal - self.steal) / (wall * cores() as f64)).max(0.0)
+    }
+    /// Share of the machine (1 = every core) that other processes used since `self`.
+    fn others_since(&self, now: &Load) -> f64 {
+        let wall = now.at.duration_since(self.at).as_secs_f64().max(1e-3);
+        (((now.busy - self.busy) - (now.own - self.own)) / (wall * cores() as f64)).max(0.0)
+    }
+}
+
+/// Before a case: wait up to `max` seconds for other processes to use under a tenth of the
+/// machine (over 200 ms); a build beside the benchmark skews 2-thread cases by far more than
+/// their differences. Returns the share they used in the last window.
+fn wait_idle(max: f64) -> f64 {
+    let start = Instant::now();
+    loop {
+        let Some(a) = Load::now() else { return f64::NAN };
+        std::thread::sleep(Duration::from_millis(200));
+        let Some(b) = Load::now() else { return f64::NAN };
+        let other = a.others_since(&b);
+        if other < 0.1 || start.elapsed().as_secs_f64() >= max {
+            return other;
         }
     }
 }
@@ -745,7 +1115,11 @@ fn time_block(p: &mut dyn Problem, s: usize, reps: usize) -> f64 {
     }
 }
 
-fn median(v: &mut [f64]) -> f64 {
+fn median(v: &mut Vec<f64>) -> f64 {
+    v.retain(|x| !x.is_nan());
+    if v.is_empty() {
+        return f64::NAN;
+    }
     v.sort_by(|a, b| a.total_cmp(b));
     let m = v.len() / 2;
     if v.len() % 2 == 1 {
@@ -755,6 +1129,13 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
+/// The libraries of a table: names of the rate columns (hyblas first), and the twin's library.
+#[derive(Clone, Debug)]
+struct Cols {
+    libs: Vec<String>,
+    twin: Option<String>,
+}
+
 #[derive(Clone, Debug)]
 struct Row {
     base: String,
@@ -762,11 +1143,26 @@ struct Row {
     variant: String,
     n: usize,
     threads: usize,
-    /// GFLOP/s of each side.
-    h: f64,
-    o: f64,
+    /// GFLOP/s of each library, in `Cols::libs` order (NaN: not run).
+    rates: Vec<f64>,
+    /// The fastest peer (an index into `rates`).
+    best: Option<usize>,
+    /// hyblas / best peer: median of the per-round ratios (each pair of blocks ran in one
+    /// round, so load from other processes cancels better than in a ratio of medians), and
+    /// the lowest and highest of them (NaN: unknown, e.g. an old CSV).
     ratio: f64,
+    ratio_lo: f64,
+    ratio_hi: f64,
+    /// The twin's GFLOP/s, and twin / its library (median of per-round ratios): the noise.
+    twin_rate: f64,
+    twin_ratio: f64,
+    /// Largest normwise difference of hyblas's result from a peer's, and each peer's.
     diff: f64,
+    diffs: Vec<f64>,
+    /// Share of the machine other processes used during the case, and the share the
+    /// hypervisor stole (NaN: unknown).
+    other: f64,
+    steal: f64,
 }
 
 impl Row {
@@ -787,6 +1183,10 @@ impl Row {
             None => gflops,
         }
     }
+    /// Other processes or the hypervisor took more than `BUSY` of the machine during the case.
+    fn busy(&self) -> bool {
+        self.other > BUSY || self.steal > BUSY
+    }
     fn unit(&self) -> &'static str {
         if bytes(&self.base, self.prec, self.n).is_some() {
             "GB/s"
@@ -794,86 +1194,147 @@ impl Row {
             "GFLOP/s"
         }
     }
+    /// The peers whose results differ from hyblas's beyond tolerance.
+    fn differs_from(&self, cols: &Cols) -> Vec<String> {
+        let tol = tolerance(&self.base, self.prec, self.n);
+        let named: Vec<String> =
+            self.diffs.iter().enumerate().filter(|(_, d)| **d > tol).map(|(i, _)| cols.libs[i].clone()).collect();
+        if named.is_empty() && !self.ok() {
+            vec!["a peer".into()]
+        } else {
+            named
+        }
+    }
 }
 
+/// One case: `sides[s]` is the library of side `s` (side 0 is hyblas; `twin`, when set, is the
+/// side that times a library a second time).
 #[allow(clippy::too_many_arguments)]
 fn run_case(
     p: &mut dyn Problem,
     spec: &Spec,
     n: usize,
     threads: usize,
-    libs: &[Lib; 2],
+    sides: &[usize],
+    twin: Option<usize>,
+    libs: &[Lib],
     opts: &Opts,
     settle: &mut Settle,
 ) -> Row {
+    let k = sides.len();
     let fl = flops(spec.base, spec.prec, n);
+    let load0 = Load::now();
     let started = Instant::now();
     // Check call, which is also the first warm-up: same inputs, same starting outputs.
-    let mut first = [0.0f64; 2];
+    let mut first = vec![0.0f64; k];
     for (s, secs) in first.iter_mut().enumerate() {
         p.restore(s);
-        settle.before(s, libs);
+        settle.before();
         let t = Instant::now();
         p.call(s);
         *secs = t.elapsed().as_secs_f64();
-        settle.after(s, libs, threads);
     }
-    let diff = p.diff();
+    // hyblas's result against each peer's (on the peer's scale); a NaN is a difference.
+    let mut diffs = vec![f64::NAN; libs.len()];
+    diffs[0] = 0.0;
+    let mut diff = 0.0f64;
+    for s in (1..k).filter(|&s| Some(s) != twin) {
+        let d = p.diff(0, s);
+        diffs[sides[s]] = d;
+        diff = if d.is_nan() || diff.is_nan() { f64::NAN } else { diff.max(d) };
+    }
 
-    // Seconds per call of (hyblas, peer), one pair per round.
-    let mut samples: Vec<[f64; 2]> = Vec::new();
-    let mut est = first[0].max(first[1]);
-    if est < 0.25 {
-        // Warm-up (caches, pools, clock ramp) and a better per-call estimate.
-        let reps = ((opts.block * 0.5 / est.max(1e-9)).ceil() as usize).clamp(1, 1 << 20);
-        let mut t = [0.0f64; 2];
-        for (s, ts) in t.iter_mut().enumerate() {
-            settle.before(s, libs);
-            *ts = time_block(p, s, reps);
-            settle.after(s, libs, threads);
-        }
-        est = t[0].max(t[1]);
-    } else if est >= 0.5 {
+    // Seconds per call of each side, one entry per round.
+    let mut samples: Vec<Vec<f64>> = Vec::new();
+    let mut est = first.clone();
+    if first.iter().all(|&t| t >= 0.5) {
         // Half a second and more per call: start-up effects are lost in the noise, so the
         // check calls count as the first round instead of being thrown away.
-        samples.push(first);
+        samples.push(first.clone());
+    } else {
+        // Warm-up (caches, pools, clock ramp) and a better per-call estimate, for the sides
+        // whose check call was short.
+        for s in 0..k {
+            if first[s] < 0.25 {
+                let reps = ((opts.block * 0.5 / first[s].max(1e-9)).ceil() as usize).clamp(1, 1 << 20);
+                settle.before();
+                est[s] = time_block(p, s, reps);
+            }
+        }
     }
-    let reps = ((opts.block / est.max(1e-9)).ceil() as usize).clamp(1, 1 << 24);
-    let block = est * reps as f64;
-    // Rounds that fit in what is left of the case's time cap, at least two in total (one
+    // Each side's block is about --block-ms long (one call when a call takes longer).
+    let reps_for = |secs: f64| ((opts.block / secs.max(1e-9)).ceil() as usize).clamp(1, 1 << 24);
+    let mut reps: Vec<usize> = est.iter().map(|&e| reps_for(e)).collect();
+    let round: f64 = est.iter().zip(&reps).map(|(e, r)| e * *r as f64).sum();
+    // Rounds that fit in what is left of the case's time cap, at least three in total (one
     // with --quick) and at most --rounds.
     let seeded = samples.len();
-    let left = (opts.case_cap - started.elapsed().as_secs_f64()).max(0.0);
-    let least = opts.rounds.min(if opts.quick { 1 } else { 2 }).saturating_sub(seeded);
-    let rounds = ((left / (2.0 * block)) as usize).min(opts.rounds - seeded).max(least);
+    let left = (opts.case_cap * k as f64 - started.elapsed().as_secs_f64()).max(0.0);
+    let least = opts.rounds.min(if opts.quick { 1 } else { 3 }).saturating_sub(seeded);
+    let rounds = ((left / round.max(1e-9)) as usize).min(opts.rounds.saturating_sub(seeded)).max(least);
 
     for r in 0..rounds {
-        // Alternate which library goes first, so neither always follows the other.
-        let order = if (r + seeded).is_multiple_of(2) { [0, 1] } else { [1, 0] };
-        let mut secs = [0.0f64; 2];
-        for s in order {
-            settle.before(s, libs);
-            std::thread::sleep(Duration::from_millis(1));
-            secs[s] = time_block(p, s, reps);
-            settle.after(s, libs, threads);
+        // Rotate the order, so no library always follows the same one.
+        let mut secs = vec![0.0f64; k];
+        for i in 0..k {
+            let s = (r + seeded + i) % k;
+            settle.before();
+            secs[s] = time_block(p, s, reps[s]);
         }
+        if std::env::var_os("BLASBENCH_DEBUG").is_some() {
+            let order: Vec<usize> = (0..k).map(|i| (r + seeded + i) % k).collect();
+            eprintln!(
+                "    round {r} order {order:?} reps {reps:?} us/call {:?}",
+                secs.iter().map(|x| (x * 1e6).round()).collect::<Vec<_>>()
+            );
+        }
+        // The next round's blocks from this round's times (a warm-up estimate can be off when
+        // a library's first calls after idling were slow).
+        reps = secs.iter().map(|&t| reps_for(t)).collect();
         samples.push(secs);
     }
-    let mut rh: Vec<f64> = samples.iter().map(|t| fl / t[0] / 1e9).collect();
-    let mut ro: Vec<f64> = samples.iter().map(|t| fl / t[1] / 1e9).collect();
-    let mut rr: Vec<f64> = samples.iter().map(|t| t[1] / t[0]).collect();
+
+    let load1 = Load::now();
+    let mut rates = vec![f64::NAN; libs.len()];
+    for s in 0..k {
+        if Some(s) != twin {
+            let mut v: Vec<f64> = samples.iter().map(|t| fl / t[s] / 1e9).collect();
+            rates[sides[s]] = median(&mut v);
+        }
+    }
+    let best_side = (1..k).filter(|&s| Some(s) != twin).max_by(|&a, &b| rates[sides[a]].total_cmp(&rates[sides[b]]));
+    let (mut ratio, mut lo, mut hi) = (f64::NAN, f64::NAN, f64::NAN);
+    if let Some(b) = best_side {
+        let mut rr: Vec<f64> = samples.iter().map(|t| t[b] / t[0]).collect();
+        lo = rr.iter().copied().fold(f64::INFINITY, f64::min);
+        hi = rr.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        ratio = median(&mut rr);
+    }
+    let (mut twin_rate, mut twin_ratio) = (f64::NAN, f64::NAN);
+    if let Some(t) = twin {
+        let orig = (0..k).find(|&s| s != t && sides[s] == sides[t]).unwrap_or(0);
+        let mut v: Vec<f64> = samples.iter().map(|x| fl / x[t] / 1e9).collect();
+        twin_rate = median(&mut v);
+        let mut rr: Vec<f64> = samples.iter().map(|x| x[orig] / x[t]).collect();
+        twin_ratio = median(&mut rr);
+    }
     Row {
         base: spec.base.to_string(),
         prec: spec.prec,
         variant: spec.variant.clone(),
         n,
         threads,
-        h: median(&mut rh),
-        o: median(&mut ro),
-        // Median of per-round ratios: each pair ran back to back, so load from other processes
-        // on the machine cancels better than in a ratio of medians.
-        ratio: median(&mut rr),
+        rates,
+        best: best_side.map(|s| sides[s]),
+        ratio,
+        ratio_lo: lo,
+        ratio_hi: hi,
+        twin_rate,
+        twin_ratio,
         diff,
+        diffs,
+        other: load0.zip(load1).map(|(a, b)| a.others_since(&b)).unwrap_or(f64::NAN),
+        steal: load0.zip(load1).map(|(a, b)| a.steal_since(&b)).unwrap_or(f64::NAN),
     }
 }
 
@@ -890,6 +1351,21 @@ fn cpu_model() -> String {
                 .map(|(_, v)| v.trim().to_string())
         })
         .unwrap_or_else(|| "unknown cpu".into())
+}
+
+/// `family F model M stepping S` from /proc/cpuinfo (x86; the model name of a VM can be generic).
+fn cpu_ids() -> String {
+    let text = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |key: &str| {
+        text.lines()
+            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == key))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    match (field("cpu family"), field("model"), field("stepping")) {
+        (Some(f), Some(m), Some(s)) => format!("family {f} model {m} stepping {s}"),
+        _ => String::new(),
+    }
 }
 
 fn hostname() -> String {
@@ -927,6 +1403,7 @@ fn l2_bytes() -> usize {
 
 fn slug(s: &str) -> String {
     let mut out = String::new();
+    let s = s.replace("(R)", "").replace("(r)", "").replace("(TM)", "").replace("(tm)", "");
     for c in s.chars() {
         if c.is_ascii_alphanumeric() {
             out.push(c.to_ascii_lowercase());
@@ -947,48 +1424,130 @@ fn slug(s: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 // Output
 
-const CSV_HEADER: &str = "routine,precision,variant,n,threads,hyblas_gflops,openblas_gflops,ratio,max_rel_diff";
+/// A rate or ratio for the CSV (empty: not measured).
+fn num(v: f64, prec: usize) -> String {
+    if v.is_nan() {
+        String::new()
+    } else {
+        format!("{v:.prec$}")
+    }
+}
 
-fn csv(rows: &[Row]) -> String {
-    let mut s = String::from(CSV_HEADER);
-    s.push('\n');
+fn csv(rows: &[Row], cols: &Cols, meta: &str) -> String {
+    let mut s = String::new();
+    for line in meta.lines() {
+        let _ = writeln!(s, "# {line}");
+    }
+    s.push_str("routine,precision,variant,n,threads");
+    for l in &cols.libs {
+        let _ = write!(s, ",{l}_gflops");
+    }
+    s.push_str(",best_peer,ratio,ratio_min,ratio_max");
+    if let Some(t) = &cols.twin {
+        let _ = write!(s, ",{t}_twin_gflops,twin_ratio");
+    }
+    s.push_str(",max_rel_diff");
+    for l in &cols.libs[1..] {
+        let _ = write!(s, ",{l}_diff");
+    }
+    s.push_str(",other_load,steal\n");
     for r in rows {
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{:.4},{:.4},{:.4},{:.3e}",
-            r.base, r.prec, r.variant, r.n, r.threads, r.h, r.o, r.ratio, r.diff
-        );
+        let _ = write!(s, "{},{},{},{},{}", r.base, r.prec, r.variant, r.n, r.threads);
+        for v in &r.rates {
+            let _ = write!(s, ",{}", num(*v, 4));
+        }
+        let best = r.best.map(|b| cols.libs[b].as_str()).unwrap_or("");
+        let _ = write!(s, ",{best},{},{},{}", num(r.ratio, 4), num(r.ratio_lo, 4), num(r.ratio_hi, 4));
+        if cols.twin.is_some() {
+            let _ = write!(s, ",{},{}", num(r.twin_rate, 4), num(r.twin_ratio, 4));
+        }
+        let _ = write!(s, ",{:.3e}", r.diff);
+        for d in &r.diffs[1..] {
+            let _ = write!(s, ",{}", if d.is_nan() { String::new() } else { format!("{d:.3e}") });
+        }
+        let _ = writeln!(s, ",{},{}", num(r.other, 3), num(r.steal, 3));
     }
     s
 }
 
-fn read_csv(path: &Path) -> Result<Vec<Row>, String> {
+/// Reads a CSV of this program: the current layout (one `<lib>_gflops` column per library,
+/// `# ` metadata lines) or the earlier one (`hyblas_gflops,openblas_gflops,ratio,max_rel_diff`).
+fn read_csv(path: &Path) -> Result<(Cols, Vec<Row>, String), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut meta = String::new();
+    let mut lines = text.lines().enumerate().filter(|(_, l)| {
+        if let Some(m) = l.strip_prefix('#') {
+            meta.push_str(m.strip_prefix(' ').unwrap_or(m));
+            meta.push('\n');
+            false
+        } else {
+            !l.trim().is_empty()
+        }
+    });
+    let (_, header) = lines.next().ok_or_else(|| format!("{}: empty", path.display()))?;
+    let head: Vec<&str> = header.split(',').map(str::trim).collect();
+    let col = |name: &str| head.iter().position(|h| *h == name);
+    let need = |name: &str| col(name).ok_or_else(|| format!("{}: no column {name}", path.display()));
+    let (c_routine, c_prec, c_var, c_n, c_thr) =
+        (need("routine")?, need("precision")?, need("variant")?, need("n")?, need("threads")?);
+    let (c_ratio, c_diff) = (need("ratio")?, need("max_rel_diff")?);
+    let mut libs: Vec<(String, usize)> = Vec::new();
+    let mut twin = None;
+    for (i, h) in head.iter().enumerate() {
+        if let Some(name) = h.strip_suffix("_gflops") {
+            match name.strip_suffix("_twin") {
+                Some(t) => twin = Some((t.to_string(), i)),
+                None => libs.push((name.to_string(), i)),
+            }
+        }
+    }
+    if libs.first().map(|l| l.0.as_str()) != Some("hyblas") || libs.len() < 2 {
+        return Err(format!("{}: expected hyblas_gflops and at least one peer's _gflops column", path.display()));
+    }
+    let cols = Cols { libs: libs.iter().map(|l| l.0.clone()).collect(), twin: twin.as_ref().map(|t| t.0.clone()) };
+    let (c_best, c_lo, c_hi, c_tr) = (col("best_peer"), col("ratio_min"), col("ratio_max"), col("twin_ratio"));
+    let (c_other, c_steal) = (col("other_load"), col("steal"));
+    let diff_cols: Vec<Option<usize>> = cols.libs.iter().map(|l| col(&format!("{l}_diff"))).collect();
     let mut rows = Vec::new();
-    for (i, line) in text.lines().enumerate().skip(1) {
+    for (i, line) in lines {
         let f: Vec<&str> = line.split(',').map(str::trim).collect();
         let bad = || format!("{}:{}: malformed line", path.display(), i + 1);
-        if f.len() < 9 {
+        if f.len() != head.len() {
             return Err(bad());
         }
-        let num = |k: usize| f[k].parse::<f64>().map_err(|_| bad());
+        let num = |k: usize| if f[k].is_empty() { Ok(f64::NAN) } else { f[k].parse::<f64>().map_err(|_| bad()) };
+        let opt = |k: Option<usize>| k.map(num).unwrap_or(Ok(f64::NAN));
+        let rates = libs.iter().map(|l| num(l.1)).collect::<Result<Vec<f64>, String>>()?;
+        let best = match c_best {
+            Some(k) => cols.libs.iter().position(|l| l == f[k]),
+            None => (1..rates.len()).filter(|&j| !rates[j].is_nan()).max_by(|&a, &b| rates[a].total_cmp(&rates[b])),
+        };
         rows.push(Row {
-            base: f[0].to_string(),
-            prec: f[1].chars().next().ok_or_else(bad)?,
-            variant: f[2].to_string(),
-            n: f[3].parse().map_err(|_| bad())?,
-            threads: f[4].parse().map_err(|_| bad())?,
-            h: num(5)?,
-            o: num(6)?,
-            ratio: num(7)?,
-            diff: num(8)?,
+            base: f[c_routine].to_string(),
+            prec: f[c_prec].chars().next().ok_or_else(bad)?,
+            variant: f[c_var].to_string(),
+            n: f[c_n].parse().map_err(|_| bad())?,
+            threads: f[c_thr].parse().map_err(|_| bad())?,
+            rates,
+            best,
+            ratio: num(c_ratio)?,
+            ratio_lo: opt(c_lo)?,
+            ratio_hi: opt(c_hi)?,
+            twin_rate: opt(twin.as_ref().map(|t| t.1))?,
+            twin_ratio: opt(c_tr)?,
+            diff: num(c_diff)?,
+            diffs: diff_cols.iter().map(|&k| opt(k)).collect::<Result<_, _>>()?,
+            other: opt(c_other)?,
+            steal: opt(c_steal)?,
         });
     }
-    Ok(rows)
+    Ok((cols, rows, meta))
 }
 
 fn fmt_rate(v: f64) -> String {
-    if v >= 100.0 {
+    if v.is_nan() {
+        "-".into()
+    } else if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 10.0 {
         format!("{v:.1}")
@@ -997,106 +1556,158 @@ fn fmt_rate(v: f64) -> String {
     }
 }
 
+fn fmt_ratio(v: f64) -> String {
+    if v.is_nan() {
+        "-".into()
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// `lo-hi` of the per-round ratios.
+fn fmt_range(r: &Row) -> String {
+    if r.ratio_lo.is_nan() {
+        "-".into()
+    } else {
+        format!("{:.2}-{:.2}", r.ratio_lo, r.ratio_hi)
+    }
+}
+
+/// Notes of a row: wrong results, a missed target.
+fn notes(r: &Row, cols: &Cols, l2: usize) -> Vec<String> {
+    let (goal, applies) = target(&r.base, r.prec, r.n, l2);
+    let mut notes = Vec::new();
+    if !r.ok() {
+        notes.push(format!("WRONG RESULT (differs from {})", r.differs_from(cols).join(", ")));
+    }
+    if applies && r.ratio < goal {
+        notes.push(format!("below target {goal:.2}"));
+    }
+    if r.busy() {
+        notes.push(format!(
+            "other processes used {:.0}%, the hypervisor stole {:.0}% of the machine",
+            r.other * 100.0,
+            r.steal * 100.0
+        ));
+    }
+    notes
+}
+
+/// Share of the machine used by other processes (or stolen by the hypervisor) above which a
+/// case is marked.
+const BUSY: f64 = 0.1;
+
 /// One line per case, aligned, for the terminal.
-fn text_table(rows: &[Row], l2: usize) -> String {
+fn text_table(rows: &[Row], cols: &Cols, l2: usize) -> String {
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{:<12} {:>9} {:>3} {:>9} {:>9} {:<7} {:>6}  {:>8}  notes",
-        "routine", "n", "thr", "hyblas", "OpenBLAS", "unit", "ratio", "diff"
-    );
+    let w: Vec<usize> = cols.libs.iter().map(|l| l.len().max(8)).collect();
+    let _ = write!(s, "{:<12} {:>9} {:>3}", "routine", "n", "thr");
+    for (l, w) in cols.libs.iter().zip(&w) {
+        let _ = write!(s, " {l:>w$}");
+    }
+    let bw = cols.libs[1..].iter().map(|l| l.len()).max().unwrap_or(4).max(4);
+    let _ = write!(s, " {:<7} {:<bw$} {:>6} {:>9}", "unit", "best", "h/best", "rounds");
+    if let Some(t) = &cols.twin {
+        let _ = write!(s, " {:>9}", format!("{t}~/{t}"));
+    }
+    let _ = writeln!(s, "  {:>8}  notes", "diff");
     for r in rows {
-        let (goal, applies) = target(&r.base, r.prec, r.n, l2);
-        let mut notes = Vec::new();
-        if !r.ok() {
-            notes.push("WRONG RESULT".to_string());
+        let _ = write!(s, "{:<12} {:>9} {:>3}", r.label(), r.n, r.threads);
+        for (v, w) in r.rates.iter().zip(&w) {
+            let _ = write!(s, " {:>w$}", fmt_rate(r.shown(*v)));
         }
-        if applies && r.ratio < goal {
-            notes.push(format!("below target {goal:.2}"));
+        let best = r.best.map(|b| cols.libs[b].as_str()).unwrap_or("-");
+        let _ = write!(s, " {:<7} {best:<bw$} {:>6} {:>9}", r.unit(), fmt_ratio(r.ratio), fmt_range(r));
+        if cols.twin.is_some() {
+            let _ = write!(s, " {:>9}", fmt_ratio(r.twin_ratio));
         }
-        let _ = writeln!(
-            s,
-            "{:<12} {:>9} {:>3} {:>9} {:>9} {:<7} {:>6.2}  {:>8.1e}  {}",
-            r.label(),
-            r.n,
-            r.threads,
-            fmt_rate(r.shown(r.h)),
-            fmt_rate(r.shown(r.o)),
-            r.unit(),
-            r.ratio,
-            r.diff,
-            notes.join(", ")
-        );
+        let _ = writeln!(s, "  {:>8.1e}  {}", r.diff, notes(r, cols, l2).join(", "));
     }
     s
 }
 
-/// Compact markdown for the README: one row per routine and size, one column group per
-/// thread count.
-fn markdown(rows: &[Row], l2: usize, meta: &str) -> String {
-    let mut threads: Vec<usize> = rows.iter().map(|r| r.threads).collect();
-    threads.sort_unstable();
-    threads.dedup();
-    let mut keys: Vec<(String, usize)> = Vec::new();
-    for r in rows {
-        let k = (r.label(), r.n);
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
+/// Markdown for the README: one row per routine, size and thread count, one rate column per
+/// library, then the fastest peer and hyblas's ratio to it.
+fn markdown(rows: &[Row], cols: &Cols, l2: usize, meta: &str) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "{meta}\n");
-    let mut head = String::from("| routine | n | unit |");
-    let mut rule = String::from("|---|---:|---|");
-    for t in &threads {
-        let th = if *t == 1 { "1 thread".to_string() } else { format!("{t} threads") };
-        let _ = write!(head, " hyblas ({th}) | OpenBLAS | ratio |");
-        rule.push_str("---:|---:|---:|");
+    let _ = writeln!(s, "{}\n", meta.trim_end());
+    let ranges = rows.iter().any(|r| !r.ratio_lo.is_nan());
+    let mut head = String::from("| routine | n | threads | unit |");
+    let mut rule = String::from("|---|---:|---:|---|");
+    for l in &cols.libs {
+        let _ = write!(head, " {l} |");
+        rule.push_str("---:|");
+    }
+    head.push_str(" best peer | hyblas / best |");
+    rule.push_str("---|---:|");
+    if ranges {
+        head.push_str(" rounds |");
+        rule.push_str("---:|");
+    }
+    if let Some(t) = &cols.twin {
+        let _ = write!(head, " {t}~ / {t} |");
+        rule.push_str("---:|");
     }
     let _ = writeln!(s, "{head}\n{rule}");
-    let (mut miss, mut wrong) = (false, false);
-    for (label, n) in keys {
-        let mut line = String::new();
-        for t in &threads {
-            match rows.iter().find(|r| r.label() == label && r.n == n && r.threads == *t) {
-                Some(r) => {
-                    if line.is_empty() {
-                        let _ = write!(line, "| {label} | {n} | {} |", r.unit());
-                    }
-                    let (goal, applies) = target(&r.base, r.prec, r.n, l2);
-                    let mut mark = String::new();
-                    if applies && r.ratio < goal {
-                        mark.push_str(" \\*");
-                        miss = true;
-                    }
-                    if !r.ok() {
-                        mark.push_str(" **wrong**");
-                        wrong = true;
-                    }
-                    let _ = write!(
-                        line,
-                        " {} | {} | {:.2}{mark} |",
-                        fmt_rate(r.shown(r.h)),
-                        fmt_rate(r.shown(r.o)),
-                        r.ratio
-                    );
-                }
-                None => line.push_str(" | | |"),
-            }
+    let (mut miss, mut wrong, mut busy) = (false, false, false);
+    for r in rows {
+        let _ = write!(s, "| {} | {} | {} | {} |", r.label(), r.n, r.threads, r.unit());
+        for v in &r.rates {
+            let _ = write!(s, " {} |", fmt_rate(r.shown(*v)));
         }
-        let _ = writeln!(s, "{line}");
+        let (goal, applies) = target(&r.base, r.prec, r.n, l2);
+        let mut mark = String::new();
+        if applies && r.ratio < goal {
+            mark.push_str(" \\*");
+            miss = true;
+        }
+        if !r.ok() {
+            mark.push_str(" **wrong**");
+            wrong = true;
+        }
+        if r.busy() {
+            mark.push_str(" †");
+            busy = true;
+        }
+        let best = r.best.map(|b| cols.libs[b].as_str()).unwrap_or("-");
+        let _ = write!(s, " {best} | {}{mark} |", fmt_ratio(r.ratio));
+        if ranges {
+            let _ = write!(s, " {} |", fmt_range(r));
+        }
+        if cols.twin.is_some() {
+            let _ = write!(s, " {} |", fmt_ratio(r.twin_ratio));
+        }
+        s.push('\n');
     }
     s.push_str(
-        "\nRatio = hyblas / OpenBLAS (median of alternating rounds). Level 1/2 in GB/s, Level 3 in GFLOP/s; \
-         Level 1 n is the vector length.\n",
+        "\nhyblas / best = hyblas's rate over the fastest peer's (median of per-round ratios; each round times \
+         every library once, in rotating order). Level 1/2 in GB/s, Level 3 in GFLOP/s; Level 1 n is the vector \
+         length.\n",
     );
+    if ranges {
+        s.push_str("rounds = the lowest and highest per-round hyblas / best.\n");
+    }
+    if let Some(t) = &cols.twin {
+        let _ = writeln!(
+            s,
+            "{t}~ / {t} = {t} timed a second time as its own column, over itself (median of per-round ratios): \
+             the noise beside the results."
+        );
+    }
     if miss {
         s.push_str(
             "\\* below the target (GEMM 1.0 for n >= 512; TRSM/TRMM/SYRK 0.85 for n >= 512; Level 1/2 0.9 past L2).\n",
         );
     }
     if wrong {
-        s.push_str("**wrong**: results differ from OpenBLAS beyond rounding.\n");
+        s.push_str("**wrong**: results differ from a peer's beyond rounding.\n");
+    }
+    if busy {
+        let _ = writeln!(
+            s,
+            "† other processes used, or the hypervisor stole, more than {:.0}% of the machine during the case.",
+            BUSY * 100.0
+        );
     }
     s
 }
@@ -1106,8 +1717,8 @@ fn esc(s: &str) -> String {
 }
 
 /// Ratio against n, one panel per routine variant, one line per thread count, the target from
-/// the first size it applies to.
-fn svg(rows: &[Row], title: &str, l2: usize) -> String {
+/// the first size it applies to; the twin's ratio (the noise) dashed.
+fn svg(rows: &[Row], cols: &Cols, title: &str, l2: usize) -> String {
     const PW: f64 = 330.0;
     const PH: f64 = 220.0;
     const COLS: usize = 3;
@@ -1143,6 +1754,16 @@ fn svg(rows: &[Row], title: &str, l2: usize) -> String {
         );
         lx += 90.0;
     }
+    if let Some(t) = &cols.twin {
+        let _ = writeln!(
+            s,
+            r##"<line x1="{lx}" y1="38" x2="{}" y2="38" stroke="#777" stroke-dasharray="5,3"/><text x="{}" y="42">{} (noise)</text>"##,
+            lx + 20.0,
+            lx + 25.0,
+            esc(&format!("{t}~ / {t}"))
+        );
+        lx += 150.0;
+    }
     let _ = writeln!(
         s,
         r##"<line x1="{lx}" y1="38" x2="{}" y2="38" stroke="#2a2" stroke-dasharray="2,3"/><text x="{}" y="42">target</text><text x="{}" y="42" fill="#d00">x = results differ</text>"##,
@@ -1166,7 +1787,8 @@ fn svg(rows: &[Row], title: &str, l2: usize) -> String {
                 (x0 + x1) / 2.0
             }
         };
-        let top = pr.iter().map(|r| r.ratio).filter(|v| v.is_finite()).fold(1.25f64, f64::max).min(4.0);
+        let top =
+            pr.iter().flat_map(|r| [r.ratio, r.twin_ratio]).filter(|v| v.is_finite()).fold(1.25f64, f64::max).min(4.0);
         let ymax = (top * 1.1 / 0.25).ceil() * 0.25;
         let ys = |v: f64| y0 - (v.clamp(0.0, ymax) / ymax) * (y0 - y1);
         let _ = writeln!(s, r#"<text x="{}" y="{}" font-weight="bold">{}</text>"#, x0, oy + 14.0, esc(label));
@@ -1181,10 +1803,10 @@ fn svg(rows: &[Row], title: &str, l2: usize) -> String {
         let mut v = 0.0;
         while v <= ymax + 1e-9 {
             let y = ys(v);
-            let (stroke, dash) = if (v - 1.0).abs() < 1e-9 { ("#444", "") } else { ("#ddd", "") };
+            let stroke = if (v - 1.0).abs() < 1e-9 { "#444" } else { "#ddd" };
             let _ = writeln!(
                 s,
-                r#"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="{stroke}"{dash}/><text x="{}" y="{:.1}" text-anchor="end">{v:.2}</text>"#,
+                r#"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="{stroke}"/><text x="{}" y="{:.1}" text-anchor="end">{v:.2}</text>"#,
                 x0 - 3.0,
                 y + 4.0
             );
@@ -1225,9 +1847,25 @@ fn svg(rows: &[Row], title: &str, l2: usize) -> String {
             if pts.is_empty() {
                 continue;
             }
-            let path: Vec<String> = pts.iter().map(|r| format!("{:.1},{:.1}", xs(r.n), ys(r.ratio))).collect();
+            let noise: Vec<String> = pts
+                .iter()
+                .filter(|r| r.twin_ratio.is_finite())
+                .map(|r| format!("{:.1},{:.1}", xs(r.n), ys(r.twin_ratio)))
+                .collect();
+            if !noise.is_empty() {
+                let _ = writeln!(
+                    s,
+                    r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="1" stroke-dasharray="5,3" opacity="0.7"/>"#,
+                    noise.join(" ")
+                );
+            }
+            let path: Vec<String> = pts
+                .iter()
+                .filter(|r| r.ratio.is_finite())
+                .map(|r| format!("{:.1},{:.1}", xs(r.n), ys(r.ratio)))
+                .collect();
             let _ = writeln!(s, r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="2"/>"#, path.join(" "));
-            for r in pts {
+            for r in pts.iter().filter(|r| r.ratio.is_finite()) {
                 let (x, y) = (xs(r.n), ys(r.ratio));
                 if r.ok() {
                     let _ = writeln!(s, r#"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="{c}"/>"#);
@@ -1246,16 +1884,32 @@ fn svg(rows: &[Row], title: &str, l2: usize) -> String {
     s
 }
 
-fn write_outputs(rows: &[Row], out: &Path, stem: &str, meta: &str, title: &str, l2: usize) -> Result<(), String> {
+#[allow(clippy::too_many_arguments)]
+fn write_outputs(
+    rows: &[Row],
+    cols: &Cols,
+    out: &Path,
+    stem: &str,
+    meta: &str,
+    title: &str,
+    l2: usize,
+    with_csv: bool,
+) -> Result<(), String> {
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let write = |ext: &str, text: String| {
         let p = out.join(format!("{stem}.{ext}"));
         std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))
     };
-    write("csv", csv(rows))?;
-    write("md", markdown(rows, l2, meta))?;
-    write("svg", svg(rows, title, l2))?;
+    if with_csv {
+        write("csv", csv(rows, cols, meta))?;
+    }
+    write("md", markdown(rows, cols, l2, meta))?;
+    write("svg", svg(rows, cols, title, l2))?;
     Ok(())
+}
+
+fn title_of(cols: &Cols, what: &str) -> String {
+    format!("hyblas / fastest of {} — {what}", cols.libs[1..].join(", "))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1277,54 +1931,112 @@ fn main() {
     }
 }
 
+/// The library kind a file name suggests (for a library given by path).
+fn kind_of(path: &Path) -> Kind {
+    let file = path.file_name().map(|f| f.to_string_lossy().to_lowercase()).unwrap_or_default();
+    if file.contains("hyblas") {
+        Kind::Hyblas
+    } else if file.contains("openblas") {
+        Kind::OpenBlas
+    } else if file.contains("mkl") {
+        Kind::Mkl
+    } else {
+        Kind::Other
+    }
+}
+
 fn run(opts: &Opts) -> Result<i32, String> {
     let l2 = l2_bytes();
     if let Some(path) = &opts.from_csv {
-        let rows = read_csv(path)?;
+        let (cols, rows, meta) = read_csv(path)?;
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "results".into());
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let meta = format!("From {}.", path.display());
-        print!("{}\n{}", text_table(&rows, l2), markdown(&rows, l2, &meta));
-        write_outputs(&rows, dir, &stem, &meta, &format!("hyblas / OpenBLAS: {stem}"), l2)?;
+        let meta = if meta.is_empty() { format!("From {}.", path.display()) } else { meta };
+        print!("{}\n{}", text_table(&rows, &cols, l2), markdown(&rows, &cols, l2, &meta));
+        write_outputs(&rows, &cols, dir, &stem, &meta, &title_of(&cols, &stem), l2, false)?;
         eprintln!("wrote {}/{stem}.md and .svg", dir.display());
         return Ok(if rows.iter().all(Row::ok) { 0 } else { 1 });
     }
 
     let specs = parse_specs(&opts.routines)?;
     let hpath = hyblas_path(opts)?;
-    let libs = [Lib::open("hyblas", &[hpath], false)?, Lib::open("OpenBLAS", &opts.peer, true)?];
+    let mut lib_specs =
+        vec![LibSpec { label: "hyblas".into(), kind: kind_of(&hpath), paths: vec![hpath], prefix: "".into() }];
+    lib_specs.extend(peer_specs(opts)?);
+    let env_notes = prepare_env(&lib_specs, opts)?;
+    let libs = lib_specs.iter().map(Lib::open).collect::<Result<Vec<Lib>, String>>()?;
+    let twin = match &opts.twin {
+        Some(t) => Some(
+            libs.iter()
+                .position(|l| &l.label == t)
+                .ok_or_else(|| format!("--twin {t}: no library of that name (have {})", label_list(&libs)))?,
+        ),
+        None => None,
+    };
+    let cols = Cols { libs: libs.iter().map(|l| l.label.clone()).collect(), twin: twin.map(|t| libs[t].label.clone()) };
+
     let model = cpu_model();
     let cpu = if model == "unknown cpu" { hostname() } else { model.clone() };
     let mut stem = format!("cpu-{}", slug(&cpu));
     if let Some(tag) = &opts.tag {
         stem = format!("{stem}-{}", slug(tag));
     }
-    eprintln!("blasbench: {model}, {} cores, L2 {} KiB per core, host {}", cores(), l2 >> 10, hostname());
+    let ids = cpu_ids();
+    let machine = format!(
+        "{model}{}, {} cores, L2 {} KiB per core, host {}",
+        if ids.is_empty() { String::new() } else { format!(" ({ids})") },
+        cores(),
+        l2 >> 10,
+        hostname()
+    );
+    let mut meta = format!(
+        "{machine}; blocks {} ms, up to {} rounds (at least {}), each round times every library once in rotating order.\n",
+        (opts.block * 1e3).round(),
+        opts.rounds,
+        opts.rounds.min(if opts.quick { 1 } else { 3 })
+    );
+    eprintln!("blasbench: {machine}");
     for lib in &libs {
-        eprintln!(
-            "  {:<8} {}{}",
-            lib.label,
-            lib.desc,
-            if lib.set_threads.is_none() { "  (no thread control: runs at its own default)" } else { "" }
-        );
+        let control = if lib.set_threads.is_none() { " (no thread control: runs at its own default)" } else { "" };
+        let kernels = if lib.kernels.is_empty() { String::new() } else { format!("; {}", lib.kernels) };
+        let _ = writeln!(meta, "- {}: {}{control}{kernels}", lib.label, lib.desc);
+        eprintln!("  {:<16} {}{control}\n  {:<16} {}", lib.label, lib.desc, "", lib.kernels);
     }
+    for note in &env_notes {
+        let _ = writeln!(meta, "- {note}");
+        eprintln!("  note: {note}");
+    }
+    if let Some(t) = twin {
+        let _ = writeln!(meta, "- {0}~: {0} timed a second time, as its own column (noise)", libs[t].label);
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let _ = writeln!(meta, "- command: blasbench {}", args.join(" "));
 
     if std::env::var("HYBLAS_TRACE").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "off")) {
         eprintln!("  note: HYBLAS_TRACE is set, so hyblas's timings include writing a trace line per call");
     }
 
-    // Resolve every routine up front so a missing one is reported once, before any timing.
+    // Resolve every routine up front so a missing one is reported once, before any timing:
+    // hyblas must have it, a peer without it gets an empty column.
     let mut runnable = Vec::new();
     let mut skipped = Vec::new();
     for spec in specs {
         let sym = spec.symbol();
-        match libs.iter().find(|l| l.sym::<unsafe extern "C" fn()>(&sym).is_none()) {
-            Some(l) => {
-                let msg = format!("skipping {}: symbol {sym} not found in {} ({})", spec.label(), l.label, l.desc);
-                eprintln!("  {msg}");
-                skipped.push(msg);
-            }
-            None => runnable.push(spec),
+        let missing: Vec<&Lib> = libs.iter().filter(|l| l.sym::<unsafe extern "C" fn()>(&sym).is_none()).collect();
+        for l in &missing {
+            let msg = format!(
+                "{}: symbol {}{sym} not found in {} ({}){}",
+                spec.label(),
+                l.prefix,
+                l.label,
+                l.desc,
+                if l.kind == Kind::Hyblas || l.label == "hyblas" { ", skipped" } else { ", column left empty" }
+            );
+            eprintln!("  {msg}");
+            skipped.push(msg);
+        }
+        if missing.iter().all(|l| l.label != "hyblas") {
+            runnable.push(spec);
         }
     }
     let sizes_of = |spec: &Spec| -> Vec<usize> {
@@ -1332,69 +2044,94 @@ fn run(opts: &Opts) -> Result<i32, String> {
         opts.sizes.iter().copied().filter(|&n| !capped || n <= COMPLEX_L3_MAX).collect()
     };
     let total: usize = runnable.iter().map(|s| sizes_of(s).len() * opts.threads.len()).sum();
-    let meta = format!(
-        "{model}, {} cores; hyblas side: {}; OpenBLAS side: {}; blocks {} ms, {} rounds",
-        cores(),
-        libs[0].desc,
-        libs[1].desc,
-        (opts.block * 1e3).round(),
-        opts.rounds
-    );
-    let title = format!("hyblas / OpenBLAS — {model}, {} cores", cores());
+    let title = title_of(&cols, &format!("{model}, {} cores", cores()));
     let mut rows: Vec<Row> = Vec::new();
-    let mut settle = Settle { pause: opts.settle, spinner_end: None };
+    let mut settle = Settle { max_wait: opts.settle, waited: 0.0, timeouts: 0 };
     let started = Instant::now();
     let mut done = 0;
-    let mut warned_threads = false;
+    let mut warned_threads = vec![false; libs.len()];
     for spec in &runnable {
+        let sym = spec.symbol();
+        // Sides: every library that has the routine, then the twin.
+        let mut sides: Vec<usize> =
+            (0..libs.len()).filter(|&i| libs[i].sym::<unsafe extern "C" fn()>(&sym).is_some()).collect();
+        let twin_side = twin.filter(|t| sides.contains(t)).map(|t| {
+            sides.push(t);
+            sides.len() - 1
+        });
+        let side_libs: Vec<&Lib> = sides.iter().map(|&i| &libs[i]).collect();
         for size in sizes_of(spec) {
             let n = blas_n(spec, size);
-            let mut p = build_any(spec, n, &libs)?;
+            let mut p = build_any(spec, n, &side_libs)?;
             for &t in &opts.threads {
                 done += 1;
-                for lib in &libs {
+                for (i, lib) in libs.iter().enumerate() {
                     if let Some(got) = lib.threads(t) {
-                        if got != t && !warned_threads {
+                        if got != t && !warned_threads[i] {
                             eprintln!("  note: {} runs {got} threads when asked for {t}", lib.label);
-                            warned_threads = true;
+                            warned_threads[i] = true;
                         }
                     }
                 }
                 let t0 = Instant::now();
-                let row = run_case(p.as_mut(), spec, n, t, &libs, opts, &mut settle);
-                eprintln!(
-                    "[{done:>3}/{total}] {:<10} n={:<8} t={t}: hyblas {:>7} {u}, OpenBLAS {:>7} {u}, ratio {:.2}, diff {:.1e}{} ({:.1}s)",
-                    spec.label(),
-                    n,
-                    fmt_rate(row.shown(row.h)),
-                    fmt_rate(row.shown(row.o)),
-                    row.ratio,
-                    row.diff,
-                    if row.ok() { "" } else { "  WRONG RESULT" },
-                    t0.elapsed().as_secs_f64(),
-                    u = row.unit()
-                );
+                if opts.idle_wait > 0.0 {
+                    let other = wait_idle(opts.idle_wait);
+                    if other >= 0.1 {
+                        eprintln!("  note: other processes still use {:.0}% of the machine", other * 100.0);
+                    }
+                }
+                let row = run_case(p.as_mut(), spec, n, t, &sides, twin_side, &libs, opts, &mut settle);
+                let mut line = format!("[{done:>3}/{total}] {:<10} n={:<8} t={t}:", spec.label(), n);
+                for (i, v) in row.rates.iter().enumerate() {
+                    if !v.is_nan() {
+                        let _ = write!(line, " {} {}", libs[i].label, fmt_rate(row.shown(*v)));
+                    }
+                }
+                let best = row.best.map(|b| libs[b].label.as_str()).unwrap_or("-");
+                let _ = write!(line, " {}; hyblas/{best} {} ({})", row.unit(), fmt_ratio(row.ratio), fmt_range(&row));
+                if let Some(t) = twin {
+                    let _ = write!(line, ", {0}~/{0} {1}", libs[t].label, fmt_ratio(row.twin_ratio));
+                }
+                let _ = write!(line, ", diff {:.1e}", row.diff);
+                if row.busy() {
+                    let _ =
+                        write!(line, ", other processes {:.0}%, steal {:.0}%", row.other * 100.0, row.steal * 100.0);
+                }
+                if !row.ok() {
+                    let _ = write!(line, "  WRONG RESULT (differs from {})", row.differs_from(&cols).join(", "));
+                }
+                eprintln!("{line} ({:.1}s)", t0.elapsed().as_secs_f64());
                 rows.push(row);
                 // Rewritten after every case so an interrupted run keeps what it measured.
-                write_outputs(&rows, &opts.out, &stem, &meta, &title, l2)?;
+                write_outputs(&rows, &cols, &opts.out, &stem, &meta, &title, l2, true)?;
             }
         }
     }
-    println!("{}", text_table(&rows, l2));
-    println!("{}", markdown(&rows, l2, &meta));
+    println!("{}", text_table(&rows, &cols, l2));
+    println!("{}", markdown(&rows, &cols, l2, &meta));
     for msg in &skipped {
         println!("{msg}");
     }
     eprintln!(
-        "blasbench: {} cases in {:.0} s; wrote {}/{stem}.csv, .md, .svg",
+        "blasbench: {} cases in {:.0} s ({:.0} s of it waiting for a quiet process before blocks{}); wrote {}/{stem}.csv, .md, .svg",
         rows.len(),
         started.elapsed().as_secs_f64(),
+        settle.waited,
+        if settle.timeouts > 0 {
+            format!(", {} waits gave up after --settle-ms", settle.timeouts)
+        } else {
+            String::new()
+        },
         opts.out.display()
     );
     let wrong = rows.iter().filter(|r| !r.ok()).count();
     if wrong > 0 {
-        eprintln!("blasbench: {wrong} case(s) gave results that differ from OpenBLAS beyond tolerance");
+        eprintln!("blasbench: {wrong} case(s) gave results that differ from a peer's beyond tolerance");
         return Ok(1);
     }
     Ok(0)
+}
+
+fn label_list(libs: &[Lib]) -> String {
+    libs.iter().map(|l| l.label.as_str()).collect::<Vec<_>>().join(", ")
 }
