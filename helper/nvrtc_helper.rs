@@ -165,12 +165,8 @@ fn main() {
         _ => None,
     };
     if let Some(out) = &out {
-        meta.push_str(&format!(
-            "nvrtc={major}.{minor}\ncompile_seconds={seconds:.3}\nbytes={}\ncompiled_unix={}\ncompiled_by=hyblas-nvrtc pid {}\n",
-            image.len(),
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-            std::process::id()
-        ));
+        let by = format!("hyblas-nvrtc pid {}", std::process::id());
+        meta.push_str(&cache_file::compile_facts((major, minor), seconds, image.len(), &by));
         if let Err(e) = cache_file::store(out, &image, &meta) {
             eprintln!("hyblas-nvrtc: could not store {}: {e}", out.display());
         }

@@ -163,7 +163,7 @@ use std::ffi::c_void;
 /// The GPU with a real cuBLAS, or None after a SKIPPED line.
 fn gpu_with_cublas(test: &str) -> Option<&'static Runtime> {
     let rt = gpu_or_skip(test)?;
-    if !hv::present() {
+    if !hyblas::gpu::vendor::present() {
         eprintln!("SKIPPED {test}: no real cuBLAS found ({:?} not loadable)", hyblas::gpu::vendor::LIBS);
         return None;
     }

@@ -1158,12 +1158,6 @@ pub mod host_vendor {
     syms!(GERC: "cublasSger", "cublasDger", "cublasCgerc", "cublasZgerc");
     syms!(TRMV: "cublasStrmv", "cublasDtrmv", "cublasCtrmv", "cublasZtrmv");
 
-    /// Whether a real cuBLAS can be reached (one atomic load after the first call): where
-    /// none can, `plan::on_gpu` waits for hyblas's kernel rather than take this path.
-    pub fn present() -> bool {
-        OWN_CREATE.addr().is_some()
-    }
-
     /// Whether every value fits the `int` of the `_v2` entry points.
     fn fits(v: &[i64]) -> bool {
         v.iter().all(|&v| i32::try_from(v).is_ok())

@@ -37,6 +37,16 @@ pub fn store(cubin: &Path, image: &[u8], meta: &str) -> io::Result<()> {
     write_atomic(cubin, image)
 }
 
+/// The facts a compiler adds to an entry's meta lines: NVRTC's version, the compile's seconds,
+/// the cubin's size, when, and by what (`by`).
+pub fn compile_facts(nvrtc: (i32, i32), seconds: f64, bytes: usize, by: &str) -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    format!(
+        "nvrtc={}.{}\ncompile_seconds={seconds:.3}\nbytes={bytes}\ncompiled_unix={now}\ncompiled_by={by}\n",
+        nvrtc.0, nvrtc.1
+    )
+}
+
 /// The value of `key` in meta text.
 pub fn meta_value<'a>(meta: &'a str, key: &str) -> Option<&'a str> {
     meta.lines().find_map(|l| l.split_once('=').filter(|(k, _)| k.trim() == key).map(|(_, v)| v.trim()))

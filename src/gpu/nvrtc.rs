@@ -176,15 +176,10 @@ pub fn cubin(name: &str, source: &str, arch: &str) -> Result<Compiled> {
     }
     let cubin = compile(name, source, arch)?;
     let seconds = start.elapsed().as_secs_f64();
-    let (a, b) = version()?;
-    let mut meta = meta_lines(name, arch);
-    meta.push(format!("nvrtc={a}.{b}"));
-    meta.push(format!("compile_seconds={seconds:.3}"));
-    meta.push(format!("bytes={}", cubin.len()));
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    meta.push(format!("compiled_unix={now}"));
-    meta.push(format!("compiled_by=process {} (in-process NVRTC)", std::process::id()));
-    let _ = cache_file::store(&path, &cubin, &(meta.join("\n") + "\n"));
+    let by = format!("process {} (in-process NVRTC)", std::process::id());
+    let meta =
+        meta_lines(name, arch).join("\n") + "\n" + &cache_file::compile_facts(version()?, seconds, cubin.len(), &by);
+    let _ = cache_file::store(&path, &cubin, &meta);
     Ok(Compiled { cubin, from_cache: false, seconds, path })
 }
 

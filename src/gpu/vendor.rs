@@ -65,9 +65,11 @@ pub unsafe fn get<F: Copy>(name: &'static str) -> Option<F> {
     lookup(name).map(|p| std::mem::transmute_copy::<*mut c_void, F>(&p))
 }
 
-/// Whether a real cuBLAS can be reached.
+/// Whether a real cuBLAS can be reached (one atomic load after the first call: host-ABI calls
+/// on device memory ask it every time).
 pub fn present() -> bool {
-    lookup("cublasGetVersion_v2").is_some()
+    static PRESENT: once_cell::sync::OnceCell<bool> = once_cell::sync::OnceCell::new();
+    *PRESENT.get_or_init(|| lookup("cublasGetVersion_v2").is_some())
 }
 
 /// One real cuBLAS function, resolved on first use and then read with one atomic load: the

@@ -112,11 +112,10 @@ pub unsafe fn gemm_run<T: Scalar>(
         Ok(())
     };
     // device_gemm falls back to the real cuBLAS itself (it never answers NotReady); the same
-    // call, for a uniform signature.
+    // fallback, for a uniform signature.
     let vnd = |ex: &Exec| {
         let (a, b, c) = (DMat::of(a, lda), DMat::of(b, ldb), DMat::of(c as *const T, ldc));
-        let k = if alpha.is_zero() { 0 } else { k as i64 };
-        crate::abi::cublas::vendor_gemm::<T>(ex, ta, tb, m as i64, n as i64, k, alpha, a, b, beta, c)
+        vendor_device_gemm(ex, ta, tb, m as i64, n as i64, k as i64, alpha, a, b, beta, c)
     };
     if plan::on_gpu(T::PREFIX, "gemm", shape, ops, dev, vnd).is_some() {
         return;
@@ -275,9 +274,28 @@ pub fn device_gemm<T: Scalar>(
             Err(e) => declined = Some(e),
         }
     }
-    let k = if alpha.is_zero() { 0 } else { k };
-    crate::abi::cublas::vendor_gemm::<T>(ex, ta, tb, m, n, k, alpha, a, b, beta, c)?;
+    vendor_device_gemm(ex, ta, tb, m, n, k, alpha, a, b, beta, c)?;
     Ok(DeviceGemm { decision, declined, why })
+}
+
+/// GEMM on device operands by the real cuBLAS: alpha = 0 reads neither A nor B (reference
+/// BLAS; they may be anything), so cuBLAS then gets k = 0, C := beta*C.
+#[allow(clippy::too_many_arguments)]
+fn vendor_device_gemm<T: Scalar>(
+    ex: &Exec,
+    ta: Trans,
+    tb: Trans,
+    m: i64,
+    n: i64,
+    k: i64,
+    alpha: T,
+    a: DMat,
+    b: DMat,
+    beta: T,
+    c: DMat,
+) -> gpu::Result<()> {
+    let k = if alpha.is_zero() { 0 } else { k };
+    crate::abi::cublas::vendor_gemm::<T>(ex, ta, tb, m, n, k, alpha, a, b, beta, c)
 }
 
 /// `?gemm_` (Fortran).
