@@ -122,6 +122,11 @@ pub unsafe fn gemm_with<T: Scalar>(
         return scale(beta, c);
     }
 
+    // hyblas's own kernels (AVX-512): packing absorbs conjugation and transposition.
+    if super::packed::gemm(t, alpha, a, conj_a, b, conj_b, beta, c, None) {
+        return;
+    }
+
     // Conjugated complex operands: pack once so the product takes the fast kernels.
     let abuf;
     let a = if conj_a && T::IS_COMPLEX {

@@ -3,7 +3,9 @@
 //! SYMM/HEMM expand the referenced triangle of A into a full temporary (O(n^2) copies next to
 //! O(n^2 m) flops) and make one GEMM call.
 //!
-//! The rank-k routines update one triangle of C by recursive halving on block boundaries:
+//! The rank-k routines update one triangle of C. On AVX-512 machines that is one pass of the
+//! own blocked product restricted to the triangle (`packed::gemm` with `tri`): half a GEMM's
+//! flops, on all threads. Elsewhere, by recursive halving on block boundaries:
 //! C = [C11 .; C21 C22] becomes two half-size triangles plus the full rectangle C21, which
 //! goes straight through GEMM into C. What is left are diagonal blocks of order nb (n/8
 //! within [16, `HYBLAS_SYRK_NB`]); each is formed by a small GEMM into a temporary and only its
@@ -306,6 +308,45 @@ unsafe fn rank_update<T: Scalar>(uplo: Uplo, herm: bool, mut terms: Vec<Term<T>>
     }
 }
 
+/// One term alpha * op(P) * op(Q)^T of a rank-k update on the own kernels, with the
+/// conjugations applied while packing.
+struct PackedTerm<T> {
+    alpha: T,
+    p: MatRef<T>,
+    conj_p: bool,
+    q: MatRef<T>,
+    conj_q: bool,
+}
+
+/// The `uplo` triangle of C := sum of the terms + beta*C on the own kernels, which skip the
+/// tiles outside the triangle (half the product's flops, at the kernels' full speed and on
+/// all threads); false where this machine has none (nothing touched). A Hermitian update's
+/// diagonal is made real, as the reference does.
+unsafe fn rank_update_packed<T: Scalar>(
+    uplo: Uplo,
+    herm: bool,
+    terms: &[PackedTerm<T>],
+    beta: T,
+    c: MatMut<T>,
+) -> bool {
+    if !super::packed::available::<T>() {
+        return false;
+    }
+    let (n, k) = (c.rows, terms[0].p.cols);
+    let t = threads_for_gemm::<T>(n, n / 2, k);
+    for (i, term) in terms.iter().enumerate() {
+        let beta_i = if i == 0 { beta } else { T::one() };
+        super::packed::gemm(t, term.alpha, term.p, term.conj_p, term.q.t(), term.conj_q, beta_i, c, Some(uplo));
+    }
+    if herm && T::IS_COMPLEX {
+        for j in 0..n {
+            let d = c.at(j, j);
+            *d = T::from_real(d.re());
+        }
+    }
+    true
+}
+
 /// SYRK/HERK: the `uplo` triangle of C := alpha*X*X^T + beta*C (symmetric) or
 /// alpha*X'*X'^H + beta*C (`herm`, X' = conj(X) when `conj`; alpha and beta real, the diagonal
 /// of C is made real). X is n x k (op(A) already applied by the view).
@@ -319,6 +360,12 @@ pub unsafe fn syrk<T: Scalar>(uplo: Uplo, herm: bool, alpha: T, x: MatRef<T>, co
     }
     if alpha.is_zero() || x.cols == 0 {
         return scale_lower(herm, beta, cl);
+    }
+    // X' X'^H = X' conj(X')^T with X' = conj?(X).
+    let herm_c = herm && T::IS_COMPLEX;
+    let term = PackedTerm { alpha, p: x, conj_p: herm_c && conj, q: x, conj_q: herm_c && !conj };
+    if rank_update_packed(uplo, herm, &[term], beta, c) {
+        return;
     }
     if !herm || !T::IS_COMPLEX {
         return rank_update(uplo, herm, vec![Term { alpha, p: x, q: x }], beta, c);
@@ -352,6 +399,22 @@ pub unsafe fn syr2k<T: Scalar>(
     }
     if alpha.is_zero() || x.cols == 0 {
         return scale_lower(herm, beta, cl);
+    }
+    // alpha X' Y'^H + conj(alpha) Y' X'^H with X' = conj?(X), Y' = conj?(Y) (Hermitian), or
+    // alpha (X Y^T + Y X^T).
+    let hc = herm && T::IS_COMPLEX;
+    let terms = [
+        PackedTerm { alpha, p: x, conj_p: hc && conj, q: y, conj_q: hc && !conj },
+        PackedTerm {
+            alpha: if hc { alpha.conj() } else { alpha },
+            p: y,
+            conj_p: hc && conj,
+            q: x,
+            conj_q: hc && !conj,
+        },
+    ];
+    if rank_update_packed(uplo, herm, &terms, beta, c) {
+        return;
     }
     if !herm || !T::IS_COMPLEX {
         let terms = vec![Term { alpha, p: x, q: y }, Term { alpha, p: y, q: x }];

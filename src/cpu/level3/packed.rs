@@ -1,0 +1,663 @@
+//! The blocked GEMM over hyblas's own micro-kernels ([`super::micro`]), in the BLIS manner.
+//!
+//! C (m x n) is updated in steps: a block of NC columns of B and KC of k is packed into NR-wide
+//! panels (shared by all threads), then row blocks of A (MC x KC, packed into MR-high panels,
+//! one per thread) are multiplied against it tile by tile. Block sizes come from the detected
+//! caches: a B panel (KC x NR) fills about half of L1, an A block about half of L2, a B block
+//! a share of L3. Conjugation and transposition are absorbed by the packing.
+//!
+//! Threads: every step's work is a list of parts claimed from counters, packing of B first,
+//! then (row block, column range) tasks. A thread waits only for parts another thread has
+//! already claimed and is running, so a thread that starts late (or never) only means the
+//! others do its share: there is no barrier to deadlock on when the pool is busy.
+//!
+//! `tri` restricts the update to one triangle of a square C (SYRK/HERK/SYR2K): tiles wholly
+//! outside it are skipped and tiles across the diagonal are written element by element, so
+//! the product costs about half the flops.
+
+use super::micro::{micro, Micro};
+use crate::cpu::threads;
+use crate::types::{MatMut, MatRef, Scalar, Uplo};
+use once_cell::sync::Lazy;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
+
+/// Cache sizes in bytes (L1 data, L2, L3), read once from sysfs (Linux), with defaults of a
+/// current server core where they are not known.
+fn caches() -> (usize, usize, usize) {
+    static C: Lazy<(usize, usize, usize)> = Lazy::new(|| {
+        let read = |level: u32| -> Option<usize> {
+            for i in 0..8 {
+                let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{i}");
+                let lv: u32 = std::fs::read_to_string(format!("{dir}/level")).ok()?.trim().parse().ok()?;
+                let ty = std::fs::read_to_string(format!("{dir}/type")).ok()?;
+                if lv == level && ty.trim() != "Instruction" {
+                    let s = std::fs::read_to_string(format!("{dir}/size")).ok()?;
+                    let s = s.trim();
+                    let (num, mul) = match s.strip_suffix('K') {
+                        Some(v) => (v, 1024),
+                        None => match s.strip_suffix('M') {
+                            Some(v) => (v, 1 << 20),
+                            None => (s, 1),
+                        },
+                    };
+                    return num.parse::<usize>().ok().map(|v| v * mul);
+                }
+            }
+            None
+        };
+        (read(1).unwrap_or(48 << 10), read(2).unwrap_or(2 << 20), read(3).unwrap_or(32 << 20))
+    });
+    *C
+}
+
+/// Block sizes (in elements of T) for a micro-kernel of `mr` x `nr`.
+#[derive(Clone, Copy, Debug)]
+pub struct Blocks {
+    pub kc: usize,
+    pub mc: usize,
+    pub nc: usize,
+}
+
+/// Block sizes for `T`: `HYBLAS_GEMM_KC`, `_MC`, `_NC` override the cache-derived ones.
+pub fn blocks<T: Scalar>(mr: usize, nr: usize) -> Blocks {
+    // Worked out once per precision.
+    static CACHED: [once_cell::sync::OnceCell<Blocks>; 4] = [const { once_cell::sync::OnceCell::new() }; 4];
+    let slot = match T::PREFIX {
+        's' => 0,
+        'd' => 1,
+        'c' => 2,
+        _ => 3,
+    };
+    *CACHED[slot].get_or_init(|| blocks_for(mr, nr, std::mem::size_of::<T>()))
+}
+
+fn blocks_for(mr: usize, nr: usize, sz: usize) -> Blocks {
+    let (l1, l2, l3) = caches();
+    let per_thread_l3 = (l3 / threads::pool_size().max(1)).max(l2);
+    // A B panel (KC x NR) in about two thirds of L1, KC a multiple of 8 and at least 256
+    // (the kernel's start and end then cost little next to its loop).
+    let kc = crate::config::threshold("HYBLAS_GEMM_KC", (((2 * l1 / 3) / (nr * sz)) / 8 * 8).max(256)).max(8);
+    // Eight A panels a block (as the `gemm` crate, whose blocking matched MKL here): the
+    // block stays in L2 with room to spare, and threads get blocks of work fine enough.
+    let mc = crate::config::threshold("HYBLAS_GEMM_MC", 8 * mr).max(mr) / mr * mr;
+    let _ = l2;
+    // A B block (KC x NC) in a share of L3, at most 4096 columns of it.
+    let nc =
+        crate::config::threshold("HYBLAS_GEMM_NC", (per_thread_l3 / 2 / (kc * sz)).clamp(nr, 4096)).max(nr) / nr * nr;
+    Blocks { kc, mc, nc }
+}
+
+/// Rows of C above which B is packed (`HYBLAS_GEMM_PACK_B_ROWS`); at or below, the kernels
+/// read B where it lies and only a last partial panel is packed.
+pub static PACK_B_ROWS: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMM_PACK_B_ROWS", usize::MAX));
+
+/// Row blocks per thread a step of a threaded product is cut into (`HYBLAS_GEMM_TASKS`).
+static TASKS_PER_THREAD: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMM_TASKS", 2).max(1));
+
+/// 64 aligned bytes (the stack tile of edge tiles).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u8; 64]);
+
+/// A thread's packing buffer: 64-byte aligned, and from 1 MiB on 2 MiB aligned and offered
+/// to the kernel as huge pages (a packed block spans hundreds of 4 KiB pages otherwise).
+struct Scratch {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+impl Scratch {
+    fn new(bytes: usize) -> Option<Scratch> {
+        const HUGE: usize = 2 << 20;
+        let align = if bytes >= HUGE / 2 { HUGE } else { 64 };
+        let layout = std::alloc::Layout::from_size_align(bytes.max(64).next_multiple_of(align), align).ok()?;
+        // SAFETY: a non-zero size.
+        let ptr = unsafe { std::alloc::alloc(layout) };
+        if ptr.is_null() {
+            return None;
+        }
+        #[cfg(target_os = "linux")]
+        if align == HUGE {
+            // SAFETY: advice on memory this allocation owns; failure only means small pages.
+            unsafe { libc::madvise(ptr as *mut libc::c_void, layout.size(), libc::MADV_HUGEPAGE) };
+        }
+        Some(Scratch { ptr, layout })
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+thread_local! {
+    /// Each thread's packing buffers, kept between calls (first touches of a fresh megabyte
+    /// cost more than a small product). Taken out while in use: a nested call on the same
+    /// thread finds none and makes its own.
+    static A_BUF: Cell<Option<Scratch>> = const { Cell::new(None) };
+    static B_BUF: Cell<Option<Scratch>> = const { Cell::new(None) };
+}
+
+/// Borrow a thread's buffer with room for `elems` values of T, run `f`, give it back.
+fn with_buf<T, R>(
+    key: &'static std::thread::LocalKey<Cell<Option<Scratch>>>,
+    elems: usize,
+    f: impl FnOnce(*mut T) -> R,
+) -> R {
+    let bytes = elems * std::mem::size_of::<T>();
+    let mut held = key.with(|c| c.take());
+    if held.as_ref().is_none_or(|s| s.layout.size() < bytes) {
+        drop(held.take());
+        held = Some(Scratch::new(bytes).expect("packing buffer allocation"));
+    }
+    let buf = held.expect("allocated above");
+    let r = f(buf.ptr as *mut T);
+    key.with(|c| c.set(Some(buf)));
+    r
+}
+
+/// Pack the m x kc view `a` into MR-high panels: panel p holds, for each k, rows
+/// p*MR .. p*MR+MR (zero past m).
+#[inline(always)]
+unsafe fn pack_a<T: Scalar, const MR: usize>(a: MatRef<T>, conj: bool, dst: *mut T) {
+    let (m, kc) = (a.rows, a.cols);
+    for (p, i0) in (0..m).step_by(MR).enumerate() {
+        let rows = MR.min(m - i0);
+        let d = dst.add(p * MR * kc);
+        if a.rs == 1 {
+            // Column-major: MR contiguous elements per k.
+            for kk in 0..kc {
+                let s = a.ptr.offset(i0 as isize + kk as isize * a.cs);
+                let dk = d.add(kk * MR);
+                if rows == MR {
+                    for ii in 0..MR {
+                        *dk.add(ii) = (*s.add(ii)).conj_if(conj);
+                    }
+                } else {
+                    for ii in 0..MR {
+                        *dk.add(ii) = if ii < rows { (*s.add(ii)).conj_if(conj) } else { T::zero() };
+                    }
+                }
+            }
+        } else {
+            // Rows contiguous along k (a transposed operand): MR streams read side by side.
+            let s = a.ptr.offset(i0 as isize * a.rs);
+            for kk in 0..kc {
+                let sk = s.offset(kk as isize * a.cs);
+                let dk = d.add(kk * MR);
+                for ii in 0..MR {
+                    *dk.add(ii) = if ii < rows { (*sk.offset(ii as isize * a.rs)).conj_if(conj) } else { T::zero() };
+                }
+            }
+        }
+    }
+}
+
+/// Pack the NR-wide column panels [p0, p1) of the kc x n view `b` into `dst` (panel p at
+/// p*NR*kc: for each k, columns p*NR .. p*NR+NR, zero past n).
+#[inline(always)]
+unsafe fn pack_b<T: Scalar, const NR: usize>(b: MatRef<T>, conj: bool, p0: usize, p1: usize, dst: *mut T) {
+    let (kc, n) = (b.rows, b.cols);
+    for p in p0..p1 {
+        let j0 = p * NR;
+        let cols = NR.min(n - j0);
+        let d = dst.add(p * NR * kc);
+        // NR streams (columns, or one row's run) read side by side, the panel written in order.
+        let s = b.ptr.offset(j0 as isize * b.cs);
+        for kk in 0..kc {
+            let sk = s.offset(kk as isize * b.rs);
+            let dk = d.add(kk * NR);
+            if cols == NR {
+                for jj in 0..NR {
+                    *dk.add(jj) = (*sk.offset(jj as isize * b.cs)).conj_if(conj);
+                }
+            } else {
+                for jj in 0..NR {
+                    *dk.add(jj) = if jj < cols { (*sk.offset(jj as isize * b.cs)).conj_if(conj) } else { T::zero() };
+                }
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+unsafe fn pack_a_512<T: Scalar, const MR: usize>(a: MatRef<T>, conj: bool, dst: *mut T) {
+    pack_a::<T, MR>(a, conj, dst)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+unsafe fn pack_b_512<T: Scalar, const NR: usize>(b: MatRef<T>, conj: bool, p0: usize, p1: usize, dst: *mut T) {
+    pack_b::<T, NR>(b, conj, p0, p1, dst)
+}
+
+/// [`pack_a`] for the kernel's MR (the kernels exist only on AVX-512 machines).
+unsafe fn pack_a_fast<T: Scalar>(a: MatRef<T>, conj: bool, mr: usize, dst: *mut T) {
+    match mr {
+        8 => pack_a_512::<T, 8>(a, conj, dst),
+        12 => pack_a_512::<T, 12>(a, conj, dst),
+        16 => pack_a_512::<T, 16>(a, conj, dst),
+        24 => pack_a_512::<T, 24>(a, conj, dst),
+        32 => pack_a_512::<T, 32>(a, conj, dst),
+        48 => pack_a_512::<T, 48>(a, conj, dst),
+        _ => unreachable!("no kernel has MR = {mr}"),
+    }
+}
+
+/// [`pack_b`] for the kernel's NR.
+unsafe fn pack_b_fast<T: Scalar>(b: MatRef<T>, conj: bool, nr: usize, p0: usize, p1: usize, dst: *mut T) {
+    match nr {
+        4 => pack_b_512::<T, 4>(b, conj, p0, p1, dst),
+        7 => pack_b_512::<T, 7>(b, conj, p0, p1, dst),
+        8 => pack_b_512::<T, 8>(b, conj, p0, p1, dst),
+        14 => pack_b_512::<T, 14>(b, conj, p0, p1, dst),
+        _ => unreachable!("no kernel has NR = {nr}"),
+    }
+}
+
+/// Counters of one step (one packed B block).
+#[derive(Default)]
+struct Step {
+    pack_next: AtomicUsize,
+    pack_done: AtomicUsize,
+    task_next: AtomicUsize,
+    task_done: AtomicUsize,
+}
+
+/// Wait until `c` reaches `n` (work another running thread has claimed).
+#[inline]
+fn wait_for(c: &AtomicUsize, n: usize) {
+    let mut spins = 0u32;
+    while c.load(Acquire) < n {
+        spins += 1;
+        if spins < 4096 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// Whether the own kernels take `T` on this machine.
+pub fn available<T: Scalar>() -> bool {
+    micro::<T>().is_some()
+}
+
+/// C := alpha * conj_a?(A) * conj_b?(B) + beta*C on up to `t` threads, on the own kernels;
+/// false (nothing touched) where this machine has none for T. With `tri`, only that triangle
+/// of the square C is referenced.
+///
+/// # Safety
+/// Views valid and consistent (a: m x k, b: k x n, c: m x n); C overlaps neither A nor B.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemm<T: Scalar>(
+    t: usize,
+    alpha: T,
+    a: MatRef<T>,
+    conj_a: bool,
+    b: MatRef<T>,
+    conj_b: bool,
+    beta: T,
+    c: MatMut<T>,
+    tri: Option<Uplo>,
+) -> bool {
+    let direct = !conj_b && c.rows <= *PACK_B_ROWS;
+    gemm_impl(t, alpha, a, conj_a, b, conj_b, beta, c, tri, direct)
+}
+
+/// [`gemm`] with B read where it lies (`direct`, B not conjugated) or packed.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_impl<T: Scalar>(
+    t: usize,
+    alpha: T,
+    a: MatRef<T>,
+    conj_a: bool,
+    b: MatRef<T>,
+    conj_b: bool,
+    beta: T,
+    c: MatMut<T>,
+    tri: Option<Uplo>,
+    direct: bool,
+) -> bool {
+    let Some(mk) = micro::<T>() else { return false };
+    debug_assert!(!(direct && conj_b));
+    let (m, n, k) = (c.rows, c.cols, a.cols);
+    debug_assert!(a.rows == m && b.rows == k && b.cols == n && k > 0);
+    let Micro { mr, nr, .. } = mk;
+    let bl = blocks::<T>(mr, nr);
+    let kc_n = k.div_ceil(bl.kc);
+    // Balance the last k block: equal blocks of at most KC.
+    let kc = k.div_ceil(kc_n);
+    let nc = bl.nc.min(n.div_ceil(nr) * nr);
+    let nc_n = n.div_ceil(nc);
+    let t = t.max(1);
+
+    // Row blocks of at most MC rows; on several threads a multiple of t of them, about
+    // TASKS_PER_THREAD each where C is tall enough (a thread slowed by another tenant then
+    // takes fewer), none under two tiles high. C too short for one block per thread: the
+    // columns of each step are shared out too.
+    let mut want = m.div_ceil(bl.mc).max(1);
+    if t > 1 {
+        let per = if tri.is_some() { 2 * *TASKS_PER_THREAD } else { *TASKS_PER_THREAD };
+        want = want.max((t * per).min(m / (2 * mr))).div_ceil(t) * t;
+    }
+    let mc = m.div_ceil(want).div_ceil(mr).max(1) * mr;
+    let mi = m.div_ceil(mc);
+    let nj = if t > 1 && mi < t { t.div_ceil(mi) } else { 1 };
+
+    let steps: Vec<Step> = (0..kc_n * nc_n).map(|_| Step::default()).collect();
+    let tasks = mi * nj;
+    // Task q of step s updates the same block of C as task q of step s - 1: it waits for it.
+    let done: Vec<AtomicBool> = (0..steps.len() * tasks).map(|_| AtomicBool::new(false)).collect();
+    let b_elems = kc * nc;
+    let run = |bufs: *mut T| {
+        with_buf::<T, _>(&A_BUF, mc * kc, |ap| {
+            // The (step, row block) this thread's A buffer holds.
+            let mut held = usize::MAX;
+            for (s, st) in steps.iter().enumerate() {
+                let (jc, pc) = ((s / kc_n) * nc, (s % kc_n) * kc);
+                let (ncur, kcur) = (nc.min(n - jc), kc.min(k - pc));
+                let panels = ncur.div_ceil(nr);
+                // Two B buffers: step s packs into the one step s - 2's tasks read.
+                let bp = bufs.add((s % 2) * b_elems);
+                if s >= 2 {
+                    wait_for(&steps[s - 2].task_done, tasks);
+                }
+                let bsub = b.sub(pc, jc, kcur, ncur);
+                // Read directly, B needs packing only from its partial last panel on.
+                let from = if direct { ncur / nr } else { 0 };
+                let chunk = (panels - from).div_ceil(4 * t).max(1);
+                let chunks = (panels - from).div_ceil(chunk);
+                loop {
+                    let q = st.pack_next.fetch_add(1, AcqRel);
+                    if q >= chunks {
+                        break;
+                    }
+                    pack_b_fast(bsub, conj_b, nr, from + q * chunk, (from + (q + 1) * chunk).min(panels), bp);
+                    st.pack_done.fetch_add(1, AcqRel);
+                }
+                wait_for(&st.pack_done, chunks);
+                let beta_s = if pc == 0 { beta } else { T::one() };
+                let per = panels.div_ceil(nj);
+                loop {
+                    let q = st.task_next.fetch_add(1, AcqRel);
+                    if q >= tasks {
+                        break;
+                    }
+                    let (ib, jb) = (q / nj, q % nj);
+                    let (i0, p0) = (ib * mc, jb * per);
+                    let (mcur, p1) = (mc.min(m - i0), ((jb + 1) * per).min(panels));
+                    if p0 < p1 && !skip_block(tri, i0, mcur, jc + p0 * nr, (jc + p1 * nr).min(n)) {
+                        let key = s * mi + ib;
+                        if held != key {
+                            pack_a_fast(a.sub(i0, pc, mcur, kcur), conj_a, mr, ap);
+                            held = key;
+                        }
+                        if pc > 0 {
+                            let prev = &done[(s - 1) * tasks + q];
+                            let mut spins = 0u32;
+                            while !prev.load(Acquire) {
+                                spins += 1;
+                                if spins < 4096 {
+                                    std::hint::spin_loop();
+                                } else {
+                                    std::thread::yield_now();
+                                }
+                            }
+                        }
+                        let bd = BSource { packed: bp, direct: bsub, from };
+                        macro_kernel(&mk, kcur, ap, &bd, alpha, beta_s, c, i0, mcur, jc, ncur, p0, p1, tri);
+                    }
+                    done[s * tasks + q].store(true, Release);
+                    st.task_done.fetch_add(1, AcqRel);
+                }
+            }
+        })
+    };
+    with_buf::<T, _>(&B_BUF, 2 * b_elems, |bufs| {
+        let bufs = SendPtr(bufs);
+        if t == 1 {
+            run(bufs.0)
+        } else {
+            threads::for_each_part_inline(t, t, |_| run(bufs.get()))
+        }
+    });
+    true
+}
+
+#[derive(Clone, Copy)]
+struct SendPtr<T>(*mut T);
+unsafe impl<T> Send for SendPtr<T> {}
+unsafe impl<T> Sync for SendPtr<T> {}
+impl<T> SendPtr<T> {
+    fn get(&self) -> *mut T {
+        self.0
+    }
+}
+
+/// Whether the rows [i0, i0+h) x columns [j0, j1) of C lie wholly outside the triangle.
+#[inline]
+fn skip_block(tri: Option<Uplo>, i0: usize, h: usize, j0: usize, j1: usize) -> bool {
+    match tri {
+        None => false,
+        // Lower: element (i, j) with i >= j. Outside when the last row is above the first column.
+        Some(Uplo::Lower) => i0 + h <= j0,
+        Some(Uplo::Upper) => i0 >= j1,
+    }
+}
+
+/// Where a step's B panels are: panels from `from` on packed at `packed` (panel p at
+/// p*NR*KC), those before it read from `direct` as it lies.
+struct BSource<T> {
+    packed: *const T,
+    direct: MatRef<T>,
+    from: usize,
+}
+
+/// Tiles of rows [i0, i0+mcur) of C against B panels [p0, p1) of the step at column jc.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+unsafe fn macro_kernel<T: Scalar>(
+    mk: &Micro<T>,
+    kcur: usize,
+    ap: *const T,
+    bs: &BSource<T>,
+    alpha: T,
+    beta: T,
+    c: MatMut<T>,
+    i0: usize,
+    mcur: usize,
+    jc: usize,
+    ncur: usize,
+    p0: usize,
+    p1: usize,
+    tri: Option<Uplo>,
+) {
+    let (mr, nr) = (mk.mr, mk.nr);
+    let mut tile = [Line([0; 64]); 28];
+    let tp = tile.as_mut_ptr() as *mut T;
+    debug_assert!(mr * nr * std::mem::size_of::<T>() <= std::mem::size_of_val(&tile));
+    for p in p0..p1 {
+        let jt = jc + p * nr;
+        let w = nr.min(jc + ncur - jt);
+        let (kern, bpan, rsb, csb) = if p >= bs.from {
+            (mk.kernel, bs.packed.add(p * nr * kcur), nr as isize, 1)
+        } else {
+            (mk.direct, bs.direct.ptr.offset((p * nr) as isize * bs.direct.cs), bs.direct.rs, bs.direct.cs)
+        };
+        for (q, it) in (i0..i0 + mcur).step_by(mr).enumerate() {
+            let h = mr.min(i0 + mcur - it);
+            let apan = ap.add(q * mr * kcur);
+            // Triangle: skip tiles outside, write crossing tiles element by element.
+            let (outside, crossing) = match tri {
+                None => (false, false),
+                Some(Uplo::Lower) => (it + h <= jt, it < jt + w - 1),
+                Some(Uplo::Upper) => (it >= jt + w, it + h - 1 > jt),
+            };
+            if outside {
+                continue;
+            }
+            let ct = c.ptr.offset(it as isize * c.rs + jt as isize * c.cs);
+            if c.rs == 1 && !crossing {
+                kern(kcur, apan, bpan, rsb, csb, ct, c.cs, h, w, alpha, beta);
+                continue;
+            }
+            kern(kcur, apan, bpan, rsb, csb, tp, mr as isize, mr, nr, T::one(), T::zero());
+            for j in 0..w {
+                for i in 0..h {
+                    let inside = match tri {
+                        None => true,
+                        Some(Uplo::Lower) => it + i >= jt + j,
+                        Some(Uplo::Upper) => it + i <= jt + j,
+                    };
+                    if !inside {
+                        continue;
+                    }
+                    let d = ct.offset(i as isize * c.rs + j as isize * c.cs);
+                    let v = alpha * *tp.add(j * mr + i);
+                    *d = if beta.is_zero() { v } else { v + beta * *d };
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use num_complex::{Complex32, Complex64};
+
+    /// Values in [-1, 1) from a seed (no dependency for a few numbers).
+    fn fill<T: Scalar>(len: usize, seed: u64) -> Vec<T>
+    where
+        T::Real: Lossy,
+    {
+        let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        (0..len).map(|_| T::from_parts(T::Real::from_f64_lossy(next()), T::Real::from_f64_lossy(next()))).collect()
+    }
+
+    trait Lossy {
+        fn from_f64_lossy(x: f64) -> Self;
+        fn to_f64(self) -> f64;
+    }
+    impl Lossy for f64 {
+        fn from_f64_lossy(x: f64) -> f64 {
+            x
+        }
+        fn to_f64(self) -> f64 {
+            self
+        }
+    }
+    impl Lossy for f32 {
+        fn from_f64_lossy(x: f64) -> f32 {
+            x as f32
+        }
+        fn to_f64(self) -> f64 {
+            self as f64
+        }
+    }
+
+    /// Every path of the blocked product (B packed or read in place, several k and column
+    /// blocks, edge tiles, 1-3 threads, transposed and conjugated operands, triangles, beta
+    /// zero over NaN) against a plain triple loop.
+    fn check<T: Scalar>(seed: u64)
+    where
+        T::Real: Lossy,
+    {
+        if micro::<T>().is_none() {
+            eprintln!("skipped: no AVX-512 kernels on this machine");
+            return;
+        }
+        let eps = if std::mem::size_of::<T::Real>() == 4 { 1e-5 } else { 1e-13 };
+        let mut case = 0u64;
+        for &(m, n, k) in &[(1usize, 1usize, 1usize), (37, 29, 1100), (100, 9, 700), (5, 300, 513), (75, 75, 40)] {
+            for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+                for (ca, cb) in [(false, false), (true, true), (false, true)] {
+                    if !T::IS_COMPLEX && (ca || cb) {
+                        continue;
+                    }
+                    for tri in [None, Some(Uplo::Lower), Some(Uplo::Upper)] {
+                        if tri.is_some() && m != n {
+                            continue;
+                        }
+                        for (t, direct) in [(1, false), (1, true), (2, true), (3, false)] {
+                            if direct && cb {
+                                continue;
+                            }
+                            case += 1;
+                            let av: Vec<T> = fill(m * k, seed + case);
+                            let bv: Vec<T> = fill(k * n, seed + 1000 + case);
+                            let c0: Vec<T> = fill(m * n, seed + 2000 + case);
+                            let a = if ta {
+                                MatRef::col_major(av.as_ptr(), k, m, k).t()
+                            } else {
+                                MatRef::col_major(av.as_ptr(), m, k, m)
+                            };
+                            let b = if tb {
+                                MatRef::col_major(bv.as_ptr(), n, k, n).t()
+                            } else {
+                                MatRef::col_major(bv.as_ptr(), k, n, k)
+                            };
+                            let (alpha, beta) = (
+                                T::from_parts(T::Real::from_f64_lossy(0.75), T::Real::from_f64_lossy(-0.5)),
+                                if case.is_multiple_of(3) { T::zero() } else { T::from_f64(1.25) },
+                            );
+                            let mut c = c0.clone();
+                            if beta.is_zero() {
+                                // beta = 0: C is not read, NaN there must not come through.
+                                for (i, x) in c.iter_mut().enumerate() {
+                                    if i % 7 == 0 {
+                                        *x = T::from_f64(f64::NAN);
+                                    }
+                                }
+                            }
+                            let given = c.clone();
+                            let cv = MatMut::col_major(c.as_mut_ptr(), m, n, m);
+                            assert!(unsafe { gemm_impl(t, alpha, a, ca, b, cb, beta, cv, tri, direct) });
+                            for j in 0..n {
+                                for i in 0..m {
+                                    let inside = match tri {
+                                        None => true,
+                                        Some(Uplo::Lower) => i >= j,
+                                        Some(Uplo::Upper) => i <= j,
+                                    };
+                                    let got = c[i + j * m];
+                                    if !inside {
+                                        assert!(format!("{got:?}") == format!("{:?}", given[i + j * m]), "outside the triangle written: {} {m}x{n}x{k} ({i},{j}) tri={tri:?} t={t} direct={direct} ta={ta} tb={tb}", T::PREFIX);
+                                        continue;
+                                    }
+                                    let mut s = T::zero();
+                                    for p in 0..k {
+                                        s += unsafe { a.get(i, p).conj_if(ca) * b.get(p, j).conj_if(cb) };
+                                    }
+                                    let want =
+                                        alpha * s + if beta.is_zero() { T::zero() } else { beta * c0[i + j * m] };
+                                    let err = (got - want).abs1().to_f64();
+                                    assert!(err <= eps * (k as f64 + 4.0), "{} {m}x{n}x{k} ta={ta} tb={tb} ca={ca} cb={cb} tri={tri:?} t={t} direct={direct} ({i},{j}): {got:?} vs {want:?}", T::PREFIX);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn blocked_product_matches_a_triple_loop() {
+        check::<f64>(1);
+        check::<f32>(2);
+        check::<Complex64>(3);
+        check::<Complex32>(4);
+    }
+}
