@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-bench/results}
+export HYBLAS_DEVICE=${HYBLAS_DEVICE:-cpu}
 find cpu-stage -name '*.xz' -exec xz -d -f {} \;
 chmod +x cpu-stage/blasbench
 lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|L2|L3|Flags" | sed 's/Flags:.*avx512f.*/Flags: ... avx512f .../' > "$out/cpu-host-lscpu.txt" || true
