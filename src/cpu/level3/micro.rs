@@ -1,4 +1,5 @@
-//! Register-blocked micro-kernels: one MR x NR tile of C from packed panels of A and B.
+//! Register-blocked micro-kernels: one MR x NR tile of C from a packed panel of A and a
+//! packed panel of B, or B where it lies (the `direct` variant, any strides).
 //!
 //! One generic loop serves the four precisions. A packed A panel holds, for each k, MR
 //! elements (MV SIMD vectors of reals); a packed B panel holds NR elements per k, broadcast one
@@ -6,7 +7,7 @@
 //! same loop runs on the interleaved (re, im) reals: with B's real and imaginary parts
 //! broadcast separately, accumulator (v, 2j) holds (ar*br, ai*br) and (v, 2j+1) holds
 //! (ar*bi, ai*bi) lane pairs, and the epilogue combines them into (ar*br - ai*bi,
-//! ai*br + ar*bi). Conjugation is applied while packing, so the kernel has no variants.
+//! ai*br + ar*bi). Conjugation is applied while packing, so there are no conjugating variants.
 //!
 //! The tile is MV = 3 vectors by NC = 8 broadcast columns on AVX-512 (24 of the 32 zmm
 //! registers accumulate): 24 x 8 for f64, 48 x 8 for f32, 12 x 4 for complex f64 and 24 x 4

@@ -81,7 +81,6 @@ fn blocks_for(mr: usize, nr: usize, sz: usize) -> Blocks {
     // Eight A panels a block (as the `gemm` crate, whose blocking matched MKL here): the
     // block stays in L2 with room to spare, and threads get blocks of work fine enough.
     let mc = crate::config::threshold("HYBLAS_GEMM_MC", 8 * mr).max(mr) / mr * mr;
-    let _ = l2;
     // A B block (KC x NC) in a share of L3, at most 4096 columns of it.
     let nc =
         crate::config::threshold("HYBLAS_GEMM_NC", (per_thread_l3 / 2 / (kc * sz)).clamp(nr, 4096)).max(nr) / nr * nr;
@@ -271,8 +270,14 @@ struct Step {
 /// Wait until `c` reaches `n` (work another running thread has claimed).
 #[inline]
 fn wait_for(c: &AtomicUsize, n: usize) {
+    wait_until(|| c.load(Acquire) >= n)
+}
+
+/// Spin, then yield, until `done()` (work another running thread has claimed).
+#[inline]
+fn wait_until(done: impl Fn() -> bool) {
     let mut spins = 0u32;
-    while c.load(Acquire) < n {
+    while !done() {
         spins += 1;
         if spins < 4096 {
             std::hint::spin_loop();
@@ -417,15 +422,7 @@ unsafe fn gemm_impl<T: Scalar>(
                         }
                         if pc > 0 {
                             let prev = &done[(s - 1) * tasks + q];
-                            let mut spins = 0u32;
-                            while !prev.load(Acquire) {
-                                spins += 1;
-                                if spins < 4096 {
-                                    std::hint::spin_loop();
-                                } else {
-                                    std::thread::yield_now();
-                                }
-                            }
+                            wait_until(|| prev.load(Acquire));
                         }
                         let bd = BSource { packed: bp, direct: bsub, from };
                         macro_kernel(&mk, kcur, ap, &bd, alpha, beta_s, c, i0, mcur, jc, ncur, p0, p1, tri);
@@ -511,14 +508,14 @@ unsafe fn macro_kernel<T: Scalar>(
             let h = mr.min(i0 + mcur - it);
             let apan = ap.add(q * mr * kcur);
             // Triangle: skip tiles outside, write crossing tiles element by element.
-            let (outside, crossing) = match tri {
-                None => (false, false),
-                Some(Uplo::Lower) => (it + h <= jt, it < jt + w - 1),
-                Some(Uplo::Upper) => (it >= jt + w, it + h - 1 > jt),
-            };
-            if outside {
+            if skip_block(tri, it, h, jt, jt + w) {
                 continue;
             }
+            let crossing = match tri {
+                None => false,
+                Some(Uplo::Lower) => it < jt + w - 1,
+                Some(Uplo::Upper) => it + h - 1 > jt,
+            };
             let ct = c.ptr.offset(it as isize * c.rs + jt as isize * c.cs);
             if c.rs == 1 && !crossing {
                 kern(kcur, apan, bpan, rsb, csb, ct, c.cs, h, w, alpha, beta);
