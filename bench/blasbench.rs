@@ -34,7 +34,8 @@ usage: blasbench [options]
   --routines LIST    comma list, e.g. dgemm,zgemm:NC,dgemv:T,daxpy (default:
                      dgemm,sgemm,zgemm,dtrsm,dsyrk,dgemv,daxpy,ddot). Any of s/d/c/z +
                      gemm, trsm, trmm, syrk, gemv, axpy, and s/d + dot; `name:VARIANT`
-                     picks one variant (gemm NN|NT|TN|TT|NC, gemv N|T)
+                     picks one variant (gemm NN|NT|TN|TT|NC, gemv N|T, trsm/trmm
+                     side+uplo+trans+diag such as LLNN (default) or RUTN)
   --sizes LIST       n values (default 64,128,256,512,1024,2048,4096, complex Level 3 up
                      to 2048); matrices are n x n, Level 1 vectors have n*n elements
   --threads LIST     thread counts (default 1,2)
@@ -684,6 +685,8 @@ impl<T: Elem> Problem for Gemm<T> {
 /// back into the next call, so it is restored (outside the timing) before each one.
 struct Trxm<T> {
     f: Vec<TrxmFn<T>>,
+    /// side, uplo, trans, diag.
+    opts: [c_char; 4],
     n: c_int,
     a: Vec<T>,
     b0: Vec<T>,
@@ -692,10 +695,10 @@ struct Trxm<T> {
 impl<T: Elem> Problem for Trxm<T> {
     fn call(&mut self, s: usize) {
         let (one, n) = (T::new(1.0, 0.0), self.n);
-        let (l, no, nu) = (b'L' as c_char, b'N' as c_char, b'N' as c_char);
+        let [sd, ul, tr, dg] = self.opts;
         // SAFETY: n x n buffers, lda = ldb = n.
         unsafe {
-            (self.f[s])(&l, &l, &no, &nu, &n, &n, &one, self.a.as_ptr(), &n, self.b[s].as_mut_ptr(), &n, 1, 1, 1, 1)
+            (self.f[s])(&sd, &ul, &tr, &dg, &n, &n, &one, self.a.as_ptr(), &n, self.b[s].as_mut_ptr(), &n, 1, 1, 1, 1)
         }
     }
     fn restore(&mut self, s: usize) {
@@ -827,6 +830,10 @@ impl Spec {
 
 const BASES: &[&str] = &["gemm", "trsm", "trmm", "syrk", "gemv", "axpy", "dot"];
 
+/// TRSM/TRMM variants: side, uplo, trans, diag as the BLAS characters (non-unit diagonal).
+const TRXM_VARIANTS: &[&str] =
+    &["LLNN", "LLTN", "LLCN", "LUNN", "LUTN", "LUCN", "RLNN", "RLTN", "RLCN", "RUNN", "RUTN", "RUCN"];
+
 fn parse_specs(names: &[String]) -> Result<Vec<Spec>, String> {
     let mut out = Vec::new();
     for name in names {
@@ -845,7 +852,7 @@ fn parse_specs(names: &[String]) -> Result<Vec<Spec>, String> {
         let (defaults, allowed): (Vec<&str>, &[&str]) = match base {
             "gemm" if complex => (vec!["NN", "NC"], &["NN", "NT", "TN", "TT", "NC", "CN", "CC"]),
             "gemm" => (vec!["NN"], &["NN", "NT", "TN", "TT"]),
-            "trsm" | "trmm" => (vec!["LLNN"], &["LLNN"]),
+            "trsm" | "trmm" => (vec!["LLNN"], TRXM_VARIANTS),
             "syrk" => (vec!["LN"], &["LN"]),
             "gemv" => (vec!["N", "T"], &["N", "T", "C"]),
             _ => (vec!["-"], &["-"]),
@@ -952,18 +959,20 @@ fn build<T: Elem>(spec: &Spec, n: usize, sides: &[&Lib]) -> Result<Box<dyn Probl
             })
         }
         "trsm" | "trmm" => {
-            // Lower triangle: diagonal 2..3, off-diagonal entries O(1/n), so A is well
-            // conditioned at every n. The upper triangle holds data that must not be read.
+            // Diagonal 2..3, off-diagonal entries O(1/n), so either triangle is well
+            // conditioned at every n.
             let mut a = rng.vec::<T>(nn);
             for j in 0..n {
-                for i in j..n {
+                for i in 0..n {
                     let (re, im) = a[i + j * n].parts();
                     a[i + j * n] =
                         if i == j { T::new(2.5 + 0.5 * re, 0.5 * im) } else { T::new(re / n as f64, im / n as f64) };
                 }
             }
             let b0 = rng.vec::<T>(nn);
-            Box::new(Trxm::<T> { f: all(sides, &sym)?, n: ci, a, b: vec![b0.clone(); k], b0 })
+            let o = spec.variant.as_bytes();
+            let opts = [o[0] as c_char, o[1] as c_char, o[2] as c_char, o[3] as c_char];
+            Box::new(Trxm::<T> { f: all(sides, &sym)?, opts, n: ci, a, b: vec![b0.clone(); k], b0 })
         }
         "syrk" => {
             let c = rng.vec::<T>(nn);

@@ -502,6 +502,26 @@ fn threaded_sizes() {
     }
 }
 
+/// Every option past the one-thread recursion's depth 2, one and two threads: triangles of
+/// order above `HYBLAS_TRI_SPLIT` (512) take 2x2 steps with GEMMs on all threads, then right-hand
+/// sides split across threads (n >= 32); 421 rows: the split alone, and the narrow case.
+#[test]
+fn threaded_steps_all_options() {
+    let mut rng = Rng::new(20);
+    for threads in [1, 2] {
+        hyblas::abi::native::hyblas_set_num_threads(threads);
+        for r in [Routine::Trmm, Routine::Trsm] {
+            for (side, uplo, trans, diag) in all_options() {
+                for (m, n) in [(421, 19), (19, 421), (600, 40), (40, 600)] {
+                    let c = Case { r, side, uplo, trans, diag, m, n };
+                    check::<f64>(Entry::Fortran, c, 0.9, &mut rng, None);
+                    check::<C64>(Entry::Fortran, c, C64::new(0.5, -0.25), &mut rng, None);
+                }
+            }
+        }
+    }
+}
+
 /// alpha == 0: B becomes exactly zero (NaN in B cleared) and A is not read at all.
 #[test]
 fn alpha_zero_reads_nothing() {

@@ -313,6 +313,13 @@ pub unsafe fn gemm<T: Scalar>(
     // In place only along k-contiguous columns: a row-major B walked down k touches a new
     // line per step, ld apart (a power-of-two ld maps them all to one L1 set); DSYRK, whose B is
     // X^T, ran at 0.37-0.59x MKL that way against 0.86-0.90x packed.
+    if c.rs != 1 && c.cs == 1 {
+        // A row-major C (TRSM/TRMM from the right work on B^T) is the column-major C^T =
+        // B^T A^T: the kernels store whole tiles only down contiguous columns, other tiles go
+        // element by element (right-side DTRSM ran at 0.40-0.60x MKL that way).
+        let flip = tri.map(|u| if u == Uplo::Lower { Uplo::Upper } else { Uplo::Lower });
+        return gemm(t, alpha, b.t(), conj_b, a.t(), conj_a, beta, c.t(), flip);
+    }
     let direct = !conj_b && b.rs == 1 && c.rows <= *PACK_B_ROWS;
     gemm_impl(t, alpha, a, conj_a, b, conj_b, beta, c, tri, direct)
 }
@@ -584,7 +591,7 @@ mod tests {
 
     /// Every path of the blocked product (B packed or read in place, several k and column
     /// blocks, edge tiles, 1-3 threads, transposed and conjugated operands, triangles, beta
-    /// zero over NaN) against a plain triple loop.
+    /// zero over NaN, a row-major C) against a plain triple loop.
     fn check<T: Scalar>(seed: u64)
     where
         T::Real: Lossy,
@@ -605,7 +612,10 @@ mod tests {
                         if tri.is_some() && m != n {
                             continue;
                         }
-                        for (t, direct) in [(1, false), (1, true), (2, true), (3, false)] {
+                        // rowc: C row-major, through `gemm` (which turns it into C^T = B^T A^T).
+                        for (t, direct, rowc) in
+                            [(1, false, false), (1, true, false), (2, true, false), (3, false, false), (2, false, true)]
+                        {
                             if direct && cb {
                                 continue;
                             }
@@ -637,8 +647,14 @@ mod tests {
                                 }
                             }
                             let given = c.clone();
-                            let cv = MatMut::col_major(c.as_mut_ptr(), m, n, m);
-                            assert!(unsafe { gemm_impl(t, alpha, a, ca, b, cb, beta, cv, tri, direct) });
+                            let at = |i: usize, j: usize| if rowc { i * n + j } else { i + j * m };
+                            if rowc {
+                                let cv = MatMut::col_major(c.as_mut_ptr(), n, m, n).t();
+                                assert!(unsafe { gemm(t, alpha, a, ca, b, cb, beta, cv, tri) });
+                            } else {
+                                let cv = MatMut::col_major(c.as_mut_ptr(), m, n, m);
+                                assert!(unsafe { gemm_impl(t, alpha, a, ca, b, cb, beta, cv, tri, direct) });
+                            }
                             for j in 0..n {
                                 for i in 0..m {
                                     let inside = match tri {
@@ -646,19 +662,18 @@ mod tests {
                                         Some(Uplo::Lower) => i >= j,
                                         Some(Uplo::Upper) => i <= j,
                                     };
-                                    let got = c[i + j * m];
+                                    let got = c[at(i, j)];
                                     if !inside {
-                                        assert!(format!("{got:?}") == format!("{:?}", given[i + j * m]), "outside the triangle written: {} {m}x{n}x{k} ({i},{j}) tri={tri:?} t={t} direct={direct} ta={ta} tb={tb}", T::PREFIX);
+                                        assert!(format!("{got:?}") == format!("{:?}", given[at(i, j)]), "outside the triangle written: {} {m}x{n}x{k} ({i},{j}) tri={tri:?} t={t} direct={direct} rowc={rowc} ta={ta} tb={tb}", T::PREFIX);
                                         continue;
                                     }
                                     let mut s = T::zero();
                                     for p in 0..k {
                                         s += unsafe { a.get(i, p).conj_if(ca) * b.get(p, j).conj_if(cb) };
                                     }
-                                    let want =
-                                        alpha * s + if beta.is_zero() { T::zero() } else { beta * c0[i + j * m] };
+                                    let want = alpha * s + if beta.is_zero() { T::zero() } else { beta * c0[at(i, j)] };
                                     let err = (got - want).abs1().to_f64();
-                                    assert!(err <= eps * (k as f64 + 4.0), "{} {m}x{n}x{k} ta={ta} tb={tb} ca={ca} cb={cb} tri={tri:?} t={t} direct={direct} ({i},{j}): {got:?} vs {want:?}", T::PREFIX);
+                                    assert!(err <= eps * (k as f64 + 4.0), "{} {m}x{n}x{k} ta={ta} tb={tb} ca={ca} cb={cb} tri={tri:?} t={t} direct={direct} rowc={rowc} ({i},{j}): {got:?} vs {want:?}", T::PREFIX);
                                 }
                             }
                         }

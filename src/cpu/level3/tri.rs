@@ -20,9 +20,10 @@
 //! TRMM works in place: blocks, tiles and rows are visited in the order that reads every
 //! element of B before it is overwritten, so no copy of B is made.
 //!
-//! Threads: past `HYBLAS_TRI_PAR_MIN` (m*m*n) the right-hand sides (B's columns for side
-//! Left, rows for side Right) are split across threads, each part an independent problem.
-//! Narrow problems stay whole and take their parallelism from GEMM.
+//! Threads: triangles of order above `HYBLAS_TRI_SPLIT` (512) take 2x2 steps whose GEMMs run
+//! on all threads; smaller ones, past `HYBLAS_TRI_PAR_MIN` (m*m*n), split the right-hand
+//! sides (B's columns for side Left, rows for side Right) across threads, each part an
+//! independent problem. Narrow problems stay whole and take their parallelism from GEMM.
 //!
 //! Reference semantics: only the referenced triangle of A is read and the unit diagonal never;
 //! alpha == 0 zeroes B without reading A or B. Zero padding in the packed tiles never meets a
@@ -48,6 +49,10 @@ pub static TRI_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYB
 
 /// Right-hand sides a thread should get at least when they are split.
 const MIN_RHS_PER_THREAD: usize = 16;
+
+/// Order of the triangles below which threads split the right-hand sides (`HYBLAS_TRI_SPLIT`);
+/// above it the recursion's GEMMs run on all threads. See [`top`].
+pub static TRI_SPLIT: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_TRI_SPLIT", 512));
 
 /// The precisions TRMM/TRSM run on: each picks its kernel shapes, and f32/f64 add the
 /// explicit-SIMD column kernels.
@@ -181,14 +186,14 @@ unsafe fn zero<T: Scalar>(b: MatMut<T>) {
     }
 }
 
-/// Run `f` on the whole of X, or on column slices of X in parallel when the problem is big
+/// Run the recursion on the whole of X, or on column slices of X in parallel when the problem is big
 /// enough (the columns of X are independent right-hand sides).
-unsafe fn drive<T: Scalar>(t: Tri<T>, alpha: T, x: MatMut<T>, f: unsafe fn(Tri<T>, T, MatMut<T>)) {
+unsafe fn drive<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
     let (m, n) = (x.rows, x.cols);
     let work = m.saturating_mul(m).saturating_mul(n);
     let nt = threads::nthreads();
     if nt <= 1 || work < *TRI_PAR_MIN || n < 2 * MIN_RHS_PER_THREAD {
-        return f(t, alpha, x);
+        return rec(t, alpha, x, op);
     }
     // A few parts per thread, claimed as threads come free (threads::for_each_part).
     let parts = threads::balanced_parts(nt).min(n / MIN_RHS_PER_THREAD);
@@ -199,7 +204,7 @@ unsafe fn drive<T: Scalar>(t: Tri<T>, alpha: T, x: MatMut<T>, f: unsafe fn(Tri<T
         let s = p * chunk;
         let len = chunk.min(n - s);
         // SAFETY: the parts are disjoint column ranges of X.
-        unsafe { f(t, alpha, x.sub(0, s, m, len)) }
+        unsafe { rec(t, alpha, x.sub(0, s, m, len), op) }
     });
 }
 
@@ -214,47 +219,62 @@ fn block_order<T: Scalar>() -> usize {
     (*TRI_NB).next_multiple_of(tile)
 }
 
-unsafe fn trsm_rec<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>) {
-    let nb = block_order::<T>();
+/// One 2x2 step on an order-m triangle: the two diagonal blocks go to `inner`, the
+/// off-diagonal block is one GEMM (on as many threads as its size asks for).
+///
+/// TRSM, lower: X1 = alpha T11^-1 B1, then T22 X2 = alpha B2 - T21 X1 (upper: the mirror).
+/// TRMM, lower: X2 := alpha (T21 X1 + T22 X2) needs the old X1, so X2 comes first (upper: the
+/// mirror).
+unsafe fn step<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op, inner: unsafe fn(Tri<T>, T, MatMut<T>, Op)) {
     let (m, n) = (x.rows, x.cols);
-    if m <= nb {
-        return T::trsm_base(t, alpha, x);
-    }
-    let m1 = split(m, nb);
+    let m1 = split(m, block_order::<T>());
     let m2 = m - m1;
     let (x1, x2) = (x.sub(0, 0, m1, n), x.sub(m1, 0, m2, n));
-    let minus = -T::one();
-    if t.lower {
-        // X1 = alpha*T11^-1 B1; then T22 X2 = alpha*B2 - T21 X1.
-        trsm_rec(t.diag(0, m1), alpha, x1);
-        gemm(minus, t.a.sub(m1, 0, m2, m1), t.conj, x1.as_ref(), false, alpha, x2);
-        trsm_rec(t.diag(m1, m2), T::one(), x2);
-    } else {
-        trsm_rec(t.diag(m1, m2), alpha, x2);
-        gemm(minus, t.a.sub(0, m1, m1, m2), t.conj, x2.as_ref(), false, alpha, x1);
-        trsm_rec(t.diag(0, m1), T::one(), x1);
+    let (d1, d2) = (t.diag(0, m1), t.diag(m1, m2));
+    // The off-diagonal block and the rows it maps from and to.
+    let (off, from, to) = if t.lower { (t.a.sub(m1, 0, m2, m1), x1, x2) } else { (t.a.sub(0, m1, m1, m2), x2, x1) };
+    let ((first, xf), (second, xs)) = if t.lower { ((d1, x1), (d2, x2)) } else { ((d2, x2), (d1, x1)) };
+    match op {
+        Op::Solve => {
+            inner(first, alpha, xf, op);
+            gemm(-T::one(), off, t.conj, from.as_ref(), false, alpha, to);
+            inner(second, T::one(), xs, op);
+        }
+        Op::Multiply => {
+            inner(second, alpha, xs, op);
+            gemm(alpha, off, t.conj, from.as_ref(), false, T::one(), to);
+            inner(first, alpha, xf, op);
+        }
     }
 }
 
-unsafe fn trmm_rec<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>) {
-    let nb = block_order::<T>();
-    let (m, n) = (x.rows, x.cols);
-    if m <= nb {
-        return T::trmm_base(t, alpha, x);
+/// The recursion: base blocks of order NB, the rest in 2x2 steps.
+unsafe fn rec<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
+    if x.rows <= block_order::<T>() {
+        return match op {
+            Op::Solve => T::trsm_base(t, alpha, x),
+            Op::Multiply => T::trmm_base(t, alpha, x),
+        };
     }
-    let m1 = split(m, nb);
-    let m2 = m - m1;
-    let (x1, x2) = (x.sub(0, 0, m1, n), x.sub(m1, 0, m2, n));
-    if t.lower {
-        // X2 := alpha*(T21 X1 + T22 X2) needs the old X1: finish X2 first.
-        trmm_rec(t.diag(m1, m2), alpha, x2);
-        gemm(alpha, t.a.sub(m1, 0, m2, m1), t.conj, x1.as_ref(), false, T::one(), x2);
-        trmm_rec(t.diag(0, m1), alpha, x1);
-    } else {
-        trmm_rec(t.diag(0, m1), alpha, x1);
-        gemm(alpha, t.a.sub(0, m1, m1, m2), t.conj, x2.as_ref(), false, T::one(), x1);
-        trmm_rec(t.diag(m1, m2), alpha, x2);
+    step(t, alpha, x, op, rec)
+}
+
+/// The top of the recursion on several threads: 2x2 steps whose GEMMs run on all threads
+/// (each block of A packed once, shared), down to triangles of order `TRI_SPLIT`, which are
+/// solved with their right-hand sides split across the threads.
+///
+/// Why not split the right-hand sides at the top: every part then packs the whole triangle
+/// again for GEMMs over only its own columns. On 2 threads (DTRSM, n = 2048, 8 parts of 256
+/// columns) packing A took 14% of the time (2% on one thread); on 16 threads, n = 4096, parts
+/// of 64 columns would spend more time packing than multiplying. A left-looking driver (block
+/// rows of 192, each one threaded GEMM and one split solve) was slower again on this shared
+/// VM: 22 joins of all threads per call for 2048 rows, each waiting for the slowest thread.
+unsafe fn top<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
+    let nt = threads::nthreads();
+    if nt <= 1 || x.rows <= (*TRI_SPLIT).max(block_order::<T>()) {
+        return drive(t, alpha, x, op);
     }
+    step(t, alpha, x, op, top)
 }
 
 /// B := alpha * op(A)^-1 * B (side Left) or alpha * B * op(A)^-1 (side Right).
@@ -278,7 +298,7 @@ pub unsafe fn trsm<T: TriScalar>(
         return zero(b);
     }
     let (t, x) = normalize(side, uplo, trans, diag, a, b);
-    drive(t, alpha, x, trsm_rec::<T>);
+    top(t, alpha, x, Op::Solve);
 }
 
 /// B := alpha * op(A) * B (side Left) or alpha * B * op(A) (side Right), in place.
@@ -301,7 +321,7 @@ pub unsafe fn trmm<T: TriScalar>(
         return zero(b);
     }
     let (t, x) = normalize(side, uplo, trans, diag, a, b);
-    drive(t, alpha, x, trmm_rec::<T>);
+    top(t, alpha, x, Op::Multiply);
 }
 
 // ---------------------------------------------------------------------------------------
