@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# On the GPU host (after scripts/cpu-host-stage.sh here, carry cpu-stage): DGEMM/ZGEMM n = 4096
+# on all cores against MKL under several block settings, one blasbench run each (the ratio to
+# MKL within each run is what compares). Usage: bash scripts/cpu-host-gemm-settings.sh ['VAR=v ...' ...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-bench/results}
+find cpu-stage -name '*.xz' -exec xz -d -f {} \;
+chmod +x cpu-stage/blasbench
+cores=$(nproc)
+settings=("$@")
+[ ${#settings[@]} -gt 0 ] || settings=("" "HYBLAS_GEMM_PACK_B_ROWS=0" "HYBLAS_GEMM_TASKS=1" "HYBLAS_GEMM_TASKS=1 HYBLAS_GEMM_PACK_B_ROWS=0")
+for s in "${settings[@]}"; do
+    echo "== settings: ${s:-(defaults)}"
+    env $s HYBLAS_DEVICE=cpu ./cpu-stage/blasbench --lib cpu-stage/libhyblas.so --peers-dir cpu-stage/peers --peers mkl \
+        --mkl-threading GNU --out "$out/settings" --tag settings --routines dgemm,zgemm:NN --sizes 4096 \
+        --threads "$cores" --rounds 5 --twin mkl 2>&1 | grep -E "^\| [dz]"
+done
