@@ -87,19 +87,21 @@ fn blocks_for(mr: usize, nr: usize, sz: usize) -> Blocks {
     Blocks { kc, mc, nc }
 }
 
-/// Threads from which B is packed (`HYBLAS_GEMM_PACK_B_THREADS`), for products of more than
-/// `PACK_B_ROWS` rows (`HYBLAS_GEMM_PACK_B_ROWS`); otherwise the kernels read B where it lies
-/// and only a last partial panel is packed.
+/// Threads from which B is packed (`HYBLAS_GEMM_PACK_B_THREADS`), for products whose C
+/// columns are longer than `PACK_B_BYTES` (`HYBLAS_GEMM_PACK_B_BYTES`); otherwise the kernels
+/// read B where it lies and only a last partial panel is packed.
 ///
 /// On one or two threads (this project's 2-vCPU VM) packing B cost 3-8% of a DGEMM, and half
-/// the time of a 64-row one. On the H200 host's Xeon, n = 2048/4096, packing paid from 4
-/// threads on: DGEMM 4096 on 8 threads 0.89x MKL read in place, 0.99x packed; on 16, 0.86x and
-/// 0.96x; ZGEMM 4096 on 4 threads 0.87x and 1.01x (session 52, scripts/cpu-host-gemm-settings.sh).
-/// Many threads streaming eight strided columns each from the shared L3 lose to one contiguous
-/// copy they all share.
+/// the time of a 64-row one. On the H200 host's Xeon (session 52,
+/// scripts/cpu-host-gemm-settings.sh and blasbench runs beside it, ratios to MKL) packing paid
+/// from 4 threads on for long columns: DGEMM 4096 (32 KiB columns) on 8 threads 0.89x in place,
+/// 0.99x packed, on 16 0.86x and 0.96x; ZGEMM 2048 (32 KiB) on 4 threads 0.91x and 1.01x. With
+/// 16 KiB columns or less it lost: DGEMM 2048 on 8 threads 1.28x and 1.01x, DGEMM 1024 on 16
+/// 1.50x and 1.17x, ZGEMM 1024 on 16 1.41x and 1.26x. Many threads each streaming eight
+/// strided columns of a large B from the shared L3 lose to one contiguous copy they share.
 pub static PACK_B_THREADS: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMM_PACK_B_THREADS", 4));
 /// See [`PACK_B_THREADS`].
-pub static PACK_B_ROWS: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMM_PACK_B_ROWS", 512));
+pub static PACK_B_BYTES: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMM_PACK_B_BYTES", 16 << 10));
 
 /// Row blocks per thread a step of a threaded product is cut into (`HYBLAS_GEMM_TASKS`).
 static TASKS_PER_THREAD: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMM_TASKS", 2).max(1));
@@ -330,7 +332,8 @@ pub unsafe fn gemm<T: Scalar>(
         let flip = tri.map(|u| if u == Uplo::Lower { Uplo::Upper } else { Uplo::Lower });
         return gemm(t, alpha, b.t(), conj_b, a.t(), conj_a, beta, c.t(), flip);
     }
-    let direct = !conj_b && b.rs == 1 && (t < *PACK_B_THREADS || c.rows <= *PACK_B_ROWS);
+    let column_bytes = c.rows.saturating_mul(std::mem::size_of::<T>());
+    let direct = !conj_b && b.rs == 1 && (t < *PACK_B_THREADS || column_bytes <= *PACK_B_BYTES);
     gemm_impl(t, alpha, a, conj_a, b, conj_b, beta, c, tri, direct)
 }
 
