@@ -186,8 +186,8 @@ unsafe fn zero<T: Scalar>(b: MatMut<T>) {
     }
 }
 
-/// Run the recursion on the whole of X, or on column slices of X in parallel when the problem is big
-/// enough (the columns of X are independent right-hand sides).
+/// Run the recursion on the whole of X, or on column slices of X in parallel when the problem
+/// is big enough (the columns of X are independent right-hand sides).
 unsafe fn drive<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
     let (m, n) = (x.rows, x.cols);
     let work = m.saturating_mul(m).saturating_mul(n);
@@ -265,8 +265,9 @@ unsafe fn rec<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
 ///
 /// Why not split the right-hand sides at the top: every part then packs the whole triangle
 /// again for GEMMs over only its own columns. On 2 threads (DTRSM, n = 2048, 8 parts of 256
-/// columns) packing A took 14% of the time (2% on one thread); on 16 threads, n = 4096, parts
-/// of 64 columns would spend more time packing than multiplying. A left-looking driver (block
+/// columns) packing A took 14% of the time (2% on one thread); on the H200 host's 16 threads
+/// (DTRSM n = 4096, parts of 64 columns) it ran at 0.74x MKL, against 1.03x with the threaded
+/// top in the same session (`scripts/cpu-host-tri.sh`). A left-looking driver (block
 /// rows of 192, each one threaded GEMM and one split solve) was slower again on this shared
 /// VM: 22 joins of all threads per call for 2048 rows, each waiting for the slowest thread.
 unsafe fn top<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
