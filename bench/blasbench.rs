@@ -2020,7 +2020,7 @@ fn run(opts: &Opts) -> Result<i32, String> {
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let _ = writeln!(meta, "- command: blasbench {}", args.join(" "));
-    let peak_start = fma_peak();
+    let peak_start = hyblas::cpu::simd::fma_peak_gflops();
     if let Some(p) = peak_start {
         let _ = writeln!(meta, "- one core's double-precision FMA peak, measured at the start: {p:.1} GFLOP/s");
         eprintln!("  one core's FMA peak (double, AVX-512): {p:.1} GFLOP/s");
@@ -2123,7 +2123,7 @@ fn run(opts: &Opts) -> Result<i32, String> {
     }
     // One-thread DGEMM against the core's FMA peak, measured at the start and again now (the
     // clock of a shared machine drifts): the issue-44 target of 92%.
-    if let (Some(p0), Some(p1)) = (peak_start, fma_peak()) {
+    if let (Some(p0), Some(p1)) = (peak_start, hyblas::cpu::simd::fma_peak_gflops()) {
         let peak = 0.5 * (p0 + p1);
         let _ = writeln!(meta, "- FMA peak at the end: {p1:.1} GFLOP/s");
         for r in rows.iter().filter(|r| r.base == "gemm" && r.prec == 'd' && r.threads == 1) {
@@ -2167,42 +2167,6 @@ fn run(opts: &Opts) -> Result<i32, String> {
         return Ok(1);
     }
     Ok(0)
-}
-
-/// One core's double-precision FMA rate in GFLOP/s (16 independent chains of 512-bit FMAs, the
-/// best of three 50 ms runs), or None without AVX-512.
-fn fma_peak() -> Option<f64> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        if !std::arch::is_x86_feature_detected!("avx512f") {
-            return None;
-        }
-        #[target_feature(enable = "avx512f")]
-        unsafe fn chains(iters: usize) -> f64 {
-            // Distinct starting values keep the compiler from merging the chains.
-            let mut acc: [__m512d; 16] = std::array::from_fn(|i| _mm512_set1_pd(1.0 + i as f64 * 1e-3));
-            let a = _mm512_set1_pd(std::hint::black_box(1.0000001));
-            let b = _mm512_set1_pd(std::hint::black_box(-1e-7));
-            for _ in 0..iters {
-                for v in acc.iter_mut() {
-                    *v = _mm512_fmadd_pd(a, *v, b);
-                }
-            }
-            acc.iter().map(|v| _mm512_reduce_add_pd(*v)).sum()
-        }
-        let mut best = 0.0f64;
-        for _ in 0..3 {
-            let iters = 250_000;
-            let t = Instant::now();
-            // SAFETY: AVX-512F was detected above.
-            std::hint::black_box(unsafe { chains(std::hint::black_box(iters)) });
-            best = best.max((iters * 16 * 16) as f64 / t.elapsed().as_secs_f64() / 1e9);
-        }
-        Some(best)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    None
 }
 
 fn label_list(libs: &[Lib]) -> String {

@@ -46,6 +46,45 @@ pub fn describe() -> &'static str {
     }
 }
 
+/// One core's double-precision FMA rate in GFLOP/s: 16 independent chains of 512-bit FMAs
+/// (two FMA ports x 4 cycles of latency need 8), the best of three runs of about 10 ms; None
+/// without AVX-512. For measuring the kernels against the machine (`blasbench`, the
+/// `kernel_rate` test), not used by any routine.
+pub fn fma_peak_gflops() -> Option<f64> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        if *LEVEL < Level::Avx512 {
+            return None;
+        }
+        #[target_feature(enable = "avx512f")]
+        unsafe fn chains(iters: usize) -> f64 {
+            // Distinct starting values: 24 equal chains were merged and partly spilled by the
+            // compiler, and the "peak" read about half the kernels' rate.
+            let mut acc: [__m512d; 16] = std::array::from_fn(|i| _mm512_set1_pd(1.0 + i as f64 * 1e-3));
+            let a = _mm512_set1_pd(std::hint::black_box(1.0000001));
+            let b = _mm512_set1_pd(std::hint::black_box(-1e-7));
+            for _ in 0..iters {
+                for v in acc.iter_mut() {
+                    *v = _mm512_fmadd_pd(a, *v, b);
+                }
+            }
+            acc.iter().map(|v| _mm512_reduce_add_pd(*v)).sum()
+        }
+        let iters = 4_000_000;
+        let mut best = 0.0f64;
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            // SAFETY: AVX-512F was detected (LEVEL).
+            std::hint::black_box(unsafe { chains(std::hint::black_box(iters)) });
+            best = best.max((iters * 16 * 16) as f64 / t.elapsed().as_secs_f64() / 1e9);
+        }
+        Some(best)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    None
+}
+
 /// Call `$body(args...)` (an `#[inline(always)]` generic fn) compiled for the best level.
 /// The closures handed to the `#[target_feature]` wrappers are `#[inline(always)]` too:
 /// otherwise a large body may stay outside the wrapper and be built without AVX.

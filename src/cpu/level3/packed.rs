@@ -322,16 +322,15 @@ pub unsafe fn gemm<T: Scalar>(
     c: MatMut<T>,
     tri: Option<Uplo>,
 ) -> bool {
-    // In place only along k-contiguous columns: a row-major B walked down k touches a new
-    // line per step, ld apart (a power-of-two ld maps them all to one L1 set); DSYRK, whose B is
-    // X^T, ran at 0.37-0.59x MKL that way against 0.86-0.90x packed.
     if c.rs != 1 && c.cs == 1 {
         // A row-major C (TRSM/TRMM from the right work on B^T) is the column-major C^T =
         // B^T A^T: the kernels store whole tiles only down contiguous columns, other tiles go
         // element by element (right-side DTRSM ran at 0.40-0.60x MKL that way).
-        let flip = tri.map(|u| if u == Uplo::Lower { Uplo::Upper } else { Uplo::Lower });
-        return gemm(t, alpha, b.t(), conj_b, a.t(), conj_a, beta, c.t(), flip);
+        return gemm(t, alpha, b.t(), conj_b, a.t(), conj_a, beta, c.t(), tri.map(Uplo::flip));
     }
+    // In place only along k-contiguous columns: a row-major B walked down k touches a new
+    // line per step, ld apart (a power-of-two ld maps them all to one L1 set); DSYRK, whose B is
+    // X^T, ran at 0.37-0.59x MKL that way against 0.86-0.90x packed.
     let column_bytes = c.rows.saturating_mul(std::mem::size_of::<T>());
     let direct = !conj_b && b.rs == 1 && (t < *PACK_B_THREADS || column_bytes <= *PACK_B_BYTES);
     gemm_impl(t, alpha, a, conj_a, b, conj_b, beta, c, tri, direct)
