@@ -523,6 +523,13 @@ unsafe fn macro_kernel<T: Scalar>(
         } else {
             (mk.direct, bs.direct.ptr.offset((p * nr) as isize * bs.direct.cs), bs.direct.rs, bs.direct.cs)
         };
+        // The panel after this one (this one again at the end), fetched into L2 meanwhile.
+        let np = if p + 1 < p1 { p + 1 } else { p };
+        let next = if np >= bs.from {
+            bs.packed.add(np * nr * kcur)
+        } else {
+            bs.direct.ptr.offset((np * nr) as isize * bs.direct.cs)
+        };
         for (q, it) in (i0..i0 + mcur).step_by(mr).enumerate() {
             let h = mr.min(i0 + mcur - it);
             let apan = ap.add(q * mr * kcur);
@@ -537,10 +544,10 @@ unsafe fn macro_kernel<T: Scalar>(
             };
             let ct = c.ptr.offset(it as isize * c.rs + jt as isize * c.cs);
             if c.rs == 1 && !crossing {
-                kern(kcur, apan, bpan, rsb, csb, ct, c.cs, h, w, alpha, beta);
+                kern(kcur, apan, bpan, rsb, csb, ct, c.cs, h, w, alpha, beta, next);
                 continue;
             }
-            kern(kcur, apan, bpan, rsb, csb, tp, mr as isize, mr, nr, T::one(), T::zero());
+            kern(kcur, apan, bpan, rsb, csb, tp, mr as isize, mr, nr, T::one(), T::zero(), next);
             for j in 0..w {
                 for i in 0..h {
                     let inside = match tri {
