@@ -1,7 +1,9 @@
 //! SYMM/HEMM and the rank-k updates SYRK/HERK/SYR2K/HER2K, all on top of [`gemm`].
 //!
-//! SYMM/HEMM expand the referenced triangle of A into a full temporary (O(n^2) copies next to
-//! O(n^2 m) flops) and make one GEMM call.
+//! SYMM/HEMM are one pass of the own blocked product whose A (or B, side Right) is packed
+//! straight from the referenced triangle (`packed::Operand::symmetric`). Where the machine has
+//! no own kernels, the triangle is expanded into a full temporary (O(n^2) copies next to
+//! O(n^2 m) flops) for one GEMM call.
 //!
 //! The rank-k routines update one triangle of C. On AVX-512 machines that is one pass of the
 //! own blocked product restricted to the triangle (`packed::gemm` with `tri`): half a GEMM's
@@ -15,6 +17,7 @@
 //! one-thread GEMMs.
 
 use super::gemm::{gemm, gemm_with, packed_copy, scale, threads_for_gemm};
+use super::packed::Operand;
 use crate::cpu::threads;
 use crate::types::{MatMut, MatRef, Scalar, Side, Uplo};
 use once_cell::sync::Lazy;
@@ -107,6 +110,14 @@ pub unsafe fn symm<T: Scalar>(
         return scale(beta, c);
     }
     let na = a.rows;
+    if super::packed::available::<T>() {
+        let (s, x) = (Operand::symmetric(a, uplo, herm), Operand::plain(b, false));
+        let (p, q) = if side == Side::Left { (s, x) } else { (x, s) };
+        let t = threads_for_gemm::<T>(c.rows, c.cols, na);
+        if super::packed::gemm_ops(t, alpha, p, q, beta, c, None) {
+            return;
+        }
+    }
     let mut buf: Vec<T> = Vec::with_capacity(na * na);
     let full = MatMut::col_major(buf.as_mut_ptr(), na, na, na);
     expand(a, uplo, herm, full);
