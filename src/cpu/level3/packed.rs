@@ -280,10 +280,43 @@ unsafe fn pack_b_panel<T: Scalar, const NR: usize>(b: MatRef<T>, conj: bool, d: 
     }
 }
 
+/// Pack the view `a` (m x kc) into MR-high panels at `dst` (panel p at p*MR*kc). A
+/// column-major `a` is read column by column, each column's rows dealt to the panels: one
+/// pass down contiguous memory per column. Panel by panel, every panel walked all kc columns
+/// again, ld apart, a new page per step (DTRSM 1024 spent 5.7% of its time packing A so).
+#[inline(always)]
+unsafe fn pack_a_block<T: Scalar, const MR: usize>(a: MatRef<T>, conj: bool, dst: *mut T) {
+    let (m, kc) = (a.rows, a.cols);
+    let whole = if a.rs == 1 { m / MR } else { 0 };
+    if whole > 0 {
+        let line = 64 / std::mem::size_of::<T>();
+        for kk in 0..kc {
+            let s = a.ptr.offset(kk as isize * a.cs);
+            #[cfg(target_arch = "x86_64")]
+            if kk + 4 < kc {
+                let ahead = s.offset(4 * a.cs);
+                for i in (0..whole * MR).step_by(line) {
+                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(ahead.add(i) as *const i8);
+                }
+            }
+            for p in 0..whole {
+                let (sp, d) = (s.add(p * MR), dst.add(p * MR * kc + kk * MR));
+                for ii in 0..MR {
+                    *d.add(ii) = (*sp.add(ii)).conj_if(conj);
+                }
+            }
+        }
+    }
+    for p in whole..m.div_ceil(MR) {
+        let i0 = p * MR;
+        pack_a_panel::<T, MR>(a.sub(i0, 0, MR.min(m - i0), kc), conj, dst.add(p * MR * kc));
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
 unsafe fn pack_a_512<T: Scalar, const MR: usize>(a: MatRef<T>, conj: bool, d: *mut T) {
-    pack_a_panel::<T, MR>(a, conj, d)
+    pack_a_block::<T, MR>(a, conj, d)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -292,7 +325,7 @@ unsafe fn pack_b_512<T: Scalar, const NR: usize>(b: MatRef<T>, conj: bool, d: *m
     pack_b_panel::<T, NR>(b, conj, d)
 }
 
-/// [`pack_a_panel`] for the kernel's MR (the kernels exist only on AVX-512 machines).
+/// [`pack_a_block`] for the kernel's MR (the kernels exist only on AVX-512 machines).
 unsafe fn pack_a_fast<T: Scalar>(a: MatRef<T>, conj: bool, mr: usize, d: *mut T) {
     match mr {
         12 => pack_a_512::<T, 12>(a, conj, d),
@@ -316,6 +349,9 @@ unsafe fn pack_b_fast<T: Scalar>(b: MatRef<T>, conj: bool, nr: usize, d: *mut T)
 /// along k: the block left of the diagonal, the diagonal square element by element, the
 /// block right of it.
 unsafe fn pack_a<T: Scalar>(a: &Operand<T>, i0: usize, k0: usize, m: usize, kc: usize, mr: usize, dst: *mut T) {
+    if let Some((v, cj)) = a.block(i0, k0, m, kc) {
+        return pack_a_fast(v, cj, mr, dst);
+    }
     for (p, r) in (0..m).step_by(mr).enumerate() {
         let (ra, rows) = (i0 + r, mr.min(m - r));
         let d = dst.add(p * mr * kc);

@@ -40,8 +40,14 @@ use crate::types::{Diag, MatMut, MatRef, Scalar, Side, Trans, Uplo, C32, C64};
 use num_traits::Float;
 use once_cell::sync::Lazy;
 
-/// Order of the diagonal blocks handled by the base-case kernels (rounded to the SIMD tile).
-pub static TRI_NB: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_TRI_NB", 64).max(1));
+/// Order of the diagonal blocks handled by the base-case kernels (`HYBLAS_TRI_NB`, rounded to
+/// the SIMD tile): 32 for complex double, 64 otherwise. Complex double has no column kernel;
+/// its row kernel ran the base blocks at a fifth of the GEMM rate, so at NB = 64 they took 37%
+/// of a 1-thread ZTRSM 512. Halving NB halves their flops: ZTRSM 512/1024 went from 45/49 to
+/// 59/66 GFLOP/s, ZTRMM from 42/60 to 58/66 (best of 20, this VM, session 53); NB = 24 and 48
+/// did no better, and 32 lost for the other precisions (DTRSM, STRSM, CTRSM 1024: 4-8%).
+pub static TRI_NB: Lazy<Option<usize>> =
+    Lazy::new(|| crate::config::value("HYBLAS_TRI_NB").and_then(|v| v.trim().parse::<usize>().ok()).map(|v| v.max(1)));
 
 /// m*m*n (rows of the triangle squared times right-hand sides) below which a TRMM/TRSM runs
 /// on one thread.
@@ -216,7 +222,8 @@ fn split(m: usize, nb: usize) -> usize {
 /// Block order of the base case for precision T: NB rounded to whole 512-bit tiles.
 fn block_order<T: Scalar>() -> usize {
     let tile = 64 / std::mem::size_of::<T>();
-    (*TRI_NB).next_multiple_of(tile)
+    let nb = (*TRI_NB).unwrap_or(if T::IS_COMPLEX && std::mem::size_of::<T>() == 16 { 32 } else { 64 });
+    nb.next_multiple_of(tile)
 }
 
 /// One 2x2 step on an order-m triangle: the two diagonal blocks go to `inner`, the
