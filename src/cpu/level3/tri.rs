@@ -259,7 +259,7 @@ impl<T: TriScalar> Shared<T> {
             len += packed::prepacked_len::<T>(off.rows, off.cols);
         }
         let mut buf: Vec<T> = Vec::with_capacity(len);
-        let dst = SendPtr(buf.as_mut_ptr());
+        let dst = packed::SendPtr(buf.as_mut_ptr());
         // Tasks of a few panels each, so that the largest block (half of the area) does not
         // keep the other threads waiting.
         const PANELS_PER_TASK: usize = 4;
@@ -292,16 +292,6 @@ impl<T: TriScalar> Shared<T> {
             let done = unsafe { packed::gemm_ops(1, al, a, packed::Operand::plain(from, false), be, to, None) };
             debug_assert!(done);
         });
-    }
-}
-
-#[derive(Clone, Copy)]
-struct SendPtr<T>(*mut T);
-unsafe impl<T> Send for SendPtr<T> {}
-unsafe impl<T> Sync for SendPtr<T> {}
-impl<T> SendPtr<T> {
-    fn get(&self) -> *mut T {
-        self.0
     }
 }
 
