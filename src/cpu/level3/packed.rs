@@ -821,6 +821,16 @@ mod tests {
         }
     }
 
+    /// The error allowed per term of a sum for T, or None (said so) where this machine has no
+    /// own kernels to test.
+    fn tolerance<T: Scalar>() -> Option<f64> {
+        if micro::<T>().is_none() {
+            eprintln!("skipped: no AVX-512 kernels on this machine");
+            return None;
+        }
+        Some(if std::mem::size_of::<T::Real>() == 4 { 1e-5 } else { 1e-13 })
+    }
+
     /// Every path of the blocked product (B packed or read in place, several k and column
     /// blocks, edge tiles, 1-3 threads, transposed and conjugated operands, triangles, beta
     /// zero over NaN, a row-major C) against a plain triple loop.
@@ -828,11 +838,7 @@ mod tests {
     where
         T::Real: Lossy,
     {
-        if micro::<T>().is_none() {
-            eprintln!("skipped: no AVX-512 kernels on this machine");
-            return;
-        }
-        let eps = if std::mem::size_of::<T::Real>() == 4 { 1e-5 } else { 1e-13 };
+        let Some(eps) = tolerance::<T>() else { return };
         let mut case = 0u64;
         for &(m, n, k) in &[(1usize, 1usize, 1usize), (37, 29, 1100), (100, 9, 700), (5, 300, 513), (75, 75, 40)] {
             for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
@@ -942,11 +948,7 @@ mod tests {
     where
         T::Real: Lossy,
     {
-        if micro::<T>().is_none() {
-            eprintln!("skipped: no AVX-512 kernels on this machine");
-            return;
-        }
-        let eps = if std::mem::size_of::<T::Real>() == 4 { 1e-5 } else { 1e-13 };
+        let Some(eps) = tolerance::<T>() else { return };
         let mut case = 0u64;
         for &(m, n) in &[(600usize, 9usize), (7, 530), (50, 50), (1, 1)] {
             for left in [true, false] {
@@ -1025,11 +1027,7 @@ mod tests {
     where
         T::Real: Lossy,
     {
-        if micro::<T>().is_none() {
-            eprintln!("skipped: no AVX-512 kernels on this machine");
-            return;
-        }
-        let eps = if std::mem::size_of::<T::Real>() == 4 { 1e-5 } else { 1e-13 };
+        let Some(eps) = tolerance::<T>() else { return };
         for (case, &(m, n, k, ta, ca)) in
             [(100usize, 37usize, 1100usize, false, false), (53, 20, 700, true, T::IS_COMPLEX), (5, 3, 9, false, true)]
                 .iter()
