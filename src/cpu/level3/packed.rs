@@ -259,33 +259,19 @@ unsafe fn pack_a_panel<T: Scalar, const MR: usize>(a: MatRef<T>, conj: bool, d: 
             }
         }
     } else {
-        // Rows contiguous along k (a transposed operand): MR streams read side by side.
+        // Rows contiguous along k (a transposed operand, or a B panel's columns): MR streams
+        // read side by side.
         for kk in 0..kc {
             let sk = a.ptr.offset(kk as isize * a.cs);
             let dk = d.add(kk * MR);
-            for ii in 0..MR {
-                *dk.add(ii) = if ii < rows { (*sk.offset(ii as isize * a.rs)).conj_if(conj) } else { T::zero() };
-            }
-        }
-    }
-}
-
-/// Pack one NR-wide panel of the view `b` (kc rows, columns <= NR) at `d`: for each k, its NR
-/// elements (zero past the view's columns).
-#[inline(always)]
-unsafe fn pack_b_panel<T: Scalar, const NR: usize>(b: MatRef<T>, conj: bool, d: *mut T) {
-    let (kc, cols) = (b.rows, b.cols);
-    // NR streams (columns, or one row's run) read side by side, the panel written in order.
-    for kk in 0..kc {
-        let sk = b.ptr.offset(kk as isize * b.rs);
-        let dk = d.add(kk * NR);
-        if cols == NR {
-            for jj in 0..NR {
-                *dk.add(jj) = (*sk.offset(jj as isize * b.cs)).conj_if(conj);
-            }
-        } else {
-            for jj in 0..NR {
-                *dk.add(jj) = if jj < cols { (*sk.offset(jj as isize * b.cs)).conj_if(conj) } else { T::zero() };
+            if rows == MR {
+                for ii in 0..MR {
+                    *dk.add(ii) = (*sk.offset(ii as isize * a.rs)).conj_if(conj);
+                }
+            } else {
+                for ii in 0..MR {
+                    *dk.add(ii) = if ii < rows { (*sk.offset(ii as isize * a.rs)).conj_if(conj) } else { T::zero() };
+                }
             }
         }
     }
@@ -333,7 +319,8 @@ unsafe fn pack_a_512<T: Scalar, const MR: usize>(a: MatRef<T>, conj: bool, d: *m
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
 unsafe fn pack_b_512<T: Scalar, const NR: usize>(b: MatRef<T>, conj: bool, d: *mut T) {
-    pack_b_panel::<T, NR>(b, conj, d)
+    // A B panel (kc x NR) is laid out as the A panel of B^T: for each k, its NR elements.
+    pack_a_panel::<T, NR>(b.t(), conj, d)
 }
 
 /// [`pack_a_block`] for the kernel's MR (the kernels exist only on AVX-512 machines).
@@ -346,7 +333,7 @@ unsafe fn pack_a_fast<T: Scalar>(a: MatRef<T>, conj: bool, mr: usize, d: *mut T)
     }
 }
 
-/// [`pack_b_panel`] for the kernel's NR.
+/// A B panel (kc x NR, zero past its columns) for the kernel's NR.
 unsafe fn pack_b_fast<T: Scalar>(b: MatRef<T>, conj: bool, nr: usize, d: *mut T) {
     match nr {
         4 => pack_b_512::<T, 4>(b, conj, d),
