@@ -13,15 +13,20 @@
 //!   GEMM-style (column of T times broadcast element of B), only the tile's own small
 //!   triangle is sequential;
 //! - row kernel (everything else): a slice of B's columns is copied (transposed if need be)
-//!   into a buffer whose rows are contiguous, and each row of the result is a combination of
-//!   the other rows with the vector running across columns. For complex data the copy is
-//!   cheap next to the four-fold arithmetic.
+//!   into a buffer whose rows are contiguous, and each finished row is added into the rows
+//!   it enters with the vector running across columns. For complex data the copy is cheap
+//!   next to the four-fold arithmetic.
+//!
+//! Where hyblas's own GEMM kernels run (AVX-512) and B's columns are contiguous (side Left),
+//! triangles that fit in half of L2 skip the recursion: the leaf (`leaf.rs`) does them in
+//! panels of the kernel's height, one kernel call per panel applying every finished row,
+//! and the base kernels meet only the kernel-sized diagonal blocks.
 //!
 //! TRMM works in place: blocks, tiles and rows are visited in the order that reads every
 //! element of B before it is overwritten, so no copy of B is made.
 //!
-//! Threads: triangles of order above `HYBLAS_TRI_SPLIT` (512) take 2x2 steps whose GEMMs run
-//! on all threads; smaller ones, past `HYBLAS_TRI_PAR_MIN` (m*m*n), split the right-hand
+//! Threads: triangles of order above `HYBLAS_TRI_SPLIT` (512; with the leaf, the leaf's
+//! order, also on one thread) take 2x2 steps whose GEMMs run on all threads; smaller ones, past `HYBLAS_TRI_PAR_MIN` (m*m*n), split the right-hand
 //! sides (B's columns for side Left, rows for side Right) across threads, each part an
 //! independent problem. Narrow problems stay whole and take their parallelism from GEMM.
 //!
@@ -29,6 +34,8 @@
 //! alpha == 0 zeroes B without reading A or B. Zero padding in the packed tiles never meets a
 //! value of B: the kernels mask (select), not multiply, outside the triangle, so Inf/NaN in B
 //! spread only where the arithmetic really takes them.
+
+mod leaf;
 
 use crate::cpu::level3::gemm::gemm;
 use crate::cpu::level3::packed;
@@ -67,16 +74,18 @@ pub static TRI_SPLIT: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLA
 /// The precisions TRMM/TRSM run on: each picks its kernel shapes, and f32/f64 add the
 /// explicit-SIMD column kernels.
 pub trait TriScalar: Scalar {
-    /// Solve T X = alpha*B in place for a diagonal block (order <= NB).
+    /// Pack a diagonal block (order <= NB) for the base kernels, in the layout the kernel for
+    /// right-hand sides with row stride `x_rs` reads (see [`Packed`]).
     ///
     /// # Safety
-    /// As [`trsm`]; `t` and `x` consistent.
-    unsafe fn trsm_base(t: Tri<Self>, alpha: Self, x: MatMut<Self>);
-    /// X := alpha*T*X in place for a diagonal block.
+    /// As [`trsm`]; `t` a valid block.
+    unsafe fn base_pack(t: &Tri<Self>, op: Op, x_rs: isize) -> Packed<Self>;
+    /// Solve T X = alpha*X (`Op::Solve`) or form X := alpha*T*X in place, T the block `pk`
+    /// holds (packed by [`TriScalar::base_pack`] for X's row stride).
     ///
     /// # Safety
-    /// As [`trmm`].
-    unsafe fn trmm_base(t: Tri<Self>, alpha: Self, x: MatMut<Self>);
+    /// As [`trsm`]; `pk` and `x` consistent.
+    unsafe fn base_run(op: Op, lower: bool, pk: &Packed<Self>, alpha: Self, x: MatMut<Self>);
     /// Whether [`TriScalar::simd_cols`] runs on this machine.
     fn has_simd_cols() -> bool {
         false
@@ -105,11 +114,11 @@ pub trait TriScalar: Scalar {
 macro_rules! tri_scalar {
     ($t:ty, $tl:literal, $w:literal $(, $simd:path)?) => {
         impl TriScalar for $t {
-            unsafe fn trsm_base(t: Tri<Self>, alpha: Self, x: MatMut<Self>) {
-                base::<$t, $tl, $w>(Op::Solve, t, alpha, x)
+            unsafe fn base_pack(t: &Tri<Self>, op: Op, x_rs: isize) -> Packed<Self> {
+                base_pack::<$t, $tl>(t, op, x_rs)
             }
-            unsafe fn trmm_base(t: Tri<Self>, alpha: Self, x: MatMut<Self>) {
-                base::<$t, $tl, $w>(Op::Multiply, t, alpha, x)
+            unsafe fn base_run(op: Op, lower: bool, pk: &Packed<Self>, alpha: Self, x: MatMut<Self>) {
+                base_run::<$t, $tl, $w>(op, lower, pk, alpha, x)
             }
             $(
                 fn has_simd_cols() -> bool {
@@ -164,8 +173,9 @@ impl<T> Tri<T> {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Op {
+/// What is done with the triangle.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Op {
     Solve,
     Multiply,
 }
@@ -202,28 +212,40 @@ unsafe fn drive<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
     let (m, n) = (x.rows, x.cols);
     let work = m.saturating_mul(m).saturating_mul(n);
     let nt = threads::nthreads();
-    if nt <= 1 || work < *TRI_PAR_MIN || n < 2 * MIN_RHS_PER_THREAD {
+    let (parts, chunk) = if nt <= 1 || work < *TRI_PAR_MIN || n < 2 * MIN_RHS_PER_THREAD {
+        (1, n)
+    } else {
+        // A few parts per thread, claimed as threads come free (threads::for_each_part).
+        let parts = threads::balanced_parts(nt).min(n / MIN_RHS_PER_THREAD);
+        // Part widths rounded to 16 columns keep the kernels' vector chunks whole.
+        let chunk = n.div_ceil(parts).next_multiple_of(16);
+        (n.div_ceil(chunk), chunk)
+    };
+    let each = |f: &(dyn Fn(MatMut<T>) + Sync)| {
+        threads::for_each_part(nt, parts, |p| {
+            let s = p * chunk;
+            // SAFETY: the parts are disjoint column ranges of X.
+            f(unsafe { x.sub(0, s, m, chunk.min(n - s)) })
+        })
+    };
+    if x.rs == 1 && m <= leaf::max_order::<T>() {
+        if let Some(lf) = leaf::Leaf::new(t, op, m, nt) {
+            // SAFETY: each part is a column range of X; the leaf was packed from t.
+            return each(&|xp| unsafe { lf.run(alpha, xp) });
+        }
+    }
+    if parts == 1 {
         return rec(t, alpha, x, op);
     }
-    // A few parts per thread, claimed as threads come free (threads::for_each_part).
-    let parts = threads::balanced_parts(nt).min(n / MIN_RHS_PER_THREAD);
-    // Part widths rounded to 16 columns keep the kernels' vector chunks whole.
-    let chunk = n.div_ceil(parts).next_multiple_of(16);
-    let parts = n.div_ceil(chunk);
     // Side Left (X column-major): the parts share one packing of the triangle's blocks
     // (`HYBLAS_TRI_SHARE=0`: each part packs its own, to compare). From the right the blocks
     // are the products' B (a row-major X turns them around) and each part packs them.
     let share = x.rs == 1 && m > block_order::<T>() && *TRI_SHARE;
     let shared = if share { Shared::new(t, op, m, nt) } else { None };
-    threads::for_each_part(nt, parts, |p| {
-        let s = p * chunk;
-        let len = chunk.min(n - s);
-        let xp = x.sub(0, s, m, len);
-        // SAFETY: the parts are disjoint column ranges of X.
-        match &shared {
-            Some(sh) => unsafe { sh.rec(t, alpha, xp, op) },
-            None => unsafe { rec(t, alpha, xp, op) },
-        }
+    each(&|xp| match &shared {
+        // SAFETY: as above.
+        Some(sh) => unsafe { sh.rec(t, alpha, xp, op) },
+        None => unsafe { rec(t, alpha, xp, op) },
     });
 }
 
@@ -364,10 +386,7 @@ unsafe fn rec_with<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op, prod
         if x.cols == 0 {
             return;
         }
-        return match op {
-            Op::Solve => T::trsm_base(t, alpha, x),
-            Op::Multiply => T::trmm_base(t, alpha, x),
-        };
+        return T::base_run(op, t.lower, &T::base_pack(&t, op, x.rs), alpha, x);
     }
     step(t, alpha, x, op, &|t, a, x| unsafe { rec_with(t, a, x, op, prod) }, prod)
 }
@@ -385,7 +404,14 @@ unsafe fn rec_with<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op, prod
 /// VM: 22 joins of all threads per call for 2048 rows, each waiting for the slowest thread.
 unsafe fn top<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
     let nt = threads::nthreads();
-    if nt <= 1 || x.rows <= (*TRI_SPLIT).max(block_order::<T>()) {
+    // The leaf takes triangles up to its own order, on any number of threads.
+    let leaf = if x.rs == 1 { leaf::max_order::<T>() } else { 0 };
+    let limit = match (leaf, nt) {
+        (0, 1) => usize::MAX,
+        (0, _) => (*TRI_SPLIT).max(block_order::<T>()),
+        _ => leaf,
+    };
+    if x.rows <= limit {
         return drive(t, alpha, x, op);
     }
     step(t, alpha, x, op, &|t, a, x| unsafe { top(t, a, x, op) }, &gemm_prod(t.conj))
@@ -446,9 +472,11 @@ pub unsafe fn trmm<T: TriScalar>(
 /// column-major for the column kernels (element (i, k) at `k*ld + i`) and row-major for the
 /// row kernels (at `i*ld + k`); `d[k]` is the diagonal (its reciprocal for TRSM, one for a
 /// unit diagonal, zero in the padding).
-struct Packed<T> {
+pub struct Packed<T> {
     p: Vec<T>,
     d: Vec<T>,
+    ld: usize,
+    col_major: bool,
 }
 
 /// Pack the order-`mb` block `t` into an `ld x ld` array (`ld >= mb`), reading only the
@@ -477,7 +505,7 @@ unsafe fn pack<T: Scalar>(t: &Tri<T>, op: Op, ld: usize, col_major: bool) -> Pac
             p[k * ld + k] = d[k];
         }
     }
-    Packed { p, d }
+    Packed { p, d, ld, col_major }
 }
 
 /// 1/v; complex by Smith's algorithm (no needless overflow or underflow), as Fortran
@@ -499,19 +527,35 @@ fn recip<T: Scalar>(v: T) -> T {
     }
 }
 
-/// The base case: X (mb x n, mb <= NB) := alpha*T^-1*X or alpha*T*X.
-unsafe fn base<T: TriScalar, const TL: usize, const W: usize>(op: Op, t: Tri<T>, alpha: T, x: MatMut<T>) {
-    let mb = x.rows;
-    if x.rs == 1 && T::has_simd_cols() {
-        let ld = mb.next_multiple_of(TL);
-        let pk = pack(&t, op, ld, true);
-        T::simd_cols(op == Op::Solve, t.lower, mb, ld, pk.p.as_ptr(), pk.d.as_ptr(), alpha, x.ptr, x.cs, x.cols);
+/// Pack the base block `t` for right-hand sides of row stride `x_rs`: column-major, rows
+/// rounded up to the SIMD tile, for the column kernels (X's columns contiguous, f32/f64 with
+/// SIMD); row-major otherwise.
+unsafe fn base_pack<T: TriScalar, const TL: usize>(t: &Tri<T>, op: Op, x_rs: isize) -> Packed<T> {
+    let mb = t.a.rows;
+    if x_rs == 1 && T::has_simd_cols() {
+        pack(t, op, mb.next_multiple_of(TL), true)
     } else {
-        let pk = pack(&t, op, mb, false);
-        let (p, d) = (pk.p.as_ptr(), pk.d.as_ptr());
+        pack(t, op, mb, false)
+    }
+}
+
+/// The base case: X (mb x n, mb <= NB) := alpha*T^-1*X or alpha*T*X, T packed in `pk`.
+unsafe fn base_run<T: TriScalar, const TL: usize, const W: usize>(
+    op: Op,
+    lower: bool,
+    pk: &Packed<T>,
+    alpha: T,
+    x: MatMut<T>,
+) {
+    let mb = x.rows;
+    let (p, d) = (pk.p.as_ptr(), pk.d.as_ptr());
+    if pk.col_major {
+        debug_assert!(x.rs == 1);
+        T::simd_cols(op == Op::Solve, lower, mb, pk.ld, p, d, alpha, x.ptr, x.cs, x.cols);
+    } else {
         match op {
-            Op::Solve => trsm_rows::<T, TL, W>(t.lower, mb, p, d, alpha, x),
-            Op::Multiply => trmm_rows::<T, TL, W>(t.lower, mb, p, d, alpha, x),
+            Op::Solve => trsm_rows::<T, TL, W>(lower, mb, p, d, alpha, x),
+            Op::Multiply => trmm_rows::<T, TL, W>(lower, mb, p, d, alpha, x),
         }
     }
 }
@@ -520,7 +564,7 @@ unsafe fn base<T: TriScalar, const TL: usize, const W: usize>(op: Op, t: Tri<T>,
 /// builds. X is taken W columns at a time into a buffer with contiguous rows: a transposing
 /// copy when X's columns are the contiguous ones, a plain one otherwise (X's rows are then
 /// B's columns, often a power-of-two distance apart, and mb of them at once would fight over
-/// the same cache sets). The kernels then run on chunks of W, TL and single columns.
+/// the same cache sets). The kernels then run on chunks of W, TL, 4 and single columns.
 macro_rules! row_driver {
     ($driver:ident, $each:ident, $kernel:ident) => {
         unsafe fn $driver<T: Scalar, const TL: usize, const W: usize>(
@@ -531,11 +575,13 @@ macro_rules! row_driver {
             alpha: T,
             x: MatMut<T>,
         ) {
-            if lower {
-                crate::dispatch_level!($each::<T, TL, W, true>(mb, p, d, alpha, x))
-            } else {
-                crate::dispatch_level!($each::<T, TL, W, false>(mb, p, d, alpha, x))
-            }
+            packed::with_rows_buf(mb * W, |bp| {
+                if lower {
+                    crate::dispatch_level!($each::<T, TL, W, true>(mb, p, d, alpha, x, bp))
+                } else {
+                    crate::dispatch_level!($each::<T, TL, W, false>(mb, p, d, alpha, x, bp))
+                }
+            })
         }
         #[inline(always)]
         unsafe fn $each<T: Scalar, const TL: usize, const W: usize, const LOWER: bool, const LV: u8>(
@@ -544,9 +590,8 @@ macro_rules! row_driver {
             d: *const T,
             alpha: T,
             x: MatMut<T>,
+            bp: *mut T,
         ) {
-            let mut buf = vec![T::zero(); mb * W];
-            let bp = buf.as_mut_ptr();
             let mut j0 = 0;
             while j0 < x.cols {
                 let w = W.min(x.cols - j0);
@@ -559,6 +604,11 @@ macro_rules! row_driver {
                 while j + TL <= w {
                     $kernel::<T, TL, LOWER, LV>(mb, p, d, alpha, bp.add(j), W);
                     j += TL;
+                }
+                // The leaf's slices of complex single are 4 wide (half of TL).
+                while TL > 4 && j + 4 <= w {
+                    $kernel::<T, 4, LOWER, LV>(mb, p, d, alpha, bp.add(j), W);
+                    j += 4;
                 }
                 while j < w {
                     $kernel::<T, 1, LOWER, LV>(mb, p, d, alpha, bp.add(j), W);
@@ -600,9 +650,52 @@ unsafe fn copy_slice<T: Scalar>(x: MatMut<T>, j0: usize, w: usize, buf: *mut T, 
     }
 }
 
+/// Rows [i0, i1) of a block (rows `ldb` apart) += coef(i) * v, v one finished row's W
+/// values. Complex with FMA: i*v is formed once, and each element then takes two real
+/// multiply-adds by coef's two parts; the general complex multiply-add rebuilt the broadcast
+/// coefficient for every element (the leaf's 24 x 4 CTRSM blocks took a third of its time).
+#[inline(always)]
+unsafe fn add_to_rows<T: Scalar, const W: usize, const LV: u8>(
+    v: &[T; W],
+    i0: usize,
+    i1: usize,
+    coef: impl Fn(usize) -> T,
+    x: *mut T,
+    ldb: usize,
+) {
+    if T::IS_COMPLEX && LV != 0 {
+        let mut iv = [T::zero(); W];
+        for (w, e) in iv.iter_mut().zip(v) {
+            *w = T::from_parts(-e.im(), e.re());
+        }
+        for i in i0..i1 {
+            let s = coef(i);
+            let (a, b) = (s.re(), s.im());
+            let xi = x.add(i * ldb);
+            for c in 0..W {
+                let (e, f, g) = (*xi.add(c), v[c], iv[c]);
+                let re = g.re().mul_add(b, f.re().mul_add(a, e.re()));
+                let im = g.im().mul_add(b, f.im().mul_add(a, e.im()));
+                *xi.add(c) = T::from_parts(re, im);
+            }
+        }
+    } else {
+        for i in i0..i1 {
+            let s = coef(i);
+            let xi = x.add(i * ldb);
+            for (c, &e) in v.iter().enumerate() {
+                *xi.add(c) = mac::<T, LV>(*xi.add(c), s, e);
+            }
+        }
+    }
+}
+
 /// TRSM row kernel: W contiguous columns of an order-mb block whose rows are `ldb` apart;
-/// T packed row-major with leading dimension mb. Row k is finished from the rows before it
-/// (lower: forward) or after it (upper: backward).
+/// T packed row-major with leading dimension mb. Right-looking, as the reference: once row k
+/// is finished it is taken out of every row after it (lower: forward) or before it (upper:
+/// backward). Those updates are independent, where a row-by-row dot product waits on one
+/// chain of multiply-adds (with the leaf's 4 columns of complex double, one vector, that
+/// chain ran its 12 x 12 blocks at a third of the rate).
 #[inline(always)]
 unsafe fn trsm_row<T: Scalar, const W: usize, const LOWER: bool, const LV: u8>(
     mb: usize,
@@ -612,31 +705,30 @@ unsafe fn trsm_row<T: Scalar, const W: usize, const LOWER: bool, const LV: u8>(
     x: *mut T,
     ldb: usize,
 ) {
-    for step in 0..mb {
-        let k = if LOWER { step } else { mb - 1 - step };
-        let xk = x.add(k * ldb);
-        let mut acc = [T::zero(); W];
-        for (c, v) in acc.iter_mut().enumerate() {
-            *v = *xk.add(c) * alpha;
-        }
-        let (i0, i1) = if LOWER { (0, k) } else { (k + 1, mb) };
-        let prow = p.add(k * mb);
-        for i in i0..i1 {
-            let tki = *prow.add(i);
+    if !alpha.is_one() {
+        for i in 0..mb {
             let xi = x.add(i * ldb);
-            for (c, v) in acc.iter_mut().enumerate() {
-                *v = mac::<T, LV>(*v, -tki, *xi.add(c));
+            for c in 0..W {
+                *xi.add(c) = *xi.add(c) * alpha;
             }
         }
-        let dk = *d.add(k);
-        for (c, &v) in acc.iter().enumerate() {
-            *xk.add(c) = v * dk;
+    }
+    for step in 0..mb {
+        let k = if LOWER { step } else { mb - 1 - step };
+        let (xk, dk) = (x.add(k * ldb), *d.add(k));
+        let mut v = [T::zero(); W];
+        for (c, e) in v.iter_mut().enumerate() {
+            *e = *xk.add(c) * dk;
+            *xk.add(c) = *e;
         }
+        let (i0, i1) = if LOWER { (k + 1, mb) } else { (0, k) };
+        add_to_rows::<T, W, LV>(&v, i0, i1, |i| -*p.add(i * mb + k), x, ldb);
     }
 }
 
-/// TRMM row kernel (layout as [`trsm_row`]): rows bottom-up for lower T, top-down for upper,
-/// so the rows a row reads are still the old ones.
+/// TRMM row kernel (layout as [`trsm_row`]), right-looking as the reference: row k, times
+/// alpha, is added into the rows after it (lower; rows go bottom-up) or before it (upper;
+/// top-down), which already hold their own diagonal term, before row k takes its own.
 #[inline(always)]
 unsafe fn trmm_row<T: Scalar, const W: usize, const LOWER: bool, const LV: u8>(
     mb: usize,
@@ -648,24 +740,14 @@ unsafe fn trmm_row<T: Scalar, const W: usize, const LOWER: bool, const LV: u8>(
 ) {
     for step in 0..mb {
         let k = if LOWER { mb - 1 - step } else { step };
-        let xk = x.add(k * ldb);
-        let dk = *d.add(k);
-        let mut acc = [T::zero(); W];
-        for (c, v) in acc.iter_mut().enumerate() {
-            *v = dk * *xk.add(c);
+        let (xk, dk) = (x.add(k * ldb), *d.add(k));
+        let mut v = [T::zero(); W];
+        for (c, e) in v.iter_mut().enumerate() {
+            *e = *xk.add(c) * alpha;
+            *xk.add(c) = *e * dk;
         }
-        let (i0, i1) = if LOWER { (0, k) } else { (k + 1, mb) };
-        let prow = p.add(k * mb);
-        for i in i0..i1 {
-            let tki = *prow.add(i);
-            let xi = x.add(i * ldb);
-            for (c, v) in acc.iter_mut().enumerate() {
-                *v = mac::<T, LV>(*v, tki, *xi.add(c));
-            }
-        }
-        for (c, &v) in acc.iter().enumerate() {
-            *xk.add(c) = v * alpha;
-        }
+        let (i0, i1) = if LOWER { (k + 1, mb) } else { (0, k) };
+        add_to_rows::<T, W, LV>(&v, i0, i1, |i| *p.add(i * mb + k), x, ldb);
     }
 }
 

@@ -1,0 +1,135 @@
+//! The leaf of TRSM/TRMM where the blocked product's own kernels run and X's columns are
+//! contiguous (side Left, column-major B): a triangle whose packing fits in half of L2 is
+//! done in row panels of the kernel's height MR, left-looking, BLIS's way.
+//!
+//! For each NR-wide slice of X's columns and each row panel in solve order, one micro-kernel
+//! call applies every row already finished (k runs over all of them, B read where it lies in
+//! X), and the base kernel does the panel's own MR x MR triangle:
+//! - TRSM: X_i := alpha*X_i - T_i,done X_done (one kernel call), then X_i := T_ii^-1 X_i;
+//! - TRMM: X_i := alpha*T_ii X_i, then X_i += alpha*T_i,rest X_rest (rows not yet
+//!   overwritten: panels go bottom-up for lower T, top-down for upper).
+//!
+//! The panels of the triangle are packed once (MR-high, as the product packs A) and shared
+//! by all threads, which split X's columns.
+//!
+//! Why: the 2x2 recursion down to blocks of 64 ran its off-diagonal products as GEMMs of
+//! k = 64, 128, 256, ..., each C tile loaded and stored every k steps, and 1/8 of the flops in
+//! 64 x 64 base blocks at half the GEMM rate (1-thread DTRSM 512 at 45 GFLOP/s, DGEMM 65).
+//! Here the base kernel meets only MR x MR blocks (MR/m of the flops) and the kernel's depth is
+//! every finished row.
+
+use super::{Op, Packed, Tri, TriScalar};
+use crate::cpu::level3::micro::{micro, Micro};
+use crate::cpu::level3::packed;
+use crate::cpu::threads;
+use crate::types::{MatMut, Scalar};
+use once_cell::sync::Lazy;
+
+/// Whether the leaf runs (`HYBLAS_TRI_LEAF=0`: the recursion all the way down, to compare).
+static TRI_LEAF: Lazy<bool> = Lazy::new(|| crate::config::enabled("HYBLAS_TRI_LEAF"));
+
+/// The largest triangle the leaf takes for precision T (0 where it does not run): packed,
+/// it fills at most half of L2, so that every column slice streams it from there.
+pub(super) fn max_order<T: Scalar>() -> usize {
+    if !*TRI_LEAF || micro::<T>().is_none() {
+        return 0;
+    }
+    let (_, l2, _) = packed::caches();
+    // m * m / 2 elements <= l2 / 2 bytes.
+    ((l2 / std::mem::size_of::<T>()) as f64).sqrt() as usize
+}
+
+/// One row panel: rows [r0, r0 + h) of the triangle, the finished rows it applies ([k0, k0 +
+/// k)), where its packed block starts, and its diagonal block for the base kernel.
+struct Panel<T> {
+    r0: usize,
+    h: usize,
+    k0: usize,
+    k: usize,
+    at: usize,
+    diag: Packed<T>,
+}
+
+/// An order-m triangle packed for the leaf, panels in the order they are done.
+pub(super) struct Leaf<T> {
+    mk: Micro<T>,
+    op: Op,
+    lower: bool,
+    buf: Vec<T>,
+    panels: Vec<Panel<T>>,
+}
+
+// SAFETY: after `new` the leaf is only read (the kernels' function pointers are plain code).
+unsafe impl<T: Sync> Sync for Leaf<T> {}
+
+impl<T: TriScalar> Leaf<T> {
+    /// Pack the triangle `t` (order m) on up to `nt` threads; None where the own kernels do
+    /// not run.
+    pub(super) unsafe fn new(t: Tri<T>, op: Op, m: usize, nt: usize) -> Option<Self> {
+        let mk = micro::<T>()?;
+        let mr = mk.mr;
+        let np = m.div_ceil(mr);
+        // Forward for a lower solve and an upper product (each panel needs the rows above
+        // it finished, or still old), backward otherwise.
+        let forward = (op == Op::Solve) == t.lower;
+        let mut panels = Vec::with_capacity(np);
+        let mut len = 0;
+        for s in 0..np {
+            let i = if forward { s } else { np - 1 - s };
+            let (r0, h) = (i * mr, mr.min(m - i * mr));
+            let (k0, k) = if t.lower { (0, r0) } else { (r0 + h, m - r0 - h) };
+            // The column kernels read X in place: the diagonal block is packed for them.
+            let diag = T::base_pack(&t.diag(r0, h), op, 1);
+            panels.push(Panel { r0, h, k0, k, at: len, diag });
+            len += k * mr;
+        }
+        let mut buf: Vec<T> = Vec::with_capacity(len);
+        let dst = packed::SendPtr(buf.as_mut_ptr());
+        let panels_ref = &panels;
+        threads::for_each_part(if len * std::mem::size_of::<T>() > 256 << 10 { nt } else { 1 }, np, |s| {
+            let p = &panels_ref[s];
+            if p.k > 0 {
+                // SAFETY: panel s's own range of the buffer; the block lies in the triangle.
+                unsafe { packed::pack_a_fast(t.a.sub(p.r0, p.k0, p.h, p.k), t.conj, mr, dst.get().add(p.at)) };
+            }
+        });
+        buf.set_len(len);
+        Some(Leaf { mk, op, lower: t.lower, buf, panels })
+    }
+
+    /// The leaf on X's columns (X m x n, columns contiguous).
+    ///
+    /// B is read where it lies: copying each solved panel into a packed slice for the kernel
+    /// cost more than it gained (1-thread DTRSM/DTRMM 512: 0.78-0.86x MKL packed, 0.85-0.93x
+    /// in place, same runs on this project's VM).
+    pub(super) unsafe fn run(&self, alpha: T, x: MatMut<T>) {
+        debug_assert!(x.rs == 1);
+        let nr = self.mk.nr;
+        let minus = -T::one();
+        for c0 in (0..x.cols).step_by(nr) {
+            let w = nr.min(x.cols - c0);
+            for p in &self.panels {
+                let a = self.buf.as_ptr().add(p.at);
+                let tile = x.sub(p.r0, c0, p.h, w);
+                // Rows k0.. of the slice (its columns contiguous).
+                let b = x.ptr_at(p.k0.min(x.rows - 1), c0);
+                let kernel = |al: T, be: T| {
+                    (self.mk.direct)(p.k, a, b, 1, x.cs, tile.ptr, x.cs, p.h, w, al, be, b);
+                };
+                match self.op {
+                    Op::Solve => {
+                        // k == 0 (the first panel) only scales: alpha*X_i.
+                        kernel(minus, alpha);
+                        T::base_run(Op::Solve, self.lower, &p.diag, T::one(), tile);
+                    }
+                    Op::Multiply => {
+                        T::base_run(Op::Multiply, self.lower, &p.diag, alpha, tile);
+                        if p.k > 0 {
+                            kernel(alpha, T::one());
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
