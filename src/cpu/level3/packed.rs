@@ -152,6 +152,14 @@ thread_local! {
     static B_BUF: Cell<Option<Scratch>> = const { Cell::new(None) };
     /// The TRSM/TRMM row kernels' rows (see [`with_rows_buf`]).
     static ROWS_BUF: Cell<Option<Scratch>> = const { Cell::new(None) };
+    /// The TRSM/TRMM leaf's packed rows of B (see [`with_leaf_buf`]).
+    static LEAF_BUF: Cell<Option<Scratch>> = const { Cell::new(None) };
+}
+
+/// A thread's scratch for the TRSM/TRMM leaf from the right (its packed block of B's rows),
+/// as [`with_rows_buf`] and apart from it (the row kernels run inside).
+pub(super) fn with_leaf_buf<T, R>(elems: usize, f: impl FnOnce(*mut T) -> R) -> R {
+    with_buf(&LEAF_BUF, elems, f)
 }
 
 /// A thread's scratch for `elems` values of T (uninitialised), kept between calls: the
@@ -343,7 +351,7 @@ pub(super) unsafe fn pack_a_fast<T: Scalar>(a: MatRef<T>, conj: bool, mr: usize,
 }
 
 /// A B panel (kc x NR, zero past its columns) for the kernel's NR.
-unsafe fn pack_b_fast<T: Scalar>(b: MatRef<T>, conj: bool, nr: usize, d: *mut T) {
+pub(super) unsafe fn pack_b_fast<T: Scalar>(b: MatRef<T>, conj: bool, nr: usize, d: *mut T) {
     match nr {
         4 => pack_b_512::<T, 4>(b, conj, d),
         8 => pack_b_512::<T, 8>(b, conj, d),

@@ -12,6 +12,12 @@
 //! The panels of the triangle are packed once (MR-high, as the product packs A) and shared
 //! by all threads, which split X's columns.
 //!
+//! Side Right (X = B^T, B column-major, so X's rows are the contiguous ones) runs the same
+//! steps on B's side of the transpose: the kernel's tile is a block of B (MR of B's rows by
+//! NR of its columns, rows contiguous), its A operand the finished columns of B's row panel,
+//! packed as they are finished, and its B operand the triangle, packed once in NR-wide
+//! panels. Threads split B's rows.
+//!
 //! Why: the 2x2 recursion down to blocks of 64 ran its off-diagonal products as GEMMs of
 //! k = 64, 128, 256, ..., each C tile loaded and stored every k steps, and 1/8 of the flops in
 //! 64 x 64 base blocks at half the GEMM rate (1-thread DTRSM 512 at 45 GFLOP/s, DGEMM 65).
@@ -39,8 +45,9 @@ pub(super) fn max_order<T: Scalar>() -> usize {
     ((l2 / std::mem::size_of::<T>()) as f64).sqrt() as usize
 }
 
-/// One row panel: rows [r0, r0 + h) of the triangle, the finished rows it applies ([k0, k0 +
-/// k)), where its packed block starts, and its diagonal block for the base kernel.
+/// One panel of the triangle: rows [r0, r0 + h) (columns of B from the right), the finished
+/// rows it applies ([k0, k0 + k)), where its packed block starts, and its diagonal block for
+/// the base kernel.
 struct Panel<T> {
     r0: usize,
     h: usize,
@@ -55,6 +62,8 @@ pub(super) struct Leaf<T> {
     mk: Micro<T>,
     op: Op,
     lower: bool,
+    /// X's rows contiguous (side Right): panels NR high, packed as the product's B.
+    right: bool,
     buf: Vec<T>,
     panels: Vec<Panel<T>>,
 }
@@ -63,12 +72,17 @@ pub(super) struct Leaf<T> {
 unsafe impl<T: Sync> Sync for Leaf<T> {}
 
 impl<T: TriScalar> Leaf<T> {
-    /// Pack the triangle `t` (order m) on up to `nt` threads; None where the own kernels do
-    /// not run.
-    pub(super) unsafe fn new(t: Tri<T>, op: Op, m: usize, nt: usize) -> Option<Self> {
+    /// Pack the triangle `t` (order m) for right-hand sides X of row stride `x_rs` on up to
+    /// `nt` threads; None where the own kernels do not run or X is laid out for neither side.
+    pub(super) unsafe fn new(t: Tri<T>, op: Op, m: usize, x_rs: isize, x_cs: isize, nt: usize) -> Option<Self> {
         let mk = micro::<T>()?;
-        let mr = mk.mr;
-        let np = m.div_ceil(mr);
+        let right = match (x_rs, x_cs) {
+            (1, _) => false,
+            (_, 1) => true,
+            _ => return None,
+        };
+        let ph = if right { mk.nr } else { mk.mr };
+        let np = m.div_ceil(ph);
         // Forward for a lower solve and an upper product (each panel needs the rows above
         // it finished, or still old), backward otherwise.
         let forward = (op == Op::Solve) == t.lower;
@@ -76,12 +90,11 @@ impl<T: TriScalar> Leaf<T> {
         let mut len = 0;
         for s in 0..np {
             let i = if forward { s } else { np - 1 - s };
-            let (r0, h) = (i * mr, mr.min(m - i * mr));
+            let (r0, h) = (i * ph, ph.min(m - i * ph));
             let (k0, k) = if t.lower { (0, r0) } else { (r0 + h, m - r0 - h) };
-            // The column kernels read X in place: the diagonal block is packed for them.
-            let diag = T::base_pack(&t.diag(r0, h), op, 1);
+            let diag = T::base_pack(&t.diag(r0, h), op, x_rs);
             panels.push(Panel { r0, h, k0, k, at: len, diag });
-            len += k * mr;
+            len += k * ph;
         }
         let mut buf: Vec<T> = Vec::with_capacity(len);
         let dst = packed::SendPtr(buf.as_mut_ptr());
@@ -90,22 +103,36 @@ impl<T: TriScalar> Leaf<T> {
             let p = &panels_ref[s];
             if p.k > 0 {
                 // SAFETY: panel s's own range of the buffer; the block lies in the triangle.
-                unsafe { packed::pack_a_fast(t.a.sub(p.r0, p.k0, p.h, p.k), t.conj, mr, dst.get().add(p.at)) };
+                unsafe {
+                    let (v, d) = (t.a.sub(p.r0, p.k0, p.h, p.k), dst.get().add(p.at));
+                    if right {
+                        packed::pack_b_fast(v.t(), t.conj, ph, d)
+                    } else {
+                        packed::pack_a_fast(v, t.conj, ph, d)
+                    }
+                };
             }
         });
         buf.set_len(len);
-        Some(Leaf { mk, op, lower: t.lower, buf, panels })
+        Some(Leaf { mk, op, lower: t.lower, right, buf, panels })
     }
 
-    /// The leaf on X's columns (X m x n, columns contiguous).
+    /// The leaf on right-hand sides X (m x n, laid out as `new` was told).
+    pub(super) unsafe fn run(&self, alpha: T, x: MatMut<T>) {
+        if self.right {
+            self.run_right(alpha, x)
+        } else {
+            self.run_left(alpha, x)
+        }
+    }
+
+    /// Side Left (X's columns contiguous), slice of NR columns by slice.
     ///
     /// B is read where it lies: copying each solved panel into a packed slice for the kernel
     /// cost more than it gained (1-thread DTRSM/DTRMM 512: 0.78-0.86x MKL packed, 0.85-0.93x
     /// in place, same runs on this project's VM).
-    pub(super) unsafe fn run(&self, alpha: T, x: MatMut<T>) {
-        debug_assert!(x.rs == 1);
+    unsafe fn run_left(&self, alpha: T, x: MatMut<T>) {
         let nr = self.mk.nr;
-        let minus = -T::one();
         for c0 in (0..x.cols).step_by(nr) {
             let w = nr.min(x.cols - c0);
             for p in &self.panels {
@@ -113,21 +140,79 @@ impl<T: TriScalar> Leaf<T> {
                 let tile = x.sub(p.r0, c0, p.h, w);
                 // Rows k0.. of the slice (its columns contiguous).
                 let b = x.ptr_at(p.k0.min(x.rows - 1), c0);
-                let kernel = |al: T, be: T| {
+                self.panel(p, alpha, tile, &|al: T, be: T| {
                     (self.mk.direct)(p.k, a, b, 1, x.cs, tile.ptr, x.cs, p.h, w, al, be, b);
-                };
-                match self.op {
-                    Op::Solve => {
-                        // k == 0 (the first panel) only scales: alpha*X_i.
-                        kernel(minus, alpha);
-                        T::base_run(Op::Solve, self.lower, &p.diag, T::one(), tile);
-                    }
-                    Op::Multiply => {
-                        T::base_run(Op::Multiply, self.lower, &p.diag, alpha, tile);
-                        if p.k > 0 {
-                            kernel(alpha, T::one());
+                });
+            }
+        }
+    }
+
+    /// Side Right (X's rows contiguous: B = X^T column-major), by blocks of B's rows. In a
+    /// block, each panel of the triangle (NR of B's columns) meets every MR-row panel of
+    /// the block in turn, so its packed copy stays in L1; the block's finished columns
+    /// (packed MR-high as the product's A, column c at c*MR) stay in L2.
+    unsafe fn run_right(&self, alpha: T, x: MatMut<T>) {
+        let (mr, nr) = (self.mk.mr, self.mk.nr);
+        let b = x.t();
+        let (rows, m) = (b.rows, b.cols);
+        let mc = packed::blocks::<T>(mr, nr).mc;
+        packed::with_leaf_buf::<T, _>(mc * m, |xp| {
+            for rb in (0..rows).step_by(mc) {
+                let nq = mc.min(rows - rb).div_ceil(mr);
+                let panel_rows = |q: usize| (rb + q * mr, mr.min(rows - rb - q * mr));
+                // Column c of row panel q (its MR elements, zero past the panel's rows).
+                let put = |q: usize, c: usize| {
+                    let (r0, h) = panel_rows(q);
+                    let (s, d) = (b.ptr_at(r0, c), xp.add((q * m + c) * mr));
+                    // Loops, not a library copy: a call per MR elements cost 4% of DTRSM.
+                    if h == mr {
+                        for i in 0..mr {
+                            *d.add(i) = *s.add(i);
+                        }
+                    } else {
+                        for i in 0..mr {
+                            *d.add(i) = if i < h { *s.add(i) } else { T::zero() };
                         }
                     }
+                };
+                if self.op == Op::Multiply {
+                    // The product reads the old values of rows it has not overwritten yet.
+                    for q in 0..nq {
+                        (0..m).for_each(|c| put(q, c));
+                    }
+                }
+                for p in &self.panels {
+                    let bp = self.buf.as_ptr().add(p.at);
+                    for q in 0..nq {
+                        let (r0, h) = panel_rows(q);
+                        let tile = b.sub(r0, p.r0, h, p.h);
+                        let a = xp.add((q * m + p.k0.min(m - 1)) * mr);
+                        self.panel(p, alpha, tile.t(), &|al: T, be: T| {
+                            (self.mk.kernel)(p.k, a, bp, nr as isize, 1, tile.ptr, b.cs, h, p.h, al, be, bp);
+                        });
+                        if self.op == Op::Solve {
+                            (p.r0..p.r0 + p.h).for_each(|c| put(q, c));
+                        }
+                    }
+                }
+            }
+        })
+    }
+
+    /// One tile of panel `p` (in X's orientation), `kernel(alpha, beta)` applying the rows
+    /// the panel takes from the others: TRSM X_i := alpha*X_i - T_i,done X_done, then the
+    /// diagonal block's solve; TRMM X_i := alpha*T_ii X_i, then += alpha*T_i,rest X_rest.
+    unsafe fn panel(&self, p: &Panel<T>, alpha: T, tile: MatMut<T>, kernel: &dyn Fn(T, T)) {
+        match self.op {
+            Op::Solve => {
+                // k == 0 (the first panel) only scales: alpha*X_i.
+                kernel(-T::one(), alpha);
+                T::base_run(Op::Solve, self.lower, &p.diag, T::one(), tile);
+            }
+            Op::Multiply => {
+                T::base_run(Op::Multiply, self.lower, &p.diag, alpha, tile);
+                if p.k > 0 {
+                    kernel(alpha, T::one());
                 }
             }
         }

@@ -17,9 +17,9 @@
 //!   it enters with the vector running across columns. For complex data the copy is cheap
 //!   next to the four-fold arithmetic.
 //!
-//! Where hyblas's own GEMM kernels run (AVX-512) and B's columns are contiguous (side Left),
-//! triangles that fit in half of L2 skip the recursion: the leaf (`leaf.rs`) does them in
-//! panels of the kernel's height, one kernel call per panel applying every finished row,
+//! Where hyblas's own GEMM kernels run (AVX-512) and B is stored by columns or by rows (any
+//! side), triangles that fit in half of L2 skip the recursion: the leaf (`leaf.rs`) does them
+//! in panels of the kernel's size, one kernel call per tile applying every finished row,
 //! and the base kernels meet only the kernel-sized diagonal blocks.
 //!
 //! TRMM works in place: blocks, tiles and rows are visited in the order that reads every
@@ -228,8 +228,8 @@ unsafe fn drive<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
             f(unsafe { x.sub(0, s, m, chunk.min(n - s)) })
         })
     };
-    if x.rs == 1 && m <= leaf::max_order::<T>() {
-        if let Some(lf) = leaf::Leaf::new(t, op, m, nt) {
+    if m <= leaf::max_order::<T>() {
+        if let Some(lf) = leaf::Leaf::new(t, op, m, x.rs, x.cs, nt) {
             // SAFETY: each part is a column range of X; the leaf was packed from t.
             return each(&|xp| unsafe { lf.run(alpha, xp) });
         }
@@ -405,7 +405,7 @@ unsafe fn rec_with<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op, prod
 unsafe fn top<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
     let nt = threads::nthreads();
     // The leaf takes triangles up to its own order, on any number of threads.
-    let leaf = if x.rs == 1 { leaf::max_order::<T>() } else { 0 };
+    let leaf = if x.rs == 1 || x.cs == 1 { leaf::max_order::<T>() } else { 0 };
     let limit = match (leaf, nt) {
         (0, 1) => usize::MAX,
         (0, _) => (*TRI_SPLIT).max(block_order::<T>()),
@@ -627,12 +627,13 @@ row_driver!(trmm_rows, trmm_rows_body, trmm_row);
 #[inline(always)]
 unsafe fn copy_slice<T: Scalar>(x: MatMut<T>, j0: usize, w: usize, buf: *mut T, ldb: usize, into: bool) {
     if x.cs == 1 {
+        // Element loops: the leaf copies rows of a few elements, where a library call each
+        // cost more than the copy.
         for i in 0..x.rows {
             let (xr, br) = (x.ptr_at(i, j0), buf.add(i * ldb));
-            if into {
-                std::ptr::copy_nonoverlapping(xr, br, w);
-            } else {
-                std::ptr::copy_nonoverlapping(br, xr, w);
+            let (from, to) = if into { (xr as *const T, br) } else { (br as *const T, xr) };
+            for c in 0..w {
+                *to.add(c) = *from.add(c);
             }
         }
     } else {
