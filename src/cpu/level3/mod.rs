@@ -6,9 +6,9 @@
 //! - `packed.rs`: the blocked product over the own kernels (B read in place, A packed, threads
 //!   claiming row blocks), also for one triangle of C (SYRK/HERK/SYR2K).
 //! - `micro.rs`: the register-blocked micro-kernels, one generic body for s/d/c/z.
-//! - `sym.rs`: SYMM/HEMM (triangle expanded, then GEMM) and SYRK/HERK/SYR2K/HER2K (the
+//! - `sym.rs`: SYMM/HEMM (A packed from its stored triangle) and SYRK/HERK/SYR2K/HER2K (the
 //!   triangle product of `packed.rs`; without AVX-512, recursive halving onto GEMM).
-//! - `tri.rs`: TRMM/TRSM.
+//! - `tri/`: TRMM/TRSM (`leaf.rs`: kernel-sized panels for triangles that fit in L2).
 
 pub mod gemm;
 pub mod micro;

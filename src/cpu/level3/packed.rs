@@ -197,30 +197,19 @@ pub struct Operand<T> {
     pub conj: bool,
     /// The stored triangle and whether the matrix is Hermitian.
     pub sym: Option<(Uplo, bool)>,
-    /// A packed once by [`prepack_a`] (null: packed in the product). Only as A.
-    pub pre: *const T,
 }
-
-// SAFETY: an operand is only read, as MatRef is; the prepacked copy too.
-unsafe impl<T: Sync> Send for Operand<T> {}
-unsafe impl<T: Sync> Sync for Operand<T> {}
 
 impl<T: Scalar> Operand<T> {
     pub fn plain(m: MatRef<T>, conj: bool) -> Self {
-        Operand { m, conj, sym: None, pre: std::ptr::null() }
+        Operand { m, conj, sym: None }
     }
     /// The symmetric (Hermitian) matrix whose `uplo` triangle `m` (square) stores.
     pub fn symmetric(m: MatRef<T>, uplo: Uplo, herm: bool) -> Self {
-        Operand { m, conj: false, sym: Some((uplo, herm)), pre: std::ptr::null() }
+        Operand { m, conj: false, sym: Some((uplo, herm)) }
     }
-    /// `self` (as the product's A) already packed at `pre` by [`prepack_a`].
-    pub fn prepacked(self, pre: *const T) -> Self {
-        Operand { pre, ..self }
-    }
-    /// The transpose (a symmetric one's storage read transposed: the other triangle). A
-    /// prepacked copy is A's layout only: the transpose is packed in the product again.
+    /// The transpose (a symmetric one's storage read transposed: the other triangle).
     fn t(self) -> Self {
-        Operand { m: self.m.t(), conj: self.conj, sym: self.sym.map(|(u, h)| (u.flip(), h)), pre: std::ptr::null() }
+        Operand { m: self.m.t(), conj: self.conj, sym: self.sym.map(|(u, h)| (u.flip(), h)) }
     }
     /// Element (i, j) of the full matrix (a Hermitian diagonal taken as real).
     #[inline]
@@ -433,40 +422,6 @@ fn k_blocks<T: Scalar>(mk: &Micro<T>, k: usize) -> (usize, usize) {
     (kc_n, k.div_ceil(kc_n))
 }
 
-/// Elements [`prepack_a`] writes for an m x k A (0 where this machine has no own kernels).
-pub fn prepacked_len<T: Scalar>(m: usize, k: usize) -> usize {
-    micro::<T>().map_or(0, |mk| m.div_ceil(mk.mr) * mk.mr * k)
-}
-
-/// MR-high panels of an m-row A (the unit [`prepack_a`] can be split into).
-pub fn panels<T: Scalar>(m: usize) -> usize {
-    micro::<T>().map_or(0, |mk| m.div_ceil(mk.mr))
-}
-
-/// Pack panels [q0, q1) (of [`panels`]) of A (m x k) once, as the product would block by
-/// block, into `dst` (room for [`prepacked_len`]): for each k block b, every MR-high panel of
-/// all m rows, from b * panels * MR * KC. Products that share one A (TRSM/TRMM's
-/// right-hand-side parts) then read it from there ([`Operand::prepacked`]) instead of each
-/// packing it again. Disjoint panel ranges may be packed by different threads.
-///
-/// # Safety
-/// `a` is a valid m x k operand, `dst` writable for `prepacked_len` elements.
-pub unsafe fn prepack_a<T: Scalar>(a: Operand<T>, q0: usize, q1: usize, dst: *mut T) {
-    let Some(mk) = micro::<T>() else { return };
-    let (m, k, mr) = (a.m.rows, a.m.cols, mk.mr);
-    let q1 = q1.min(m.div_ceil(mr));
-    if q0 >= q1 || k == 0 {
-        return;
-    }
-    let (kc_n, kc) = k_blocks(&mk, k);
-    let block = m.div_ceil(mr) * mr * kc;
-    let (i0, rows) = (q0 * mr, (q1 * mr).min(m) - q0 * mr);
-    for b in 0..kc_n {
-        let (pc, kcur) = (b * kc, kc.min(k - b * kc));
-        pack_a(&a, i0, pc, rows, kcur, mr, dst.add(b * block + i0 * kcur));
-    }
-}
-
 /// Counters of one step (one packed B block).
 #[derive(Default)]
 struct Step {
@@ -645,22 +600,16 @@ unsafe fn gemm_impl<T: Scalar>(
                     let p1 = ((jb + 1) * per).min(panels);
                     if p0 < p1 && !skip_block(tri, i0, mcur, jc + p0 * nr, (jc + p1 * nr).min(n)) {
                         let key = s * mi + ib;
-                        let apan = if !a.pre.is_null() {
-                            // Panel i0 / MR of k block s % kc_n (prepack_a's layout).
-                            a.pre.add((s % kc_n) * panels_m * mr * kc + i0 * kcur)
-                        } else {
-                            if held != key {
-                                pack_a(&a, i0, pc, mcur, kcur, mr, ap);
-                                held = key;
-                            }
-                            ap
-                        };
+                        if held != key {
+                            pack_a(&a, i0, pc, mcur, kcur, mr, ap);
+                            held = key;
+                        }
                         if pc > 0 {
                             let prev = &done[(s - 1) * tasks + q];
                             wait_until(|| prev.load(Acquire));
                         }
                         let bd = BSource { packed: bp, direct: bsub, from };
-                        macro_kernel(&mk, kcur, apan, &bd, alpha, beta_s, c, i0, mcur, jc, ncur, p0, p1, tri);
+                        macro_kernel(&mk, kcur, ap, &bd, alpha, beta_s, c, i0, mcur, jc, ncur, p0, p1, tri);
                     }
                     done[s * tasks + q].store(true, Release);
                     st.task_done.fetch_add(1, AcqRel);
@@ -1023,63 +972,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// An A packed once in panel ranges (several k blocks, a partial last panel, conjugated,
-    /// transposed) and read by products on 1 and 3 threads, against the triple loop.
-    fn check_prepacked<T: Scalar>(seed: u64)
-    where
-        T::Real: Lossy,
-    {
-        let Some(eps) = tolerance::<T>() else { return };
-        for (case, &(m, n, k, ta, ca)) in
-            [(100usize, 37usize, 1100usize, false, false), (53, 20, 700, true, T::IS_COMPLEX), (5, 3, 9, false, true)]
-                .iter()
-                .enumerate()
-        {
-            let ca = ca && T::IS_COMPLEX;
-            let av: Vec<T> = fill(m * k, seed + case as u64);
-            let bv: Vec<T> = fill(k * n, seed + 100 + case as u64);
-            let a =
-                if ta { MatRef::col_major(av.as_ptr(), k, m, k).t() } else { MatRef::col_major(av.as_ptr(), m, k, m) };
-            let b = MatRef::col_major(bv.as_ptr(), k, n, k);
-            let op = Operand::plain(a, ca);
-            let mut pre = vec![T::from_f64(f64::NAN); prepacked_len::<T>(m, k)];
-            let q = panels::<T>(m);
-            for q0 in (0..q).step_by(2) {
-                unsafe { prepack_a(op, q0, q0 + 2, pre.as_mut_ptr()) };
-            }
-            for t in [1, 3] {
-                let mut c: Vec<T> = vec![T::from_f64(f64::NAN); m * n];
-                let cv = MatMut::col_major(c.as_mut_ptr(), m, n, m);
-                let alpha = T::from_f64(-0.5);
-                assert!(unsafe {
-                    gemm_ops(t, alpha, op.prepacked(pre.as_ptr()), Operand::plain(b, false), T::zero(), cv, None)
-                });
-                for j in 0..n {
-                    for i in 0..m {
-                        let mut s = T::zero();
-                        for p in 0..k {
-                            s += unsafe { a.get(i, p).conj_if(ca) * b.get(p, j) };
-                        }
-                        let err = (c[i + j * m] - alpha * s).abs1().to_f64();
-                        assert!(
-                            err <= eps * (k as f64 + 4.0),
-                            "{} {m}x{n}x{k} ta={ta} ca={ca} t={t} ({i},{j})",
-                            T::PREFIX
-                        );
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn prepacked_a_matches_a_triple_loop() {
-        check_prepacked::<f64>(21);
-        check_prepacked::<f32>(22);
-        check_prepacked::<Complex64>(23);
-        check_prepacked::<Complex32>(24);
     }
 
     #[test]

@@ -1,6 +1,6 @@
-//! The leaf of TRSM/TRMM where the blocked product's own kernels run and X's columns are
-//! contiguous (side Left, column-major B): a triangle whose packing fits in half of L2 is
-//! done in row panels of the kernel's height MR, left-looking, BLIS's way.
+//! The leaf of TRSM/TRMM where the blocked product's own kernels run: a triangle whose
+//! packing fits in half of L2 is done in panels of the kernel's size, left-looking, BLIS's
+//! way. Side Left first (X's columns contiguous, column-major B):
 //!
 //! For each NR-wide slice of X's columns and each row panel in solve order, one micro-kernel
 //! call applies every row already finished (k runs over all of them, B read where it lies in

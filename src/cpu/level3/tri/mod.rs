@@ -61,9 +61,6 @@ pub static TRI_NB: Lazy<Option<usize>> =
 /// on one thread.
 pub static TRI_PAR_MIN: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_TRI_PAR_MIN", 96 * 96 * 96));
 
-/// Whether right-hand-side parts share one packing of the triangle (`HYBLAS_TRI_SHARE`).
-static TRI_SHARE: Lazy<bool> = Lazy::new(|| crate::config::enabled("HYBLAS_TRI_SHARE"));
-
 /// Right-hand sides a thread should get at least when they are split.
 const MIN_RHS_PER_THREAD: usize = 16;
 
@@ -237,84 +234,8 @@ unsafe fn drive<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
     if parts == 1 {
         return rec(t, alpha, x, op);
     }
-    // Side Left (X column-major): the parts share one packing of the triangle's blocks
-    // (`HYBLAS_TRI_SHARE=0`: each part packs its own, to compare). From the right the blocks
-    // are the products' B (a row-major X turns them around) and each part packs them.
-    let share = x.rs == 1 && m > block_order::<T>() && *TRI_SHARE;
-    let shared = if share { Shared::new(t, op, m, nt) } else { None };
-    each(&|xp| match &shared {
-        // SAFETY: as above.
-        Some(sh) => unsafe { sh.rec(t, alpha, xp, op) },
-        None => unsafe { rec(t, alpha, xp, op) },
-    });
-}
-
-/// The off-diagonal blocks of one right-hand-side part's recursion, packed once for every part
-/// (`packed::prepack_a`), in the order the recursion multiplies by them. Each part packing them
-/// again for GEMMs over only its own columns cost 10.6% of a 2-thread DTRSM 512 (2.3% shared;
-/// best of 100: 73-74 -> 83-97 GFLOP/s, DTRMM 75-86 -> 86-90, this VM). On the H200 host's 16
-/// cores (parts of 16-64 columns) DTRMM 1024/2048 went from 0.70-0.74x/0.78-0.95x MKL to
-/// 0.84-0.88x/1.00-1.10x and ZTRSM 1024 from 0.87-0.94x to 0.97-1.00x, 4096 unchanged
-/// (`bench/results/s53-h200-host/tri-share/`).
-struct Shared<T> {
-    buf: Vec<T>,
-    /// Where each block starts in `buf`, and its shape (checked against the part's walk).
-    at: Vec<(usize, usize, usize)>,
-}
-
-impl<T: TriScalar> Shared<T> {
-    /// Pack the blocks of an order-m recursion on up to `nt` threads; None where the own
-    /// kernels do not run (the GEMMs then pack as usual).
-    unsafe fn new(t: Tri<T>, op: Op, m: usize, nt: usize) -> Option<Self> {
-        if !packed::available::<T>() {
-            return None;
-        }
-        // The recursion's walk without arithmetic (no right-hand sides): its products' A.
-        let offs = std::cell::RefCell::new(Vec::new());
-        let zero_cols = MatMut::col_major(std::ptr::NonNull::<T>::dangling().as_ptr(), m, 0, m.max(1));
-        rec_with(t, T::one(), zero_cols, op, &|_, off, _, _, _| offs.borrow_mut().push(off));
-        let offs = offs.into_inner();
-        let mut at = Vec::with_capacity(offs.len());
-        let mut len = 0;
-        for off in &offs {
-            at.push((len, off.rows, off.cols));
-            len += packed::prepacked_len::<T>(off.rows, off.cols);
-        }
-        let mut buf: Vec<T> = Vec::with_capacity(len);
-        let dst = packed::SendPtr(buf.as_mut_ptr());
-        // Tasks of a few panels each, so that the largest block (half of the area) does not
-        // keep the other threads waiting.
-        const PANELS_PER_TASK: usize = 4;
-        let tasks: Vec<(usize, usize)> = (0..offs.len())
-            .flat_map(|i| {
-                let q = packed::panels::<T>(offs[i].rows);
-                (0..q).step_by(PANELS_PER_TASK).map(move |q0| (i, q0))
-            })
-            .collect();
-        threads::for_each_part(nt, tasks.len(), |j| {
-            let (i, q0) = tasks[j];
-            let off = packed::Operand::plain(offs[i], t.conj);
-            // SAFETY: block i's own range of the buffer, panels [q0, q0 + PANELS_PER_TASK).
-            unsafe { packed::prepack_a(off, q0, q0 + PANELS_PER_TASK, dst.get().add(at[i].0)) }
-        });
-        buf.set_len(len);
-        Some(Shared { buf, at })
-    }
-
-    /// The recursion on one part's columns, its products reading the shared blocks.
-    unsafe fn rec(&self, t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
-        let next = std::cell::Cell::new(0);
-        rec_with(t, alpha, x, op, &|al, off, from, be, to| {
-            let i = next.get();
-            next.set(i + 1);
-            let (start, rows, cols) = self.at[i];
-            assert!((rows, cols) == (off.rows, off.cols), "TRSM/TRMM: shared blocks out of step");
-            // SAFETY: block i was packed from `off` by `new`; views as the recursion made them.
-            let a = packed::Operand::plain(off, t.conj).prepacked(unsafe { self.buf.as_ptr().add(start) });
-            let done = unsafe { packed::gemm_ops(1, al, a, packed::Operand::plain(from, false), be, to, None) };
-            debug_assert!(done);
-        });
-    }
+    // SAFETY: as above.
+    each(&|xp| unsafe { rec(t, alpha, xp, op) });
 }
 
 /// Split point of an order-m triangle: half of its NB-blocks, so base blocks stay whole.
@@ -376,19 +297,10 @@ fn gemm_prod<T: TriScalar>(conj: bool) -> impl Fn(T, MatRef<T>, MatRef<T>, T, Ma
 
 /// The recursion: base blocks of order NB, the rest in 2x2 steps.
 unsafe fn rec<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
-    rec_with(t, alpha, x, op, &gemm_prod(t.conj))
-}
-
-/// [`rec`] with the off-diagonal products going to `prod`. Without right-hand sides it only
-/// walks the blocks (what [`Shared`] packs).
-unsafe fn rec_with<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op, prod: Prod<T>) {
     if x.rows <= block_order::<T>() {
-        if x.cols == 0 {
-            return;
-        }
         return T::base_run(op, t.lower, &T::base_pack(&t, op, x.rs), alpha, x);
     }
-    step(t, alpha, x, op, &|t, a, x| unsafe { rec_with(t, a, x, op, prod) }, prod)
+    step(t, alpha, x, op, &|t, a, x| unsafe { rec(t, a, x, op) }, &gemm_prod(t.conj))
 }
 
 /// The top of the recursion on several threads: 2x2 steps whose GEMMs run on all threads
