@@ -154,6 +154,14 @@ thread_local! {
     static ROWS_BUF: Cell<Option<Scratch>> = const { Cell::new(None) };
     /// The TRSM/TRMM leaf's packed rows of B (see [`with_leaf_buf`]).
     static LEAF_BUF: Cell<Option<Scratch>> = const { Cell::new(None) };
+    /// The TRSM/TRMM leaf's packed triangle (see [`with_tri_buf`]).
+    static TRI_BUF: Cell<Option<Scratch>> = const { Cell::new(None) };
+}
+
+/// The calling thread's scratch for the TRSM/TRMM leaf's packed triangle (read by every
+/// thread of the call while the caller waits in it).
+pub(super) fn with_tri_buf<T, R>(elems: usize, f: impl FnOnce(*mut T) -> R) -> R {
+    with_buf(&TRI_BUF, elems, f)
 }
 
 /// A thread's scratch for the TRSM/TRMM leaf from the right (its packed block of B's rows),

@@ -226,9 +226,10 @@ unsafe fn drive<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
         })
     };
     if m <= leaf::max_order::<T>() {
-        if let Some(lf) = leaf::Leaf::new(t, op, m, x.rs, x.cs, nt) {
-            // SAFETY: each part is a column range of X; the leaf was packed from t.
-            return each(&|xp| unsafe { lf.run(alpha, xp) });
+        // SAFETY: each part is a column range of X; the leaf was packed from t.
+        let ran = leaf::Leaf::with(t, op, m, (x.rs, x.cs), nt, |lf| each(&|xp| unsafe { lf.run(alpha, xp) }));
+        if ran.is_some() {
+            return;
         }
     }
     if parts == 1 {
