@@ -137,7 +137,7 @@ impl<T: TriScalar> Leaf<T> {
         });
     }
 
-    /// The leaf on right-hand sides X (m x n, laid out as `new` was told).
+    /// The leaf on right-hand sides X (m x n, laid out as [`Leaf::with`] was told).
     pub(super) unsafe fn run(&self, alpha: T, x: MatMut<T>) {
         if self.right {
             self.run_right(alpha, x)
@@ -238,7 +238,7 @@ impl<T: TriScalar> Leaf<T> {
         })
     }
 
-    /// One tile of panel `p` (in X's orientation), `kernel(alpha, beta)` applying the rows
+    /// From the left, one tile of panel `p`, `kernel(alpha, beta)` applying the rows
     /// the panel takes from the others: TRSM X_i := alpha*X_i - T_i,done X_done, then the
     /// diagonal block's solve; TRMM X_i := alpha*T_ii X_i, then += alpha*T_i,rest X_rest.
     unsafe fn panel(&self, p: &Panel<T>, alpha: T, tile: MatMut<T>, kernel: &dyn Fn(T, T)) {
