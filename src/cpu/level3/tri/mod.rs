@@ -214,8 +214,9 @@ unsafe fn drive<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
     } else {
         // A few parts per thread, claimed as threads come free (threads::for_each_part).
         let parts = threads::balanced_parts(nt).min(n / MIN_RHS_PER_THREAD);
-        // Part widths rounded to 16 columns keep the kernels' vector chunks whole.
-        let chunk = n.div_ceil(parts).next_multiple_of(16);
+        // Part widths rounded to 16 columns keep the kernels' vector chunks whole; the leaf
+        // from the right (parts are B's rows) takes whole kernel-high panels.
+        let chunk = n.div_ceil(parts).next_multiple_of(leaf::part_rows::<T>(m, x.rs, x.cs).unwrap_or(16));
         (n.div_ceil(chunk), chunk)
     };
     let each = |f: &(dyn Fn(MatMut<T>) + Sync)| {
