@@ -172,7 +172,7 @@ impl<T: TriScalar> Leaf<T> {
             for p in &self.panels {
                 let a = self.buf.add(p.at);
                 let tile = x.sub(p.r0, c0, p.h, ww);
-                self.panel(p, alpha, tile, &|al: T, be: T| {
+                let kernel = |al: T, be: T| {
                     for s in (0..ww).step_by(nr) {
                         let w = nr.min(ww - s);
                         // Rows k0.. of the slice (its columns contiguous).
@@ -180,7 +180,8 @@ impl<T: TriScalar> Leaf<T> {
                         let c = tile.ptr_at(0, s);
                         (self.mk.direct)(p.k, a, b, 1, x.cs, c, x.cs, p.h, w, al, be, b);
                     }
-                });
+                };
+                self.panel(p, alpha, &kernel, &|sc: T| T::base_run(self.op, self.lower, &p.diag, sc, tile));
             }
         }
     }
@@ -230,36 +231,28 @@ impl<T: TriScalar> Leaf<T> {
                         };
                         // TRSM: the solved columns also go to the packed panel.
                         let cols = xp.add((q * m + p.r0) * mr);
-                        match self.op {
-                            Op::Solve => {
-                                kernel(-T::one(), alpha);
-                                right_tile(Op::Solve, self.lower, &p.diag, T::one(), tile, mr, cols);
-                            }
-                            Op::Multiply => {
-                                right_tile(Op::Multiply, self.lower, &p.diag, alpha, tile, mr, cols);
-                                if p.k > 0 {
-                                    kernel(alpha, T::one());
-                                }
-                            }
-                        }
+                        self.panel(p, alpha, &kernel, &|sc: T| {
+                            right_tile(self.op, self.lower, &p.diag, sc, tile, mr, cols)
+                        });
                     }
                 }
             }
         })
     }
 
-    /// From the left, one tile of panel `p`, `kernel(alpha, beta)` applying the rows
-    /// the panel takes from the others: TRSM X_i := alpha*X_i - T_i,done X_done, then the
-    /// diagonal block's solve; TRMM X_i := alpha*T_ii X_i, then += alpha*T_i,rest X_rest.
-    unsafe fn panel(&self, p: &Panel<T>, alpha: T, tile: MatMut<T>, kernel: &dyn Fn(T, T)) {
+    /// One tile of panel `p` on either side: `kernel(alpha, beta)` applies the rows the panel
+    /// takes from the others, `diag(scale)` the tile's diagonal block. TRSM X_i := alpha*X_i -
+    /// T_i,done X_done, then the block's solve; TRMM X_i := alpha*T_ii X_i, then += alpha*
+    /// T_i,rest X_rest.
+    unsafe fn panel(&self, p: &Panel<T>, alpha: T, kernel: &dyn Fn(T, T), diag: &dyn Fn(T)) {
         match self.op {
             Op::Solve => {
                 // k == 0 (the first panel) only scales: alpha*X_i.
                 kernel(-T::one(), alpha);
-                T::base_run(Op::Solve, self.lower, &p.diag, T::one(), tile);
+                diag(T::one());
             }
             Op::Multiply => {
-                T::base_run(Op::Multiply, self.lower, &p.diag, alpha, tile);
+                diag(alpha);
                 if p.k > 0 {
                     kernel(alpha, T::one());
                 }
