@@ -51,8 +51,18 @@ pub(super) fn max_order<T: Scalar>() -> usize {
 /// the recursion's build in the same runs: DTRSM RUTN 1.34x -> 1.70x, DTRMM RLNN 1.04x ->
 /// 1.49x (0.79x -> 0.95x MKL), ZTRSM RLCN 433 -> 551 GFLOP/s (`bench/results/s54-h200-host/`).
 pub(super) fn part_rows<T: Scalar>(m: usize, x_rs: isize, x_cs: isize) -> Option<usize> {
-    let right = x_rs != 1 && x_cs == 1;
+    let right = right_side(x_rs, x_cs) == Some(true);
     (right && m <= max_order::<T>()).then(|| micro::<T>().map(|mk| mk.mr)).flatten()
+}
+
+/// The side the leaf works X of strides (`x_rs`, `x_cs`) from: Some(false) from the left (X's
+/// columns contiguous), Some(true) from the right (its rows), None for neither.
+pub(super) fn right_side(x_rs: isize, x_cs: isize) -> Option<bool> {
+    match (x_rs, x_cs) {
+        (1, _) => Some(false),
+        (_, 1) => Some(true),
+        _ => None,
+    }
 }
 
 /// One panel of the triangle: rows [r0, r0 + h) (columns of B from the right), the finished
@@ -100,11 +110,7 @@ impl<T: TriScalar> Leaf<T> {
         f: impl FnOnce(&Self) -> R,
     ) -> Option<R> {
         let mk = micro::<T>()?;
-        let right = match (x_rs, x_cs) {
-            (1, _) => false,
-            (_, 1) => true,
-            _ => return None,
-        };
+        let right = right_side(x_rs, x_cs)?;
         let ph = if right { mk.nr } else { mk.mr };
         let np = m.div_ceil(ph);
         // Forward for a lower solve and an upper product (each panel needs the rows above
@@ -129,10 +135,8 @@ impl<T: TriScalar> Leaf<T> {
     /// Pack every panel's block into `buf` (`len` elements).
     unsafe fn pack(t: Tri<T>, right: bool, ph: usize, panels: &[Panel<T>], buf: *mut T, len: usize, nt: usize) {
         let dst = packed::SendPtr(buf);
-        let np = panels.len();
-        let panels_ref = panels;
-        threads::for_each_part(if len * std::mem::size_of::<T>() > 256 << 10 { nt } else { 1 }, np, |s| {
-            let p = &panels_ref[s];
+        threads::for_each_part(if len * std::mem::size_of::<T>() > 256 << 10 { nt } else { 1 }, panels.len(), |s| {
+            let p = &panels[s];
             if p.k > 0 {
                 // SAFETY: panel s's own range of the buffer; the block lies in the triangle.
                 unsafe {

@@ -252,24 +252,13 @@ fn block_order<T: Scalar>() -> usize {
     nb.next_multiple_of(tile)
 }
 
-/// The product an off-diagonal block takes part in: `to := alpha * off * from + beta * to`
-/// (`off` conjugated as the triangle is).
-type Prod<'a, T> = &'a dyn Fn(T, MatRef<T>, MatRef<T>, T, MatMut<T>);
-
 /// One 2x2 step on an order-m triangle: the two diagonal blocks go to `inner`, the
-/// off-diagonal block is one product, `prod`.
+/// off-diagonal block is one GEMM (on as many threads as its size asks for).
 ///
 /// TRSM, lower: X1 = alpha T11^-1 B1, then T22 X2 = alpha B2 - T21 X1 (upper: the mirror).
 /// TRMM, lower: X2 := alpha (T21 X1 + T22 X2) needs the old X1, so X2 comes first (upper: the
 /// mirror).
-unsafe fn step<T: TriScalar>(
-    t: Tri<T>,
-    alpha: T,
-    x: MatMut<T>,
-    op: Op,
-    inner: &dyn Fn(Tri<T>, T, MatMut<T>),
-    prod: Prod<T>,
-) {
+unsafe fn step<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op, inner: &dyn Fn(Tri<T>, T, MatMut<T>)) {
     let (m, n) = (x.rows, x.cols);
     let m1 = split(m, block_order::<T>());
     let m2 = m - m1;
@@ -278,23 +267,19 @@ unsafe fn step<T: TriScalar>(
     // The off-diagonal block and the rows it maps from and to.
     let (off, from, to) = if t.lower { (t.a.sub(m1, 0, m2, m1), x1, x2) } else { (t.a.sub(0, m1, m1, m2), x2, x1) };
     let ((first, xf), (second, xs)) = if t.lower { ((d1, x1), (d2, x2)) } else { ((d2, x2), (d1, x1)) };
+    let prod = |al: T, be: T| gemm(al, off, t.conj, from.as_ref(), false, be, to);
     match op {
         Op::Solve => {
             inner(first, alpha, xf);
-            prod(-T::one(), off, from.as_ref(), alpha, to);
+            prod(-T::one(), alpha);
             inner(second, T::one(), xs);
         }
         Op::Multiply => {
             inner(second, alpha, xs);
-            prod(alpha, off, from.as_ref(), T::one(), to);
+            prod(alpha, T::one());
             inner(first, alpha, xf);
         }
     }
-}
-
-/// The off-diagonal product as a plain GEMM (on as many threads as its size asks for).
-fn gemm_prod<T: TriScalar>(conj: bool) -> impl Fn(T, MatRef<T>, MatRef<T>, T, MatMut<T>) {
-    move |al, off, from, be, to| unsafe { gemm(al, off, conj, from, false, be, to) }
 }
 
 /// The recursion: base blocks of order NB, the rest in 2x2 steps.
@@ -302,7 +287,7 @@ unsafe fn rec<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
     if x.rows <= block_order::<T>() {
         return T::base_run(op, t.lower, &T::base_pack(&t, op, x.rs), alpha, x);
     }
-    step(t, alpha, x, op, &|t, a, x| unsafe { rec(t, a, x, op) }, &gemm_prod(t.conj))
+    step(t, alpha, x, op, &|t, a, x| unsafe { rec(t, a, x, op) })
 }
 
 /// The top of the recursion on several threads: 2x2 steps whose GEMMs run on all threads
@@ -319,7 +304,7 @@ unsafe fn rec<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
 unsafe fn top<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
     let nt = threads::nthreads();
     // The leaf takes triangles up to its own order, on any number of threads.
-    let leaf = if x.rs == 1 || x.cs == 1 { leaf::max_order::<T>() } else { 0 };
+    let leaf = if leaf::right_side(x.rs, x.cs).is_some() { leaf::max_order::<T>() } else { 0 };
     let limit = match (leaf, nt) {
         (0, 1) => usize::MAX,
         (0, _) => (*TRI_SPLIT).max(block_order::<T>()),
@@ -328,7 +313,7 @@ unsafe fn top<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
     if x.rows <= limit {
         return drive(t, alpha, x, op);
     }
-    step(t, alpha, x, op, &|t, a, x| unsafe { top(t, a, x, op) }, &gemm_prod(t.conj))
+    step(t, alpha, x, op, &|t, a, x| unsafe { top(t, a, x, op) })
 }
 
 /// B := alpha * op(A)^-1 * B (side Left) or alpha * B * op(A)^-1 (side Right).
