@@ -337,7 +337,7 @@ unsafe fn copy_panel_col<T>(s: *const T, d: *mut T, n: usize) {
 /// columns (`cols`, column c at c*mr, zero past h). The row kernels did the same through
 /// a transposing driver in chunks of 8, and with the separate copy into the panel took 15% of
 /// a 1-thread DTRSM 512 from the right for 1.6% of its flops.
-unsafe fn right_tile<T: Scalar>(
+unsafe fn right_tile<T: TriScalar>(
     op: Op,
     lower: bool,
     pk: &Packed<T>,
@@ -346,6 +346,11 @@ unsafe fn right_tile<T: Scalar>(
     mr: usize,
     cols: *mut T,
 ) {
+    let (p, d) = (pk.p.as_ptr(), pk.d.as_ptr());
+    let hw = (tile.rows, tile.cols);
+    if hw.0 == mr && T::simd_right(op == Op::Solve, lower, p, d, alpha, tile.ptr, tile.cs, hw, cols) {
+        return;
+    }
     // The whole tiles of each kernel shape with their sizes known at compile time: the loops
     // below then run on whole registers with no remainder. With the sizes read at run time
     // this took 13% of a 1-thread DTRSM 512 RUTN.

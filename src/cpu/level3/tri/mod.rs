@@ -83,6 +83,28 @@ pub trait TriScalar: Scalar {
     /// # Safety
     /// As [`trsm`]; `pk` and `x` consistent.
     unsafe fn base_run(op: Op, lower: bool, pk: &Packed<Self>, alpha: Self, x: MatMut<Self>);
+    /// From the right, one whole tile's diagonal block with the tile in registers (see
+    /// `leaf::right_tile`): `h` x `w` of B at `tile` (column c at `tile + c*ldt`), T's block
+    /// row-major with leading dimension `w` in `p`, its diagonal in `d`; for TRSM the solved
+    /// columns also go to `cols` (column c at `c*h`). False where no such kernel runs (the
+    /// caller then takes the generic path).
+    ///
+    /// # Safety
+    /// Pointers valid for those shapes.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn simd_right(
+        _solve: bool,
+        _lower: bool,
+        _p: *const Self,
+        _d: *const Self,
+        _alpha: Self,
+        _tile: *mut Self,
+        _ldt: isize,
+        _hw: (usize, usize),
+        _cols: *mut Self,
+    ) -> bool {
+        false
+    }
     /// Whether [`TriScalar::simd_cols`] runs on this machine.
     fn has_simd_cols() -> bool {
         false
@@ -109,7 +131,7 @@ pub trait TriScalar: Scalar {
 }
 
 macro_rules! tri_scalar {
-    ($t:ty, $tl:literal, $w:literal $(, $simd:path)?) => {
+    ($t:ty, $tl:literal, $w:literal $(, $simd:path, $right:path)?) => {
         impl TriScalar for $t {
             unsafe fn base_pack(t: &Tri<Self>, op: Op, x_rs: isize) -> Packed<Self> {
                 base_pack::<$t, $tl>(t, op, x_rs)
@@ -135,6 +157,19 @@ macro_rules! tri_scalar {
                 ) {
                     $simd(solve, lower, mb, ld, p, d, alpha, x, ldx, n)
                 }
+                unsafe fn simd_right(
+                    solve: bool,
+                    lower: bool,
+                    p: *const Self,
+                    d: *const Self,
+                    alpha: Self,
+                    tile: *mut Self,
+                    ldt: isize,
+                    hw: (usize, usize),
+                    cols: *mut Self,
+                ) -> bool {
+                    $right(solve, lower, p, d, alpha, tile, ldt, hw, cols)
+                }
             )?
         }
     };
@@ -142,9 +177,9 @@ macro_rules! tri_scalar {
 // TL: SIMD lanes of 512 bits (the column kernels' tile height, the row kernels' narrow
 // width); W: the row kernels' main width.
 #[cfg(target_arch = "x86_64")]
-tri_scalar!(f32, 16, 128, x86::cols_f32);
+tri_scalar!(f32, 16, 128, x86::cols_f32, x86::right_f32);
 #[cfg(target_arch = "x86_64")]
-tri_scalar!(f64, 8, 64, x86::cols_f64);
+tri_scalar!(f64, 8, 64, x86::cols_f64, x86::right_f64);
 #[cfg(not(target_arch = "x86_64"))]
 tri_scalar!(f32, 16, 128);
 #[cfg(not(target_arch = "x86_64"))]
@@ -1142,4 +1177,105 @@ mod x86 {
     }
     entry!(cols_f64, f64, Z8d, Y8d);
     entry!(cols_f32, f32, Z16s, Y16s);
+
+    /// From the right, a whole tile's diagonal block with the tile in registers: 8 columns of
+    /// B (V vectors of rows each, column c at `tile + c*ldt`), solved or multiplied
+    /// right-looking as `leaf::right_tile_body`, stored back, and for TRSM also to `cols`
+    /// (column c at `c*V*TL`). Through a buffer on the stack each step waited on the stores of
+    /// the step before. The steps are unrolled (and SOLVE, LOWER fixed) so that every column
+    /// index is a constant and the tile never leaves the registers.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn right_regs<L: Lanes, const V: usize, const SOLVE: bool, const LOWER: bool>(
+        p: *const L::E,
+        d: *const L::E,
+        alpha: L::E,
+        tile: *mut L::E,
+        ldt: isize,
+        cols: *mut L::E,
+    ) {
+        const W: usize = 8;
+        let tl = L::TL;
+        let mut x = [[L::zero(); V]; W];
+        for (c, xc) in x.iter_mut().enumerate() {
+            for (v, xv) in xc.iter_mut().enumerate() {
+                *xv = L::load(tile.offset(c as isize * ldt).add(v * tl));
+            }
+        }
+        macro_rules! step {
+            ($($step:literal)*) => {$({
+                let k = if SOLVE == LOWER { $step } else { W - 1 - $step };
+                let (i0, i1) = if LOWER { (k + 1, W) } else { (0, k) };
+                let first = L::splat(if SOLVE { *d.add(k) } else { alpha });
+                for v in 0..V {
+                    x[k][v] = x[k][v].mul(first);
+                }
+                let xk = x[k];
+                for i in i0..i1 {
+                    let s = L::splat(*p.add(i * W + k));
+                    for v in 0..V {
+                        x[i][v] = if SOLVE { x[i][v].msub(s, xk[v]) } else { x[i][v].madd(s, xk[v]) };
+                    }
+                }
+                if !SOLVE {
+                    let dk = L::splat(*d.add(k));
+                    for v in 0..V {
+                        x[k][v] = x[k][v].mul(dk);
+                    }
+                }
+            })*};
+        }
+        step!(0 1 2 3 4 5 6 7);
+        for (c, xc) in x.iter().enumerate() {
+            for (v, xv) in xc.iter().enumerate() {
+                xv.store(tile.offset(c as isize * ldt).add(v * tl));
+                if SOLVE {
+                    xv.store(cols.add((c * V + v) * tl));
+                }
+            }
+        }
+    }
+
+    /// `f` compiled for AVX-512 (inlined into this function's target features).
+    #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+    #[inline]
+    unsafe fn at_avx512<R>(f: impl FnOnce() -> R) -> R {
+        f()
+    }
+
+    macro_rules! right_entry {
+        ($name:ident, $e:ty, $z:ty, $h:literal) => {
+            /// [`right_regs`] for this precision's whole tiles ($h x 8) on AVX-512; false
+            /// otherwise.
+            #[allow(clippy::too_many_arguments)]
+            pub(super) unsafe fn $name(
+                solve: bool,
+                lower: bool,
+                p: *const $e,
+                d: *const $e,
+                alpha: $e,
+                tile: *mut $e,
+                ldt: isize,
+                hw: (usize, usize),
+                cols: *mut $e,
+            ) -> bool {
+                if *ISA != Level::Avx512 || hw != ($h, 8) {
+                    return false;
+                }
+                const V: usize = $h / <$z as Lanes>::TL;
+                at_avx512(
+                    #[inline(always)]
+                    || match (solve, lower) {
+                        (true, true) => right_regs::<$z, V, true, true>(p, d, alpha, tile, ldt, cols),
+                        (true, false) => right_regs::<$z, V, true, false>(p, d, alpha, tile, ldt, cols),
+                        (false, true) => right_regs::<$z, V, false, true>(p, d, alpha, tile, ldt, cols),
+                        (false, false) => right_regs::<$z, V, false, false>(p, d, alpha, tile, ldt, cols),
+                    },
+                );
+                true
+            }
+        };
+    }
+    right_entry!(right_f64, f64, Z8d, 24);
+    right_entry!(right_f32, f32, Z16s, 48);
 }
