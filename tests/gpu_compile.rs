@@ -321,7 +321,20 @@ fn exit_while_the_helper_compiles() {
     let unit = Unit::parse("splitk_z_skm8").unwrap();
     let kernels = PathBuf::from(dir).join("kernels");
     std::thread::spawn(move || nvrtc::compile_in_helper(&unit.name(), &unit.source(), "sm_90", &kernels));
+    // Exit only once the helper runs: on a loaded 2-core machine (CI, beside the test that
+    // compiles every unit) starting it took more than a fixed 300 ms once, the process exited
+    // before it, and no entry could land.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !has_child_process() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     std::thread::sleep(std::time::Duration::from_millis(300));
     println!("CHILD EXITING");
     std::process::exit(0);
+}
+
+/// Whether this process has started a child process (Linux: /proc/self/task/*/children).
+fn has_child_process() -> bool {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return true };
+    tasks.flatten().any(|t| std::fs::read_to_string(t.path().join("children")).is_ok_and(|c| !c.trim().is_empty()))
 }
