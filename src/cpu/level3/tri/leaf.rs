@@ -351,9 +351,10 @@ unsafe fn right_tile<T: TriScalar>(
     if hw.0 == mr && T::simd_right(op == Op::Solve, lower, p, d, alpha, tile.ptr, tile.cs, hw, cols) {
         return;
     }
-    // The whole tiles of each kernel shape with their sizes known at compile time: the loops
-    // below then run on whole registers with no remainder. With the sizes read at run time
-    // this took 13% of a 1-thread DTRSM 512 RUTN.
+    // The other whole tiles (complex: the leaf runs only where the AVX-512 kernels do, so
+    // real whole tiles took the register path above) with their sizes known at compile time:
+    // the loops below then run on whole registers with no remainder. With the sizes read at
+    // run time this took 13% of a 1-thread DTRSM 512 RUTN, before its register path.
     macro_rules! shapes {
         ($($h:literal x $w:literal),*) => {
             match (tile.rows, tile.cols) {
@@ -362,7 +363,7 @@ unsafe fn right_tile<T: TriScalar>(
             }
         };
     }
-    shapes!(24 x 8, 48 x 8, 12 x 4, 24 x 4)
+    shapes!(12 x 4, 24 x 4)
 }
 
 /// `H` x `W`: the tile's size where fixed at compile time (0: read from `tile`).
