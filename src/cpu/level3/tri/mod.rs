@@ -244,21 +244,27 @@ unsafe fn drive<T: TriScalar>(t: Tri<T>, alpha: T, x: MatMut<T>, op: Op) {
     let (m, n) = (x.rows, x.cols);
     let work = m.saturating_mul(m).saturating_mul(n);
     let nt = threads::nthreads();
-    let (parts, chunk) = if nt <= 1 || work < *TRI_PAR_MIN || n < 2 * MIN_RHS_PER_THREAD {
-        (1, n)
+    // Parts are whole units of columns: 16 keep the kernels' vector chunks whole; the leaf
+    // from the right (parts are B's rows) takes whole kernel-high panels.
+    let unit = leaf::part_rows::<T>(m, x.rs, x.cs).unwrap_or(16);
+    let units = n.div_ceil(unit);
+    let parts = if nt <= 1 || work < *TRI_PAR_MIN || n < 2 * MIN_RHS_PER_THREAD {
+        1
     } else {
         // A few parts per thread, claimed as threads come free (threads::for_each_part).
-        let parts = threads::balanced_parts(nt).min(n / MIN_RHS_PER_THREAD);
-        // Part widths rounded to 16 columns keep the kernels' vector chunks whole; the leaf
-        // from the right (parts are B's rows) takes whole kernel-high panels.
-        let chunk = n.div_ceil(parts).next_multiple_of(leaf::part_rows::<T>(m, x.rs, x.cs).unwrap_or(16));
-        (n.div_ceil(chunk), chunk)
+        threads::balanced_parts(nt).min(n / MIN_RHS_PER_THREAD).min(units)
     };
+    // Part p starts at unit p*base + min(p, extra): the first `extra` parts take one unit
+    // more, so threads claiming in turn end level. Equal parts rounded up to whole 24-row
+    // panels cut DTRSM 512 from the right on 2 threads into 7 parts of 72 rows and one of 8:
+    // one thread had 288 rows, the other 224.
+    let (base, extra) = (units / parts, units % parts);
+    let start = |p: usize| (unit * (p * base + p.min(extra))).min(n);
     let each = |f: &(dyn Fn(MatMut<T>) + Sync)| {
         threads::for_each_part(nt, parts, |p| {
-            let s = p * chunk;
+            let (s, e) = (start(p), start(p + 1));
             // SAFETY: the parts are disjoint column ranges of X.
-            f(unsafe { x.sub(0, s, m, chunk.min(n - s)) })
+            f(unsafe { x.sub(0, s, m, e - s) })
         })
     };
     if m <= leaf::max_order::<T>() {
