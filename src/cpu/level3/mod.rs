@@ -8,12 +8,14 @@
 //! - `micro.rs`: the register-blocked micro-kernels, one generic body for s/d/c/z.
 //! - `sym.rs`: SYMM/HEMM (A packed from its stored triangle) and SYRK/HERK/SYR2K/HER2K (the
 //!   triangle product of `packed.rs`; without AVX-512, recursive halving onto GEMM).
+//! - `transpose.rs`: packing panels whose rows are contiguous, in register tiles.
 //! - `tri/`: TRMM/TRSM (`leaf.rs`: kernel-sized panels for triangles that fit in L2).
 
 pub mod gemm;
 pub mod micro;
 pub mod packed;
 pub mod sym;
+mod transpose;
 pub mod tri;
 
 pub use gemm::gemm;

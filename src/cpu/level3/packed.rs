@@ -275,8 +275,13 @@ unsafe fn pack_a_panel<T: Scalar, const MR: usize>(a: MatRef<T>, conj: bool, d: 
         }
     } else {
         // Rows contiguous along k (a transposed operand, or a B panel's columns): MR streams
-        // read side by side.
-        for kk in 0..kc {
+        // read side by side, whole register tiles first (super::transpose).
+        let done = if rows == MR && a.cs == 1 {
+            super::transpose::rows_to_panel::<T, MR>(a.ptr, a.rs, kc, conj, d)
+        } else {
+            0
+        };
+        for kk in done..kc {
             let sk = a.ptr.offset(kk as isize * a.cs);
             let dk = d.add(kk * MR);
             if rows == MR {
