@@ -1141,9 +1141,9 @@ mod x86 {
     }
 
     macro_rules! entry {
-        ($name:ident, $e:ty, $z:ty, $y:ty) => {
+        ($name:ident, $e:ty, $z:ty, $nc:literal $(, $y:ty)?) => {
             /// Column kernels for this precision at the best available level (never called at
-            /// the baseline level: see `has_simd_cols`).
+            /// the levels `has_simd_cols` rules out: the baseline, and AVX2 for complex types).
             #[allow(clippy::too_many_arguments)]
             pub(super) unsafe fn $name(
                 solve: bool,
@@ -1171,35 +1171,43 @@ mod x86 {
                     ldx: isize,
                     n: usize,
                 ) {
-                    cols::<$z, 8>(solve, lower, mb, ld, p, d, alpha, x, ldx, n)
+                    cols::<$z, $nc>(solve, lower, mb, ld, p, d, alpha, x, ldx, n)
                 }
-                #[target_feature(enable = "avx2,fma")]
-                #[allow(clippy::too_many_arguments)]
-                unsafe fn avx2(
-                    solve: bool,
-                    lower: bool,
-                    mb: usize,
-                    ld: usize,
-                    p: *const $e,
-                    d: *const $e,
-                    alpha: $e,
-                    x: *mut $e,
-                    ldx: isize,
-                    n: usize,
-                ) {
-                    // Two registers per tile column: fewer columns fit in 16 registers.
-                    cols::<$y, 4>(solve, lower, mb, ld, p, d, alpha, x, ldx, n)
+                if *ISA == Level::Avx512 {
+                    return avx512(solve, lower, mb, ld, p, d, alpha, x, ldx, n);
                 }
-                match *ISA {
-                    Level::Avx512 => avx512(solve, lower, mb, ld, p, d, alpha, x, ldx, n),
-                    Level::Avx2 => avx2(solve, lower, mb, ld, p, d, alpha, x, ldx, n),
-                    Level::Baseline => {}
-                }
+                $(
+                    #[target_feature(enable = "avx2,fma")]
+                    #[allow(clippy::too_many_arguments)]
+                    unsafe fn avx2(
+                        solve: bool,
+                        lower: bool,
+                        mb: usize,
+                        ld: usize,
+                        p: *const $e,
+                        d: *const $e,
+                        alpha: $e,
+                        x: *mut $e,
+                        ldx: isize,
+                        n: usize,
+                    ) {
+                        // Two registers per tile column: fewer columns fit in 16 registers.
+                        cols::<$y, 4>(solve, lower, mb, ld, p, d, alpha, x, ldx, n)
+                    }
+                    if *ISA == Level::Avx2 {
+                        avx2(solve, lower, mb, ld, p, d, alpha, x, ldx, n)
+                    }
+                )?
             }
         };
     }
-    entry!(cols_f64, f64, Z8d, Y8d);
-    entry!(cols_f32, f32, Z16s, Y16s);
+    entry!(cols_f64, f64, Z8d, 8, Y8d);
+    entry!(cols_f32, f32, Z16s, 8, Y16s);
+    // Complex: AVX-512 only; groups of 4 columns, as the leaf's complex-double slices are 4 wide
+    // (in groups of 8 every column of a slice ran alone, with nothing to overlap its chain of
+    // unknowns).
+    entry!(cols_c64, crate::types::C64, Z4z, 4);
+    entry!(cols_c32, crate::types::C32, Z8c, 4);
 
     /// Complex tiles for the column kernels: TL complex values of one 512-bit register,
     /// (re, im) interleaved; products are complex (`mul`, `madd`, `msub`), lane i is the
@@ -1363,48 +1371,6 @@ mod x86 {
     unsafe fn dup_odd_pd(a: __m512d) -> __m512d {
         _mm512_permute_pd::<0xff>(a)
     }
-
-    macro_rules! complex_entry {
-        ($name:ident, $e:ty, $z:ty) => {
-            /// Complex column kernels (AVX-512 only: see `has_simd_cols`).
-            #[allow(clippy::too_many_arguments)]
-            pub(super) unsafe fn $name(
-                solve: bool,
-                lower: bool,
-                mb: usize,
-                ld: usize,
-                p: *const $e,
-                d: *const $e,
-                alpha: $e,
-                x: *mut $e,
-                ldx: isize,
-                n: usize,
-            ) {
-                #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
-                #[allow(clippy::too_many_arguments)]
-                unsafe fn avx512(
-                    solve: bool,
-                    lower: bool,
-                    mb: usize,
-                    ld: usize,
-                    p: *const $e,
-                    d: *const $e,
-                    alpha: $e,
-                    x: *mut $e,
-                    ldx: isize,
-                    n: usize,
-                ) {
-                    // Groups of 4 columns: the leaf's slices of complex double are 4 wide.
-                    cols::<$z, 4>(solve, lower, mb, ld, p, d, alpha, x, ldx, n)
-                }
-                if *ISA == Level::Avx512 {
-                    avx512(solve, lower, mb, ld, p, d, alpha, x, ldx, n)
-                }
-            }
-        };
-    }
-    complex_entry!(cols_c64, crate::types::C64, Z4z);
-    complex_entry!(cols_c32, crate::types::C32, Z8c);
 
     /// No register path from the right for complex tiles (the generic one runs).
     #[allow(clippy::too_many_arguments)]
