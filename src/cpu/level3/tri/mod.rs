@@ -131,7 +131,7 @@ pub trait TriScalar: Scalar {
 }
 
 macro_rules! tri_scalar {
-    ($t:ty, $tl:literal, $w:literal $(, $simd:path, $right:path, $min:expr)?) => {
+    ($t:ty, $tl:literal, $w:literal $(, cols $simd:path, $min:expr)? $(, right $right:path)?) => {
         impl TriScalar for $t {
             unsafe fn base_pack(t: &Tri<Self>, op: Op, x_rs: isize) -> Packed<Self> {
                 base_pack::<$t, $tl>(t, op, x_rs)
@@ -157,6 +157,8 @@ macro_rules! tri_scalar {
                 ) {
                     $simd(solve, lower, mb, ld, p, d, alpha, x, ldx, n)
                 }
+            )?
+            $(
                 unsafe fn simd_right(
                     solve: bool,
                     lower: bool,
@@ -177,18 +179,19 @@ macro_rules! tri_scalar {
 // TL: SIMD lanes of 512 bits (the column kernels' tile height, the row kernels' narrow
 // width); W: the row kernels' main width.
 #[cfg(target_arch = "x86_64")]
-tri_scalar!(f32, 16, 128, x86::cols_f32, x86::right_f32, Level::Avx2);
+tri_scalar!(f32, 16, 128, cols x86::cols_f32, Level::Avx2, right x86::right_f32);
 #[cfg(target_arch = "x86_64")]
-tri_scalar!(f64, 8, 64, x86::cols_f64, x86::right_f64, Level::Avx2);
+tri_scalar!(f64, 8, 64, cols x86::cols_f64, Level::Avx2, right x86::right_f64);
 #[cfg(not(target_arch = "x86_64"))]
 tri_scalar!(f32, 16, 128);
 #[cfg(not(target_arch = "x86_64"))]
 tri_scalar!(f64, 8, 64);
-// Complex column kernels: AVX-512 only (the row kernels elsewhere).
+// Complex column kernels: AVX-512 only (the row kernels elsewhere); no register path from the
+// right (the generic one runs).
 #[cfg(target_arch = "x86_64")]
-tri_scalar!(C32, 8, 32, x86::cols_c32, x86::right_none, Level::Avx512);
+tri_scalar!(C32, 8, 32, cols x86::cols_c32, Level::Avx512);
 #[cfg(target_arch = "x86_64")]
-tri_scalar!(C64, 4, 16, x86::cols_c64, x86::right_none, Level::Avx512);
+tri_scalar!(C64, 4, 16, cols x86::cols_c64, Level::Avx512);
 #[cfg(not(target_arch = "x86_64"))]
 tri_scalar!(C32, 8, 32);
 #[cfg(not(target_arch = "x86_64"))]
@@ -1370,22 +1373,6 @@ mod x86 {
     #[inline(always)]
     unsafe fn dup_odd_pd(a: __m512d) -> __m512d {
         _mm512_permute_pd::<0xff>(a)
-    }
-
-    /// No register path from the right for complex tiles (the generic one runs).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) unsafe fn right_none<T>(
-        _solve: bool,
-        _lower: bool,
-        _p: *const T,
-        _d: *const T,
-        _alpha: T,
-        _tile: *mut T,
-        _ldt: isize,
-        _hw: (usize, usize),
-        _cols: *mut T,
-    ) -> bool {
-        false
     }
 
     /// From the right, a whole tile's diagonal block with the tile in registers: 8 columns of
