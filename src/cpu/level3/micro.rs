@@ -210,7 +210,7 @@ const PREFETCH_K: usize = 8;
 /// The shared body: accumulate, then write C. `CPLX`: T is complex over `V::R`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn body<V: Vector, const CPLX: bool, const MV: usize, const NC: usize, const PACKED: bool>(
+unsafe fn body<V: Vector, const CPLX: bool, const MV: usize, const NC: usize, const PACKED: bool, const CLAMP: bool>(
     k: usize,
     a: *const V::R,
     b: *const V::R,
@@ -247,12 +247,23 @@ unsafe fn body<V: Vector, const CPLX: bool, const MV: usize, const NC: usize, co
             }
             for j in 0..NC {
                 // Complex: column j / 2, real part for even j, imaginary for odd.
+                // CLAMP (B read in place, fewer than all of the tile's columns): columns past
+                // the w-th read the last one, so no read leaves B (the sums are not stored).
+                let col = if CLAMP {
+                    if CPLX {
+                        (j / 2).min(w - 1)
+                    } else {
+                        j.min(w - 1)
+                    }
+                } else {
+                    j / (1 + CPLX as usize)
+                };
                 let off = if PACKED {
                     j as isize
                 } else if CPLX {
-                    (j / 2) as isize * csb + (j % 2) as isize
+                    col as isize * csb + (j % 2) as isize
                 } else {
-                    j as isize * csb
+                    col as isize * csb
                 };
                 let bj = V::splat(*pb.offset(off));
                 for v in 0..MV {
@@ -369,21 +380,17 @@ macro_rules! kernels {
         ) {
             // B's strides in reals (a complex element is two).
             let rw = (std::mem::size_of::<$t>() / std::mem::size_of::<$r>()) as isize;
-            body::<$v, $cplx, $mv, $nc, PACKED>(
-                k,
-                a as *const $r,
-                b as *const $r,
-                rsb * rw,
-                csb * rw,
-                c as *mut $r,
-                cs,
-                h,
-                w,
-                (Scalar::re(alpha), Scalar::im(alpha)),
-                (Scalar::re(beta), Scalar::im(beta)),
-                Scalar::is_zero(beta),
-                next as *const $r,
-            )
+            // B in place with fewer columns than the tile's: the body that reads only those
+            // (a DTRSM leaf's last slice of 1-7 columns read past B's end and faulted).
+            let clamp = !PACKED && w < $nc / (1 + $cplx as usize);
+            let (a, b, rsb, csb, c) = (a as *const $r, b as *const $r, rsb * rw, csb * rw, c as *mut $r);
+            let (al, be) = ((Scalar::re(alpha), Scalar::im(alpha)), (Scalar::re(beta), Scalar::im(beta)));
+            let (bz, next) = (Scalar::is_zero(beta), next as *const $r);
+            if clamp {
+                body::<$v, $cplx, $mv, $nc, PACKED, true>(k, a, b, rsb, csb, c, cs, h, w, al, be, bz, next)
+            } else {
+                body::<$v, $cplx, $mv, $nc, PACKED, false>(k, a, b, rsb, csb, c, cs, h, w, al, be, bz, next)
+            }
         }
     )*};
 }
