@@ -32,6 +32,8 @@ trait Vector: Copy {
     unsafe fn splat(x: Self::R) -> Self;
     /// a*b + c.
     unsafe fn fma(a: Self, b: Self, c: Self) -> Self;
+    /// a*b + c in the lanes of mask `m`, c elsewhere.
+    unsafe fn fma_mask(a: Self, b: Self, c: Self, m: u32) -> Self;
     unsafe fn mul(a: Self, b: Self) -> Self;
     /// Swap the lanes of each (re, im) pair.
     unsafe fn swap_pairs(a: Self) -> Self;
@@ -80,6 +82,10 @@ impl Vector for __m512d {
         _mm512_fmadd_pd(a, b, c)
     }
     #[inline(always)]
+    unsafe fn fma_mask(a: Self, b: Self, c: Self, m: u32) -> Self {
+        _mm512_mask3_fmadd_pd(a, b, c, m as __mmask8)
+    }
+    #[inline(always)]
     unsafe fn mul(a: Self, b: Self) -> Self {
         _mm512_mul_pd(a, b)
     }
@@ -126,6 +132,10 @@ impl Vector for __m512 {
         _mm512_fmadd_ps(a, b, c)
     }
     #[inline(always)]
+    unsafe fn fma_mask(a: Self, b: Self, c: Self, m: u32) -> Self {
+        _mm512_mask3_fmadd_ps(a, b, c, m as __mmask16)
+    }
+    #[inline(always)]
     unsafe fn mul(a: Self, b: Self) -> Self {
         _mm512_mul_ps(a, b)
     }
@@ -167,6 +177,13 @@ pub struct Micro<T> {
     pub kernel: Kernel<T>,
     /// B read where it lies (any strides): no packing of B, for products with few rows.
     pub direct: Kernel<T>,
+    /// X := alpha * D X in place for a tile of X (B = C, read where it lies) and D the packed
+    /// MR x MR diagonal block of a triangle (k = the tile's rows h), lower ([0]) or upper
+    /// ([1]): the TRSM/TRMM leaf's diagonal blocks (D = T_ii or T_ii^-1). Only D's triangle
+    /// enters the sums (masked, not multiplied by the zeros outside it), so a NaN in X
+    /// spreads to the rows the reference's substitution takes it to, and the zero blocks
+    /// are skipped: 2/3 of a full tile's FMAs at MV = 3.
+    pub tri: [Kernel<T>; 2],
 }
 
 impl<T> Clone for Micro<T> {
@@ -188,17 +205,26 @@ pub fn micro<T: Scalar>() -> Option<Micro<T>> {
             return None;
         }
         use num_complex::{Complex32, Complex64};
-        let (mr, nr, f, g): (usize, usize, *const (), *const ()) = match T::PREFIX {
-            'd' => (24, 8, kernel_d::<true> as Kernel<f64> as _, kernel_d::<false> as Kernel<f64> as _),
-            's' => (48, 8, kernel_s::<true> as Kernel<f32> as _, kernel_s::<false> as Kernel<f32> as _),
-            'z' => (12, 4, kernel_z::<true> as Kernel<Complex64> as _, kernel_z::<false> as Kernel<Complex64> as _),
-            'c' => (24, 4, kernel_c::<true> as Kernel<Complex32> as _, kernel_c::<false> as Kernel<Complex32> as _),
+        macro_rules! four {
+            ($k:ident, $t:ty) => {
+                [
+                    $k::<true, 0> as Kernel<$t> as *const (),
+                    $k::<false, 0> as Kernel<$t> as _,
+                    $k::<false, 1> as Kernel<$t> as _,
+                    $k::<false, 2> as Kernel<$t> as _,
+                ]
+            };
+        }
+        let (mr, nr, f) = match T::PREFIX {
+            'd' => (24, 8, four!(kernel_d, f64)),
+            's' => (48, 8, four!(kernel_s, f32)),
+            'z' => (12, 4, four!(kernel_z, Complex64)),
+            'c' => (24, 4, four!(kernel_c, Complex32)),
             _ => return None,
         };
         // SAFETY: PREFIX names the type (types.rs): the functions above take exactly T.
-        let (kernel, direct) =
-            unsafe { (std::mem::transmute::<*const (), Kernel<T>>(f), std::mem::transmute::<*const (), Kernel<T>>(g)) };
-        Some(Micro { mr, nr, kernel, direct })
+        let [kernel, direct, lower, upper] = f.map(|f| unsafe { std::mem::transmute::<*const (), Kernel<T>>(f) });
+        Some(Micro { mr, nr, kernel, direct, tri: [lower, upper] })
     }
     #[cfg(not(target_arch = "x86_64"))]
     None
@@ -207,10 +233,11 @@ pub fn micro<T: Scalar>() -> Option<Micro<T>> {
 /// Prefetch distance on A, in k steps (A streams from L2; B's panel sits in L1).
 const PREFETCH_K: usize = 8;
 
-/// The shared body: accumulate, then write C. `CPLX`: T is complex over `V::R`.
+/// The shared body: accumulate, then write C. `CPLX`: T is complex over `V::R`. `TRI`: 0 a
+/// product, 1 / 2 the lower / upper triangular tile product of [`Micro::tri`] (k = h).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn body<V: Vector, const CPLX: bool, const MV: usize, const NC: usize, const PACKED: bool, const CLAMP: bool>(
+unsafe fn body<V: Vector, const CPLX: bool, const MV: usize, const NC: usize, const PACKED: bool, const TRI: u8>(
     k: usize,
     a: *const V::R,
     b: *const V::R,
@@ -237,6 +264,52 @@ unsafe fn body<V: Vector, const CPLX: bool, const MV: usize, const NC: usize, co
         V::prefetch(col.add(MV * l - 1));
     }
     let (mut pa, mut pb) = (a, b);
+    // Where broadcast column j of B is read (complex: column j / 2, real part for even j,
+    // imaginary for odd).
+    let boff = |j: usize| -> isize {
+        if PACKED {
+            j as isize
+        } else if CPLX {
+            (j / 2) as isize * csb + (j % 2) as isize
+        } else {
+            j as isize * csb
+        }
+    };
+    // One k step further down B.
+    let bstep = if PACKED { NC as isize } else { rsb };
+    if TRI != 0 {
+        // Column e of D's diagonal block p meets the rows of group p from e on (lower) or up
+        // to e (upper); groups below (lower) / above (upper) it are D's zero blocks.
+        let rw = 1 + CPLX as usize;
+        let epv = l / rw;
+        let full = (1u32 << l) - 1;
+        for p in 0..MV {
+            let l0 = p * epv;
+            if l0 >= k {
+                break;
+            }
+            for e in 0..epv.min(k - l0) {
+                let m = if TRI == 1 { (full << (e * rw)) & full } else { full >> ((epv - 1 - e) * rw) };
+                let on = |v: usize| if TRI == 1 { v >= p } else { v <= p };
+                let mut av = [V::zero(); MV];
+                for (v, x) in av.iter_mut().enumerate() {
+                    if on(v) {
+                        *x = V::load(pa.add(v * l));
+                    }
+                }
+                for j in 0..NC {
+                    let bj = V::splat(*pb.offset(boff(j)));
+                    for (v, row) in acc.iter_mut().enumerate() {
+                        if on(v) {
+                            row[j] = if v == p { V::fma_mask(av[v], bj, row[j], m) } else { V::fma(av[v], bj, row[j]) };
+                        }
+                    }
+                }
+                pa = pa.add(MV * l);
+                pb = pb.offset(bstep);
+            }
+        }
+    }
     macro_rules! step {
         () => {{
             let mut av = [V::zero(); MV];
@@ -246,32 +319,13 @@ unsafe fn body<V: Vector, const CPLX: bool, const MV: usize, const NC: usize, co
                 V::prefetch(pa.add(PREFETCH_K * MV * l + v * l));
             }
             for j in 0..NC {
-                // Complex: column j / 2, real part for even j, imaginary for odd.
-                // CLAMP (B read in place, fewer than all of the tile's columns): columns past
-                // the w-th read the last one, so no read leaves B (the sums are not stored).
-                let col = if CLAMP {
-                    if CPLX {
-                        (j / 2).min(w - 1)
-                    } else {
-                        j.min(w - 1)
-                    }
-                } else {
-                    j / (1 + CPLX as usize)
-                };
-                let off = if PACKED {
-                    j as isize
-                } else if CPLX {
-                    col as isize * csb + (j % 2) as isize
-                } else {
-                    col as isize * csb
-                };
-                let bj = V::splat(*pb.offset(off));
+                let bj = V::splat(*pb.offset(boff(j)));
                 for v in 0..MV {
                     acc[v][j] = V::fma(av[v], bj, acc[v][j]);
                 }
             }
             pa = pa.add(MV * l);
-            pb = pb.offset(if PACKED { NC as isize } else { rsb });
+            pb = pb.offset(bstep);
         }};
     }
     // A packed B panel's successor into L2 meanwhile, a line every `every` k steps (a panel
@@ -290,6 +344,8 @@ unsafe fn body<V: Vector, const CPLX: bool, const MV: usize, const NC: usize, co
             }
         }};
     }
+    // (The triangular tile did its k steps above.)
+    let k = if TRI != 0 { 0 } else { k };
     for _ in 0..k / 4 {
         sp!(0);
         sp!(1);
@@ -364,7 +420,7 @@ macro_rules! kernels {
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
         #[allow(clippy::too_many_arguments)]
-        unsafe fn $name<const PACKED: bool>(
+        unsafe fn $name<const PACKED: bool, const TRI: u8>(
             k: usize,
             a: *const $t,
             b: *const $t,
@@ -380,17 +436,38 @@ macro_rules! kernels {
         ) {
             // B's strides in reals (a complex element is two).
             let rw = (std::mem::size_of::<$t>() / std::mem::size_of::<$r>()) as isize;
-            // B in place with fewer columns than the tile's: the body that reads only those
-            // (a DTRSM leaf's last slice of 1-7 columns read past B's end and faulted).
-            let clamp = !PACKED && w < $nc / (1 + $cplx as usize);
-            let (a, b, rsb, csb, c) = (a as *const $r, b as *const $r, rsb * rw, csb * rw, c as *mut $r);
             let (al, be) = ((Scalar::re(alpha), Scalar::im(alpha)), (Scalar::re(beta), Scalar::im(beta)));
-            let (bz, next) = (Scalar::is_zero(beta), next as *const $r);
-            if clamp {
-                body::<$v, $cplx, $mv, $nc, PACKED, true>(k, a, b, rsb, csb, c, cs, h, w, al, be, bz, next)
-            } else {
-                body::<$v, $cplx, $mv, $nc, PACKED, false>(k, a, b, rsb, csb, c, cs, h, w, al, be, bz, next)
+            let nr = $nc / (1 + $cplx as usize);
+            if !PACKED && w < nr {
+                // B in place with fewer columns than the tile's: the body reads all NR of
+                // them (a DTRSM leaf's last slice of 1-7 columns read past B's end and
+                // faulted), so copy the w there are into a packed panel, zeros past them.
+                let mut panel = vec![<$t as Scalar>::zero(); k.max(1) * nr];
+                for kk in 0..k {
+                    for j in 0..w {
+                        panel[kk * nr + j] = *b.offset(kk as isize * rsb + j as isize * csb);
+                    }
+                }
+                let pp = panel.as_ptr() as *const $r;
+                return body::<$v, $cplx, $mv, $nc, true, TRI>(
+                    k, a as *const $r, pp, 0, 0, c as *mut $r, cs, h, w, al, be, Scalar::is_zero(beta), pp,
+                );
             }
+            body::<$v, $cplx, $mv, $nc, PACKED, TRI>(
+                k,
+                a as *const $r,
+                b as *const $r,
+                rsb * rw,
+                csb * rw,
+                c as *mut $r,
+                cs,
+                h,
+                w,
+                al,
+                be,
+                Scalar::is_zero(beta),
+                next as *const $r,
+            )
         }
     )*};
 }

@@ -4,10 +4,13 @@
 //!
 //! For each NR-wide slice of X's columns and each row panel in solve order, one micro-kernel
 //! call applies every row already finished (k runs over all of them, B read where it lies in
-//! X), and the base kernel does the panel's own MR x MR triangle:
-//! - TRSM: X_i := alpha*X_i - T_i,done X_done (one kernel call), then X_i := T_ii^-1 X_i;
+//! X), and the triangular tile kernel (`Micro::tri`) does the panel's own MR x MR block:
+//! - TRSM: X_i := alpha*X_i - T_i,done X_done (one kernel call), then X_i := T_ii^-1 X_i with
+//!   the block's inverse made while packing;
 //! - TRMM: X_i := alpha*T_ii X_i, then X_i += alpha*T_i,rest X_rest (rows not yet
 //!   overwritten: panels go bottom-up for lower T, top-down for upper).
+//!
+//! From the right the base kernels (`super::TriScalar`) do the diagonal blocks.
 //!
 //! The panels of the triangle are packed once (MR-high, as the product packs A) and shared
 //! by all threads, which split X's columns.
@@ -74,7 +77,23 @@ struct Panel<T> {
     k0: usize,
     k: usize,
     at: usize,
-    diag: Packed<T>,
+    diag: Block<T>,
+}
+
+/// A panel's diagonal block as its side's code takes it.
+///
+/// Complex TRMM from the left keeps the base kernels (their complex column kernels multiply
+/// as fast): with the triangular tile kernel CTRMM L,L,N,N 512 ran at 0.98x of them on one
+/// thread and ZTRMM L,U,N,N at 1.00x / 0.985x on one / two threads (interleaved, this
+/// project's VM), where DTRMM gained 3% and every TRSM 2-8% on the H200 host's Xeon (the
+/// substitution, not a product, is what the base kernels do slowly).
+enum Block<T> {
+    /// From the left: where in the leaf's buffer its MR x MR block in the kernel's A layout
+    /// for [`Micro::tri`] lies, T_ii for TRMM and T_ii^-1 for TRSM ([`super::kernel_block`]),
+    /// made while packing.
+    Kernel(usize),
+    /// From the right, and complex TRMM from the left: the base kernels' packing.
+    Base(Packed<T>),
 }
 
 /// An order-m triangle packed for the leaf, panels in the order they are done.
@@ -122,12 +141,17 @@ impl<T: TriScalar> Leaf<T> {
             let i = if forward { s } else { np - 1 - s };
             let (r0, h) = (i * ph, ph.min(m - i * ph));
             let (k0, k) = if t.lower { (0, r0) } else { (r0 + h, m - r0 - h) };
-            let diag = T::base_pack(&t.diag(r0, h), op, x_rs);
+            let diag = if right || (op == Op::Multiply && T::IS_COMPLEX) {
+                Block::Base(T::base_pack(&t.diag(r0, h), op, x_rs))
+            } else {
+                len += ph * ph;
+                Block::Kernel(len - ph * ph)
+            };
             panels.push(Panel { r0, h, k0, k, at: len, diag });
             len += k * ph;
         }
         Some(packed::with_tri_buf::<T, _>(len, |buf| {
-            Self::pack(t, right, ph, &panels, buf, len, nt);
+            Self::pack(t, op, right, ph, &panels, buf, len, nt);
             f(&Leaf { mk, op, lower: t.lower, right, buf, panels })
         }))
     }
@@ -139,21 +163,30 @@ impl<T: TriScalar> Leaf<T> {
     /// contiguous ones, that is one pass down each column, dealing its rows to the panels
     /// that take it; panel by panel, each read `ph` elements a column, a new page per step
     /// (from the right, with 8-row panels, 11% of a 1-thread DTRSM 512 RUTN).
-    unsafe fn pack(t: Tri<T>, right: bool, ph: usize, panels: &[Panel<T>], buf: *mut T, len: usize, nt: usize) {
+    ///
+    /// The left side's diagonal blocks are parts of the same parallel loop.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn pack(t: Tri<T>, op: Op, right: bool, ph: usize, panels: &[Panel<T>], buf: *mut T, len: usize, nt: usize) {
         let dst = packed::SendPtr(buf);
         let nt = if len * std::mem::size_of::<T>() > 256 << 10 { nt } else { 1 };
-        if t.a.rs == 1 {
-            let m = t.a.cols;
-            let cols_per = m.div_ceil(4 * nt).max(1);
-            threads::for_each_part(nt, m.div_ceil(cols_per), |q| {
+        let m = t.a.cols;
+        let cols_per = m.div_ceil(4 * nt).max(1);
+        let sweeps = if t.a.rs == 1 { m.div_ceil(cols_per) } else { panels.len() };
+        let blocks = panels.len();
+        threads::for_each_part(nt, blocks + sweeps, |q| {
+            if q < blocks {
+                // (Blocks for the base kernels were packed with the panel list.)
+                let (p, Block::Kernel(at)) = (&panels[q], &panels[q].diag) else { return };
+                // SAFETY: the block's own range of the buffer.
+                return unsafe { super::kernel_block(&t.diag(p.r0, p.h), op, ph, dst.get().add(*at)) };
+            }
+            let q = q - blocks;
+            if t.a.rs == 1 {
                 let cols = q * cols_per..((q + 1) * cols_per).min(m);
                 // SAFETY: as `pack`'s caller promised.
-                unsafe { sweep_cols(t, ph, panels, dst.get(), cols) }
-            });
-            return;
-        }
-        threads::for_each_part(nt, panels.len(), |s| {
-            let p = &panels[s];
+                return unsafe { sweep_cols(t, ph, panels, dst.get(), cols) };
+            }
+            let p = &panels[q];
             if p.k > 0 {
                 // SAFETY: panel s's own range of the buffer; the block lies in the triangle.
                 unsafe {
@@ -202,7 +235,18 @@ impl<T: TriScalar> Leaf<T> {
                         (self.mk.direct)(p.k, a, b, 1, x.cs, c, x.cs, p.h, w, al, be, b);
                     }
                 };
-                self.panel(p, alpha, &kernel, &|sc: T| T::base_run(self.op, self.lower, &p.diag, sc, tile));
+                // X_i := scale * D X_i in place, D = T_ii (TRMM) or T_ii^-1 (TRSM).
+                let diag = |sc: T| match &p.diag {
+                    Block::Kernel(at) => {
+                        let d = self.buf.add(*at);
+                        for s in (0..ww).step_by(nr) {
+                            let (w, c) = (nr.min(ww - s), tile.ptr_at(0, s));
+                            (self.mk.tri[!self.lower as usize])(p.h, d, c, 1, x.cs, c, x.cs, p.h, w, sc, T::zero(), c);
+                        }
+                    }
+                    Block::Base(d) => T::base_run(self.op, self.lower, d, sc, tile),
+                };
+                self.panel(p, alpha, &kernel, &diag);
             }
         }
     }
@@ -252,9 +296,8 @@ impl<T: TriScalar> Leaf<T> {
                         };
                         // TRSM: the solved columns also go to the packed panel.
                         let cols = xp.add((q * m + p.r0) * mr);
-                        self.panel(p, alpha, &kernel, &|sc: T| {
-                            right_tile(self.op, self.lower, &p.diag, sc, tile, mr, cols)
-                        });
+                        let Block::Base(d) = &p.diag else { unreachable!("the right side packs base blocks") };
+                        self.panel(p, alpha, &kernel, &|sc: T| right_tile(self.op, self.lower, d, sc, tile, mr, cols));
                     }
                 }
             }
