@@ -9,7 +9,7 @@ G=cpu-stage/gt; MK=$PWD/cpu-stage/peers/mkl/lib/libmkl_rt.so.3
 export LD_LIBRARY_PATH=$PWD/cpu-stage/peers/mkl/lib
 L="head=$PWD/$G/head.so final=$PWD/$G/final.so mkl=$MK"
 for t in 1 2; do for rv in dtrsm:LLNN dtrsm:LUTN ztrsm:LLCN ctrsm:LUNN strsm:LLNN dtrmm:LLNN ztrmm:LUNN zgemm:NN dgemm:TN; do
-  echo "== ${rv} 512 ${t}t"; ROUT=${rv%%:*} V=${rv#*:} python3 $G/ab2.py $t 512 5 $L; done; done
+  echo "== ${rv} 512 ${t}t"; ROUT=${rv%%:*} V=${rv#*:} python3 $G/ab2.py $t 512 4 $L; done; done
 mkdir -p $OUT/l3
-OUT=$OUT/l3 timeout 200 bash scripts/cpu-host-run.sh --routines dtrsm:LLTN,dtrsm:RUTN,ztrsm:LLCN,ctrsm:LLNN --sizes 512,1024 --threads 1,2 --rounds 4 --idle-wait 2 --twin mkl --peer hyblas-old=cpu-stage/libhyblas-old.so > /dev/null 2>&1
+OUT=$OUT/l3 timeout 150 bash scripts/cpu-host-run.sh --routines dtrsm:LLTN,dtrsm:RUTN,ztrsm:LLCN,ctrsm:LLNN --sizes 512 --threads 1,2 --rounds 4 --idle-wait 2 --twin mkl --peer hyblas-old=cpu-stage/libhyblas-old.so > /dev/null 2>&1
 tail -22 $OUT/l3/*.md
