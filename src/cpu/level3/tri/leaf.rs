@@ -188,7 +188,7 @@ impl<T: TriScalar> Leaf<T> {
             }
             let p = &panels[q];
             if p.k > 0 {
-                // SAFETY: panel s's own range of the buffer; the block lies in the triangle.
+                // SAFETY: panel q's own range of the buffer; the block lies in the triangle.
                 unsafe {
                     let (v, d) = (t.a.sub(p.r0, p.k0, p.h, p.k), dst.get().add(p.at));
                     if right {

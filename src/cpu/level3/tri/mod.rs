@@ -464,29 +464,32 @@ unsafe fn pack<T: Scalar>(t: &Tri<T>, op: Op, ld: usize, col_major: bool) -> Pac
 ///
 /// Why the inverse: the substitution's small triangles ran at about a third of the kernel's
 /// rate and took 13-15% of a 1-thread DTRSM/ZTRSM 512 from the left for 4.7% of its flops;
-/// multiplying by the inverse is a product the kernel runs whole. Column j of the inverse is
-/// the substitution's solution of T_ii v = e_j, so it is as accurate as the base kernels'
-/// substitution on each unit vector.
+/// multiplying by the inverse is a product the kernel runs whole. The inverse solves
+/// T_ii X = I by the substitution's own steps (see [`invert`]).
+///
+/// # Safety
+/// `dst` is valid for `ld * ld` writes.
 unsafe fn kernel_block<T: Scalar>(t: &Tri<T>, op: Op, ld: usize, dst: *mut T) {
     let pk = pack(t, op, ld, true);
-    let x = if op == Op::Multiply {
+    let out = std::slice::from_raw_parts_mut(dst, ld * ld);
+    if op == Op::Multiply {
         // `pack` put the diagonal in with its column for the product kernels.
-        pk.p
+        out.copy_from_slice(&pk.p);
     } else {
-        crate::dispatch_level!(invert::<T>(t.lower, t.a.rows, &pk.p, &pk.d, ld))
-    };
-    std::ptr::copy_nonoverlapping(x.as_ptr(), dst, ld * ld);
+        crate::dispatch_level!(invert::<T>(t.lower, t.a.rows, &pk.p, &pk.d, ld, out))
+    }
 }
 
 /// The inverse of the order-h triangle with strict part `p` (column-major, leading dimension
-/// `ld`) and reciprocal diagonal `d`, as an `ld x ld` column-major array, zero padded.
+/// `ld`) and reciprocal diagonal `d`, written to `out` as an `ld x ld` column-major array,
+/// zero padded.
 ///
 /// Row by row in a row-major scratch (T X = I, eliminated in row order): each step scales one
 /// row and subtracts it from the rows below (lower) or above (upper), independent vector
 /// updates. Column by column, each column's substitution was one chain of dependent steps and
 /// the inverses took 2% of a 1-thread DTRSM 512. At the SIMD level `LV` the updates vectorise.
 #[inline(always)]
-fn invert<T: Scalar, const LV: u8>(lower: bool, h: usize, p: &[T], d: &[T], ld: usize) -> Vec<T> {
+fn invert<T: Scalar, const LV: u8>(lower: bool, h: usize, p: &[T], d: &[T], ld: usize, out: &mut [T]) {
     let mut r = vec![T::zero(); h * h];
     for i in 0..h {
         r[i * h + i] = T::one();
@@ -518,13 +521,12 @@ fn invert<T: Scalar, const LV: u8>(lower: bool, h: usize, p: &[T], d: &[T], ld: 
             step::<T, LV>(&mut r, k, lower, h, p, d, ld);
         }
     }
-    let mut x = vec![T::zero(); ld * ld];
+    out.fill(T::zero());
     for i in 0..h {
         for j in 0..h {
-            x[j * ld + i] = r[i * h + j];
+            out[j * ld + i] = r[i * h + j];
         }
     }
-    x
 }
 
 /// 1/v; complex by Smith's algorithm (no needless overflow or underflow), as Fortran
