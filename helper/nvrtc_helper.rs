@@ -100,15 +100,17 @@ fn main() {
         }
     }
     let name = name.unwrap_or_else(|| fail(2, "--name is required"));
+    // The source first, at the asking program's priority: once it is read, the compile no
+    // longer depends on that program staying alive.
+    let mut source = Vec::new();
+    if std::io::stdin().read_to_end(&mut source).is_err() || source.contains(&0) {
+        fail(2, "cannot read the source from stdin");
+    }
     // SAFETY: lowering this process's own priority; ignoring SIGPIPE so that a reader that went
     // away (the asking program exited) costs only the stdout copy, after the cache entry landed.
     unsafe {
         setpriority(PRIO_PROCESS, 0, 19);
         signal(SIGPIPE, SIG_IGN);
-    }
-    let mut source = Vec::new();
-    if std::io::stdin().read_to_end(&mut source).is_err() || source.contains(&0) {
-        fail(2, "cannot read the source from stdin");
     }
     let nv = Nvrtc::open(libs);
     type Create = unsafe extern "C" fn(*mut Prog, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> c_int;

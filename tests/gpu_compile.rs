@@ -296,8 +296,10 @@ fn a_process_exiting_mid_compile_leaves_no_half_entry() {
     assert!(text.contains("CHILD EXITING"), "{text}");
     let (cubins, _, _) = entries(&dir);
     assert!(cubins.is_empty(), "the compile cannot have finished before the child exited");
-    // The helper lives on and stores the entry.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    // The helper lives on and stores the entry. It compiles at nice 19: beside the test that
+    // compiles every unit on a 2-core machine it gets almost no CPU until that one ends (about
+    // two minutes in CI), so the wait is generous.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
     loop {
         let (cubins, metas, other) = entries(&dir);
         if cubins.len() == 1 && metas.len() == 1 && other.is_empty() {
@@ -321,20 +323,29 @@ fn exit_while_the_helper_compiles() {
     let unit = Unit::parse("splitk_z_skm8").unwrap();
     let kernels = PathBuf::from(dir).join("kernels");
     std::thread::spawn(move || nvrtc::compile_in_helper(&unit.name(), &unit.source(), "sm_90", &kernels));
-    // Exit only once the helper runs: on a loaded 2-core machine (CI, beside the test that
-    // compiles every unit) starting it took more than a fixed 300 ms once, the process exited
-    // before it, and no entry could land.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !has_child_process() && std::time::Instant::now() < deadline {
+    // Exit only once the helper holds the whole source: it maps NVRTC only after reading all of
+    // stdin. Waiting for the helper process alone was not enough: on a loaded 2-core machine (CI,
+    // beside the test that compiles every unit) the helper, at nice 19, had not read its input
+    // within a fixed 300 ms once, the process exited, and no entry could land.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !child_processes().iter().any(|pid| maps_nvrtc(*pid)) && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    std::thread::sleep(std::time::Duration::from_millis(300));
     println!("CHILD EXITING");
     std::process::exit(0);
 }
 
-/// Whether this process has started a child process (Linux: /proc/self/task/*/children).
-fn has_child_process() -> bool {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return true };
-    tasks.flatten().any(|t| std::fs::read_to_string(t.path().join("children")).is_ok_and(|c| !c.trim().is_empty()))
+/// The processes this process has started (Linux: /proc/self/task/*/children).
+fn child_processes() -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| c.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<u32>>())
+        .collect()
+}
+
+/// Whether process `pid` has NVRTC mapped.
+fn maps_nvrtc(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/maps")).is_ok_and(|m| m.contains("nvrtc"))
 }
