@@ -55,6 +55,8 @@ usage: blasbench [options]
                      --peer blis=/usr/lib/x86_64-linux-gnu/blis-pthread/libblis.so.4
                      (symbols are looked up as PREFIXdgemm_; NAME defaults to peer, peer2, ...).
                      With --peer and without --peers, the built-in peers are left out.
+                     A NAME starting with `hyblas` (another build, to compare builds) is a
+                     column only: never the best peer the ratio is taken against.
   --peers-dir DIR    where scripts/cpu-peers.sh put the wheels (default <repo>/.peers)
   --mkl-threading L  MKL's threading layer: INTEL (libiomp5.so beside libmkl_rt; the default
                      when there), GNU (the system's libgomp.so.1), TBB, SEQUENTIAL. Default:
@@ -1384,7 +1386,11 @@ fn run_case(
             rates[sides[s]] = median(&mut v);
         }
     }
-    let best_side = (1..k).filter(|&s| Some(s) != twin).max_by(|&a, &b| rates[sides[a]].total_cmp(&rates[sides[b]]));
+    // The best peer is another BLAS: a build of hyblas given as a peer (`--peer hyblas-old=...`,
+    // to compare builds) is a column, not a competitor.
+    let best_side = (1..k)
+        .filter(|&s| Some(s) != twin && !libs[sides[s]].label.starts_with("hyblas"))
+        .max_by(|&a, &b| rates[sides[a]].total_cmp(&rates[sides[b]]));
     let (mut ratio, mut lo, mut hi) = (f64::NAN, f64::NAN, f64::NAN);
     if let Some(b) = best_side {
         let mut rr: Vec<f64> = samples.iter().map(|t| t[b] / t[0]).collect();
