@@ -1,4 +1,4 @@
-# Interleaved A/B in one process: ab2.py THREADS N SECS name=path ... (first is the base).
+# Interleaved A/B of BLAS builds in one process: interleave.py THREADS N SECS name=path ... (first is the base).
 # ROUT ([sdcz]trsm|[sdcz]trmm|[sdcz]gemm), V (side/uplo/trans/diag or transa/transb), M (rows, default N).
 # Rounds: each lib 3 calls in turn; prints p10/median ms per lib and the median (and 25-75%)
 # of per-round ratios base_time/lib_time. SETTLE (seconds, default 0.005) is slept before each
