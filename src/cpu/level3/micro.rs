@@ -230,6 +230,12 @@ pub fn micro<T: Scalar>() -> Option<Micro<T>> {
     None
 }
 
+thread_local! {
+    /// The kernels' copy of a B read in place with fewer columns than the tile's (8-byte
+    /// words, so every T is aligned in it).
+    static NARROW: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Prefetch distance on A, in k steps (A streams from L2; B's panel sits in L1).
 const PREFETCH_K: usize = 8;
 
@@ -442,16 +448,29 @@ macro_rules! kernels {
                 // B in place with fewer columns than the tile's: the body reads all NR of
                 // them (a DTRSM leaf's last slice of 1-7 columns read past B's end and
                 // faulted), so copy the w there are into a packed panel, zeros past them.
-                let mut panel = vec![<$t as Scalar>::zero(); k.max(1) * nr];
-                for kk in 0..k {
-                    for j in 0..w {
-                        panel[kk * nr + j] = *b.offset(kk as isize * rsb + j as isize * csb);
+                // (The thread's buffer, kept between calls: the leaf makes this call for
+                // every panel of its last slice.)
+                return NARROW.with_borrow_mut(|buf| {
+                    let elems = k.max(1) * nr;
+                    let words = (elems * std::mem::size_of::<$t>()).div_ceil(8);
+                    if buf.len() < words {
+                        buf.resize(words, 0);
                     }
-                }
-                let pp = panel.as_ptr() as *const $r;
-                return body::<$v, $cplx, $mv, $nc, true, TRI>(
-                    k, a as *const $r, pp, 0, 0, c as *mut $r, cs, h, w, al, be, Scalar::is_zero(beta), pp,
-                );
+                    let panel = std::slice::from_raw_parts_mut(buf.as_mut_ptr() as *mut $t, elems);
+                    for kk in 0..k {
+                        for j in 0..nr {
+                            panel[kk * nr + j] = if j < w {
+                                *b.offset(kk as isize * rsb + j as isize * csb)
+                            } else {
+                                <$t as Scalar>::zero()
+                            };
+                        }
+                    }
+                    let pp = panel.as_ptr() as *const $r;
+                    body::<$v, $cplx, $mv, $nc, true, TRI>(
+                        k, a as *const $r, pp, 0, 0, c as *mut $r, cs, h, w, al, be, Scalar::is_zero(beta), pp,
+                    )
+                });
             }
             body::<$v, $cplx, $mv, $nc, PACKED, TRI>(
                 k,
