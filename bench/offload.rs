@@ -3,7 +3,7 @@
 //! (bench/README.md, "Host GEMM offload").
 //!
 //! Modes: `auto` (the planner's choice, `plan::offload`: CPU, GPU or co-execution), `cpu` (the
-//! CPU engine), `gpu` (`gpu::offload`: tiled, pipelined through pinned staging, the real cuBLAS
+//! CPU engine), `gpu` (`hybrid::offload`: tiled, pipelined through pinned staging, the real cuBLAS
 //! per tile), `split` (co-execution with the GPU's share forced to 0, 0.1, .., 1: one row per
 //! share, `gpu_share` the forced share, `pred_us` the model's prediction for it), `nvblas`
 //! (`libnvblas.so` loaded with RTLD_LOCAL | RTLD_DEEPBIND, its `?gemm_` called on the same host
@@ -2096,7 +2096,7 @@ fn main() -> ExitCode {
     }
 }
 
-// ---- DSYRK and DTRSM (issue 5 phase 2, `gpu::offload::l3`): `--routines dsyrk,dtrsm` ----
+// ---- DSYRK and DTRSM (issue 5 phase 2, `hybrid::offload::l3`): `--routines dsyrk,dtrsm` ----
 
 /// The LP64 Fortran `dsyrk_` and `dtrsm_` signatures (hyblas's and NVBLAS's).
 type Dsyrk = unsafe extern "C" fn(
@@ -2425,7 +2425,7 @@ mod tests {
             move || {
                 std::thread::sleep(std::time::Duration::from_millis(1));
                 let gpu_side_secs = if mode.starts_with("split") { 1e-3 } else { 0.0 };
-                let stats = Some(hyblas::gpu::offload::OffloadStats { mode, gpu_side_secs, ..Default::default() });
+                let stats = Some(hyblas::hybrid::offload::OffloadStats { mode, gpu_side_secs, ..Default::default() });
                 off::set_last(off::Outcome {
                     routine: "dgemm".into(),
                     planned: side,

@@ -6,6 +6,8 @@
 #   headers       scripts/check-headers.sh        (cblas.h/cblas64.h: strict C/C++ compiles, reference prototypes)
 #   fmt           cargo fmt --check               (when rustfmt is installed)
 #   clippy        cargo clippy --release --all-targets -- -D warnings   (when clippy is installed)
+#   layers        scripts/layers.py src $LAYERS   (the crate's modules use only those below them:
+#                 abi -> plan -> hybrid -> gpu -> cpu -> trace -> config, types; docs/design.md)
 #   cargo-test    cargo test --release   (GPU tests print SKIPPED where there is no GPU)
 #   kernels       every kernels/*.cu compiled by the real NVRTC for sm_90 (scripts/nvrtc-local.sh
 #                 fetches NVIDIA's NVRTC wheel; no GPU needed)
@@ -161,6 +163,7 @@ elif have_cargo_sub clippy; then
 else
     skip clippy "skipped (clippy not installed)"
 fi
+stage layers python3 scripts/layers.py src abi plan hybrid gpu cpu trace config,types
 stage cargo-test cargo test --release
 stage kernels kernels_stage
 if [[ -e /usr/lib/x86_64-linux-gnu/blas/libblas.so.3 ]]; then

@@ -8,5 +8,7 @@ pub mod abi;
 pub mod config;
 pub mod cpu;
 pub mod gpu;
+pub mod hybrid;
 pub mod plan;
+pub mod trace;
 pub mod types;

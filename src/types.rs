@@ -18,6 +18,16 @@ pub trait Real: Scalar<Real = Self> + PartialOrd + num_traits::Float + Div<Outpu
     fn to_f64(self) -> f64;
 }
 
+/// Where per-precision tables (`[_; 4]`) keep precision `prefix`: s, d, c, z -> 0, 1, 2, 3.
+pub const fn prec_index(prefix: char) -> usize {
+    match prefix {
+        's' => 0,
+        'd' => 1,
+        'c' => 2,
+        _ => 3,
+    }
+}
+
 /// One of the four BLAS precisions. Generic routine bodies are written once over this trait.
 pub trait Scalar:
     Copy
@@ -38,6 +48,8 @@ pub trait Scalar:
     type Real: Real;
     /// 's', 'd', 'c' or 'z': the BLAS name prefix, used for names in traces and xerbla.
     const PREFIX: char;
+    /// 0, 1, 2, 3 for s, d, c, z: where per-precision tables keep this precision.
+    const INDEX: usize = prec_index(Self::PREFIX);
     const IS_COMPLEX: bool;
     fn zero() -> Self;
     fn one() -> Self;
@@ -441,6 +453,16 @@ impl<T> MatRef<T> {
     #[inline(always)]
     pub fn col_major(ptr: *const T, rows: usize, cols: usize, ld: usize) -> Self {
         MatRef { ptr, rows, cols, rs: 1, cs: ld as isize }
+    }
+
+    /// op(X) of a stored column-major operand (`rows x cols` = op(X)'s shape, `ld` the
+    /// stored matrix's), and whether it is conjugated.
+    #[inline]
+    pub fn op(ptr: *const T, t: Trans, rows: usize, cols: usize, ld: usize) -> (Self, bool) {
+        match t {
+            Trans::No => (Self::col_major(ptr, rows, cols, ld), false),
+            _ => (Self::col_major(ptr, cols, rows, ld).t(), t == Trans::ConjTrans),
+        }
     }
     #[inline(always)]
     pub fn t(self) -> Self {

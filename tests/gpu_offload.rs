@@ -14,7 +14,7 @@ mod fortran_gemm;
 
 use common::{gpu_or_skip, Rng};
 use fortran_gemm::{Gemm, Sym};
-use hyblas::gpu::offload::{with_knobs, Knobs};
+use hyblas::hybrid::offload::{with_knobs, Knobs};
 use hyblas::plan::offload::{self as off, Side};
 use hyblas::types::{Real, Scalar, C32, C64};
 use std::ffi::c_char;

@@ -1,5 +1,5 @@
 //! Issue 5 (phase 2): host-memory SYMM/HEMM, SYRK/HERK, SYR2K/HER2K, TRMM and TRSM offloaded to
-//! the GPU (`gpu::offload::l3`) through the Fortran (LP64, ILP64) and CBLAS (column- and
+//! the GPU (`hybrid::offload::l3`) through the Fortran (LP64, ILP64) and CBLAS (column- and
 //! row-major, LP64 and ILP64) entry points. Every case makes fresh random data, runs the call
 //! once with the CPU engine forced and once with the GPU forced (`plan::offload::with_side`),
 //! and compares. Outside the referenced part of the output (padding rows, the other triangle of
@@ -19,8 +19,8 @@ use hyblas::abi::cblas::{level3 as c3, level3_tri as ct};
 use hyblas::abi::fortran::level3::{self as f3, RankKind};
 use hyblas::abi::fortran::level3_tri::{self as ft, Routine};
 use hyblas::cpu::level3::tri::TriScalar;
-use hyblas::gpu::offload::{with_knobs, Knobs};
 use hyblas::gpu::DeviceBuffer;
+use hyblas::hybrid::offload::{with_knobs, Knobs};
 use hyblas::plan::offload::{self as off, Side as Dev};
 use hyblas::types::{FInt, Real, Scalar, C32, C64};
 use std::ffi::c_char;

@@ -1,5 +1,5 @@
 //! A crew of threads that spin, rather than sleep, between short jobs while some caller keeps
-//! them hot: the host GEMM offload's packing of pieces into pinned chunks (`gpu::offload`).
+//! them hot: the host GEMM offload's packing of pieces into pinned chunks (`hybrid::offload`).
 //!
 //! Why not the engine's rayon pool: a piece of 1-4 MB is packed in 50-120 us, and between two
 //! pieces the pool's threads fall asleep, so each piece pays for waking them (futex calls,

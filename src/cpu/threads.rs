@@ -18,7 +18,7 @@ extern "C" fn in_child_after_fork() {
 static POOL: Lazy<Option<rayon::ThreadPool>> = Lazy::new(|| {
     // Starting the threads is once-only work the first call pays (on the H200 host it took
     // 2.1x a later one): the offload planner does not learn from it.
-    crate::plan::learned::went_cold();
+    crate::trace::went_cold();
     // SAFETY: registering a plain function as an atfork child handler.
     unsafe {
         libc::pthread_atfork(None, None, Some(in_child_after_fork));

@@ -13,10 +13,9 @@
 //! - `occupancy.rs`, `tune.rs`: seed 004 (occupancies, recipes, the online choice).
 //! - `level1.rs`, `gemv.rs`, `trmv.rs`: host sides of the kernels (one generic body per
 //!   routine over the four precisions).
-//! - `vendor.rs`: the real cuBLAS (found by `dlsym(RTLD_NEXT)` or loaded), the fallback and peer.
+//! - `vendor.rs`: the real cuBLAS (found by `dlsym(RTLD_NEXT)` or loaded), the fallback and peer,
+//!   and the parts of its C API hyblas uses; `vendor_calls.rs`: hyblas's own calls into it.
 //! - `timing.rs`: CUDA-event timing for the tuner and benchmarks.
-//! - `offload.rs`: host-memory GEMM computed on the GPU (seed 002): tiles of C pipelined
-//!   through pinned staging on three streams of its own, the real cuBLAS per tile.
 //!
 //! Every function takes an [`Exec`] (runtime + stream) and device addresses; it enqueues
 //! work and returns without waiting, except where a result goes to host memory.
@@ -33,13 +32,13 @@ pub mod level1;
 pub mod loader;
 pub mod nvrtc;
 pub mod occupancy;
-pub mod offload;
 pub mod runtime;
 pub mod splitk;
 pub mod timing;
 pub mod trmv;
 pub mod tune;
 pub mod vendor;
+pub mod vendor_calls;
 
 pub use driver::{GpuError, Result};
 pub use runtime::{DeviceBuffer, Runtime};

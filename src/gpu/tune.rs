@@ -225,9 +225,9 @@ pub fn choose(
     }
     let s = choose_uncached(&rt.props, f, spec, prefix, elem, &blocks);
     CHOICES.write().insert(key, s);
-    if crate::plan::trace::enabled() {
+    if crate::trace::enabled() {
         // Once per (kernel, size class): the choice is cached from here on.
-        crate::plan::trace::note(&format!(
+        crate::trace::note(&format!(
             "shape {prefix}{} class {class:#x}: {}x{} ({} blocks)",
             spec.name,
             s.0,

@@ -1,28 +1,29 @@
 //! The real cuBLAS: found with `dlsym(RTLD_NEXT, ...)` (hyblas preloaded or linked in front of
 //! it), else by loading `libcublas.so.<major>` ourselves. The cuBLAS layer forwards to it and
-//! the benchmarks time it as the peer.
+//! the benchmarks time it as the peer. Here also the parts of its C API hyblas uses (statuses,
+//! enum codes, handle and function types); `vendor_calls.rs` holds hyblas's own calls into it.
 
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::ffi::{c_void, CString};
+use std::ffi::{c_int, c_void, CString};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Library names tried, newest first, when the symbol is not already loaded after us.
 pub const LIBS: &[&str] = &["libcublas.so.13", "libcublas.so.12", "libcublas.so"];
 
-struct Handle(*mut c_void);
-unsafe impl Send for Handle {}
-unsafe impl Sync for Handle {}
+struct LibHandle(*mut c_void);
+unsafe impl Send for LibHandle {}
+unsafe impl Sync for LibHandle {}
 
-static LIB: Lazy<Option<Handle>> = Lazy::new(|| {
+static LIB: Lazy<Option<LibHandle>> = Lazy::new(|| {
     for name in LIBS {
         let c = CString::new(*name).unwrap();
         // SAFETY: dlopen with a valid C string; RTLD_LOCAL keeps its symbols out of the global
         // scope so our own exports stay the ones other libraries resolve.
         let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         if !h.is_null() {
-            return Some(Handle(h));
+            return Some(LibHandle(h));
         }
     }
     None
@@ -107,3 +108,197 @@ impl Sym {
         self.addr().map(|p| std::mem::transmute_copy::<*mut c_void, F>(&p))
     }
 }
+
+// ---- The C API (cublas_api.h) ----
+
+/// `cublasStatus_t`.
+pub type Status = c_int;
+pub const CUBLAS_STATUS_SUCCESS: Status = 0;
+pub const CUBLAS_STATUS_NOT_INITIALIZED: Status = 1;
+pub const CUBLAS_STATUS_ALLOC_FAILED: Status = 3;
+pub const CUBLAS_STATUS_INVALID_VALUE: Status = 7;
+pub const CUBLAS_STATUS_ARCH_MISMATCH: Status = 8;
+pub const CUBLAS_STATUS_MAPPING_ERROR: Status = 11;
+pub const CUBLAS_STATUS_EXECUTION_FAILED: Status = 13;
+pub const CUBLAS_STATUS_INTERNAL_ERROR: Status = 14;
+pub const CUBLAS_STATUS_NOT_SUPPORTED: Status = 15;
+pub const CUBLAS_STATUS_LICENSE_ERROR: Status = 16;
+
+/// `cublasOperation_t`, `cublasFillMode_t`, `cublasDiagType_t`, `cublasPointerMode_t`,
+/// `cublasAtomicsMode_t` values.
+pub const CUBLAS_OP_N: c_int = 0;
+pub const CUBLAS_OP_T: c_int = 1;
+pub const CUBLAS_OP_C: c_int = 2;
+pub const CUBLAS_SIDE_LEFT: c_int = 0;
+pub const CUBLAS_SIDE_RIGHT: c_int = 1;
+pub const CUBLAS_FILL_MODE_LOWER: c_int = 0;
+pub const CUBLAS_FILL_MODE_UPPER: c_int = 1;
+pub const CUBLAS_DIAG_NON_UNIT: c_int = 0;
+pub const CUBLAS_DIAG_UNIT: c_int = 1;
+pub const CUBLAS_POINTER_MODE_HOST: c_int = 0;
+pub const CUBLAS_POINTER_MODE_DEVICE: c_int = 1;
+pub const CUBLAS_ATOMICS_NOT_ALLOWED: c_int = 0;
+pub const CUBLAS_ATOMICS_ALLOWED: c_int = 1;
+
+/// `cudaDataType_t` values hyblas runs in `cublasGemmEx`.
+pub const CUDA_R_32F: c_int = 0;
+pub const CUDA_R_64F: c_int = 1;
+pub const CUDA_C_32F: c_int = 4;
+pub const CUDA_C_64F: c_int = 5;
+/// `cublasComputeType_t` values hyblas runs in `cublasGemmEx` (full precision only).
+pub const CUBLAS_COMPUTE_32F: c_int = 68;
+pub const CUBLAS_COMPUTE_32F_PEDANTIC: c_int = 69;
+pub const CUBLAS_COMPUTE_64F: c_int = 70;
+pub const CUBLAS_COMPUTE_64F_PEDANTIC: c_int = 71;
+/// `cublasGemmAlgo_t`: DEFAULT (-1), ALGO0..23, DEFAULT_TENSOR_OP (99), ALGO0..15_TENSOR_OP.
+pub const CUBLAS_GEMM_DEFAULT: c_int = -1;
+
+/// `cublasHandle_t` (the real cuBLAS's, never dereferenced here).
+pub type Handle = *mut c_void;
+/// `cudaStream_t` (the same object as the driver's `CUstream`).
+pub type Stream = *mut c_void;
+
+/// The real functions' types, generic over the element `T` and the size type `I`.
+pub type AxpyFn<T, I> = unsafe extern "C" fn(Handle, I, *const T, *const T, I, *mut T, I) -> Status;
+pub type ScalFn<T, A, I> = unsafe extern "C" fn(Handle, I, *const A, *mut T, I) -> Status;
+pub type CopyFn<T, I> = unsafe extern "C" fn(Handle, I, *const T, I, *mut T, I) -> Status;
+pub type SwapFn<T, I> = unsafe extern "C" fn(Handle, I, *mut T, I, *mut T, I) -> Status;
+pub type DotFn<T, I> = unsafe extern "C" fn(Handle, I, *const T, I, *const T, I, *mut T) -> Status;
+pub type ReduceFn<T, R, I> = unsafe extern "C" fn(Handle, I, *const T, I, *mut R) -> Status;
+pub type GemvFn<T, I> =
+    unsafe extern "C" fn(Handle, c_int, I, I, *const T, *const T, I, *const T, I, *const T, *mut T, I) -> Status;
+pub type GerFn<T, I> = unsafe extern "C" fn(Handle, I, I, *const T, *const T, I, *const T, I, *mut T, I) -> Status;
+pub type TrmvFn<T, I> = unsafe extern "C" fn(Handle, c_int, c_int, c_int, I, *const T, I, *mut T, I) -> Status;
+pub type GemmFn<T, I> = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    I,
+    I,
+    I,
+    *const T,
+    *const T,
+    I,
+    *const T,
+    I,
+    *const T,
+    *mut T,
+    I,
+) -> Status;
+pub type GemmExFn<I> = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    I,
+    I,
+    I,
+    *const c_void,
+    *const c_void,
+    c_int,
+    I,
+    *const c_void,
+    c_int,
+    I,
+    *const c_void,
+    *mut c_void,
+    c_int,
+    I,
+    c_int,
+    c_int,
+) -> Status;
+/// Strides are `long long` in both the `int` and the `_64` form; the batch count is `I`.
+pub type GemmStridedFn<T, I> = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    I,
+    I,
+    I,
+    *const T,
+    *const T,
+    I,
+    i64,
+    *const T,
+    I,
+    i64,
+    *const T,
+    *mut T,
+    I,
+    i64,
+    I,
+) -> Status;
+/// Level 3 beyond GEMM (the `_v2` entry points; `S` the scalar type of alpha/beta, real for the
+/// Hermitian rank updates).
+pub type SyrkFn<T, S> = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    *const S,
+    *const T,
+    c_int,
+    *const S,
+    *mut T,
+    c_int,
+) -> Status;
+pub type Syr2kFn<T, S> = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    *const T,
+    *const T,
+    c_int,
+    *const T,
+    c_int,
+    *const S,
+    *mut T,
+    c_int,
+) -> Status;
+pub type SymmFn<T> = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    *const T,
+    *const T,
+    c_int,
+    *const T,
+    c_int,
+    *const T,
+    *mut T,
+    c_int,
+) -> Status;
+pub type TrmmFn<T> = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    *const T,
+    *const T,
+    c_int,
+    *const T,
+    c_int,
+    *mut T,
+    c_int,
+) -> Status;
+pub type TrsmFn<T> = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    *const T,
+    *const T,
+    c_int,
+    *mut T,
+    c_int,
+) -> Status;

@@ -447,7 +447,7 @@ pub fn gemm<T: Scalar>(
     }
     let key: GemmKey =
         (rt as *const Runtime as usize, T::PREFIX, op_code(ta) << 1 | vector as u8, op_code(tb), m, n, k);
-    let tracing = super::trace::enabled();
+    let tracing = crate::trace::enabled();
     let hit = GEMM_CACHE.try_with(|c| c.borrow().get(&key).cloned()).ok().flatten();
     if let Some((d, why)) = hit {
         return (d, if tracing { why } else { None });
@@ -556,9 +556,9 @@ impl<'a> Outcome<'a> {
 /// Write the call's trace line (when tracing is on):
 /// `hyblas: cublasSgemv_v2 trans=N m=.. route=hyblas (m*n=.. >= HYBLAS_CUBLAS_GEMV_MIN^2=..)`.
 pub fn trace(symbol: &str, shape: impl FnOnce() -> String, d: &Decision, outcome: Outcome) {
-    if !super::trace::enabled() {
+    if !crate::trace::enabled() {
         return;
     }
     let text = format!("{symbol} {} {}", shape(), outcome.describe(d));
-    super::trace::note(&text);
+    crate::trace::note(&text);
 }

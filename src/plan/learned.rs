@@ -52,7 +52,6 @@ use super::offload::{Op, Problem, Side};
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Environment switch (`0` / `off` / `false`: no learning).
@@ -84,33 +83,6 @@ pub const REACH_OCTAVES: i32 = 2;
 
 static ENABLED: Lazy<bool> = Lazy::new(|| crate::config::enabled(LEARN_KEY));
 static SHARES: Lazy<bool> = Lazy::new(|| crate::config::enabled(SHARES_KEY));
-
-/// Once-only set-up work a call may do on the way, counted: the CPU engine's threads started,
-/// an offload pipeline's streams and pinned chunks made, its device arena grown, the feed
-/// pool's threads started. A call during which the count moved paid costs later calls do not
-/// (on the H200 host the process's first CPU DGEMM n = 1024 took 2.1x the next, which taught
-/// the CPU's factor x1.5) and is not learnt from ([`Warm`]).
-static COLD_EVENTS: AtomicUsize = AtomicUsize::new(0);
-
-/// Count one piece of set-up work ([`COLD_EVENTS`]).
-pub fn went_cold() {
-    COLD_EVENTS.fetch_add(1, Ordering::Relaxed);
-}
-
-/// Whether a call did none of [`COLD_EVENTS`]' set-up work: taken when the call starts, asked
-/// when it ends. (Set-up work by another thread meanwhile counts too: that call is not learnt
-/// from either, which costs one observation.)
-#[derive(Clone, Copy, Debug)]
-pub struct Warm(usize);
-
-impl Warm {
-    pub fn start() -> Warm {
-        Warm(COLD_EVENTS.load(Ordering::Relaxed))
-    }
-    pub fn stayed(self) -> bool {
-        COLD_EVENTS.load(Ordering::Relaxed) == self.0
-    }
-}
 
 /// Whether learning is on (`HYBLAS_OFFLOAD_LEARN`).
 pub fn enabled() -> bool {
@@ -409,11 +381,11 @@ mod tests {
     fn a_call_that_set_things_up_is_not_warm() {
         // The engine's threads started first (another test may be starting them now).
         crate::cpu::threads::install(2, || ());
-        let w = Warm::start();
+        let w = crate::trace::Warm::start();
         assert!(w.stayed());
-        went_cold();
+        crate::trace::went_cold();
         assert!(!w.stayed());
-        assert!(Warm::start().stayed());
+        assert!(crate::trace::Warm::start().stayed());
     }
 
     #[test]

@@ -4,11 +4,12 @@
 //! `run` is the single place an ABI call passes through on its way to an engine, so tracing
 //! (and later the GPU decision) lives in one spot.
 
+pub mod gemm;
 pub mod gpu;
 pub mod learned;
 pub mod offload;
-pub mod trace;
 
+use crate::trace;
 use crate::types::Scalar;
 
 /// Engines a plan may name.

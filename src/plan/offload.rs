@@ -1,6 +1,6 @@
 //! Host Level-3 offload planning (seed 002): for a `?gemm_` / `cblas_?gemm` call on host
-//! memory, is the CPU engine, the GPU (`gpu::offload`: tiles pipelined through pinned staging,
-//! the real cuBLAS per tile) or both at once (co-execution, `gpu::offload::coexec`) predicted
+//! memory, is the CPU engine, the GPU (`hybrid::offload`: tiles pipelined through pinned staging,
+//! the real cuBLAS per tile) or both at once (co-execution, `crate::hybrid::offload::coexec`) predicted
 //! fastest?
 //!
 //! The model, in seconds, for C (m x n) := alpha*op(A) (m x k)*op(B) (k x n) + beta*C:
@@ -236,7 +236,7 @@ pub struct Outcome {
     /// What the call did: for GEMM always set past the flop threshold, with the mode (cpu,
     /// gpu, split), the measured wall time (`secs`), the predicted time (`pred_us`) and the
     /// GPU's share of C.
-    pub stats: Option<gpu::offload::OffloadStats>,
+    pub stats: Option<crate::hybrid::offload::OffloadStats>,
 }
 
 /// This thread's last [`Outcome`] (None until a call got past the flop threshold or was forced).
@@ -465,14 +465,7 @@ fn fix_table<T>(tables: &[Vec<T>; 4], i: usize) -> &[T] {
     order.iter().map(|&j| &tables[j]).find(|t| !t.is_empty()).map_or(&[], |t| t.as_slice())
 }
 
-pub(crate) fn prec_index(p: char) -> usize {
-    match p {
-        's' => 0,
-        'd' => 1,
-        'c' => 2,
-        _ => 3,
-    }
-}
+pub(crate) use crate::types::prec_index;
 
 const PRECS: [char; 4] = ['s', 'd', 'c', 'z'];
 
@@ -533,13 +526,7 @@ const FLOOR_TIE: f64 = 1.001;
 /// One feeder packing on a core the CPU engine also runs on gets about this much of it.
 const SHARED_FEEDER: f64 = 0.5;
 
-/// Columns of C the GPU takes at `share` (the same rounding as `gpu::offload::coexec`'s fence).
-pub fn split_cols(share: f64, n: usize) -> usize {
-    if share.is_nan() || share <= 0.0 {
-        return 0;
-    }
-    ((share.min(1.0) * n as f64).round() as usize).min(n)
-}
+pub use crate::hybrid::offload::split_cols;
 
 impl Rates {
     /// Conservative defaults before `hyblas tune` has run. Hopper (sm_90) hosts: 40 GB/s each
@@ -932,7 +919,7 @@ impl Rates {
         if ng == 0 || p.m == 0 {
             return (0.0, "empty");
         }
-        let (mt, nt) = gpu::offload::tile_for(p.m, p.n, p.k, p.elem);
+        let (mt, nt) = crate::hybrid::offload::tile_for(p.m, p.n, p.k, p.elem);
         let i = prec_index(p.prec);
         let e = p.elem as f64;
         let reads = p.k > 0;
@@ -966,7 +953,7 @@ impl Rates {
         // Pieces as the pipeline cuts them (from the whole call's traffic), and the regions
         // (panels, tiles) each start a new one.
         let traffic = on(ha, m * k * e) + on(hb, k * n_all * e) + on(hc, (1.0 + cin as u8 as f64) * m * n_all * e);
-        let piece = gpu::offload::piece_for(traffic as usize) as f64;
+        let piece = crate::hybrid::offload::piece_for(traffic as usize) as f64;
         let pieces = |bytes: f64, regions: f64| if bytes > 0.0 { bytes / piece + regions } else { 0.0 };
         let regions_in = on(ha, rows) + on(hb, ng.div_ceil(nt) as f64) + on(cin, tiles);
         let h2d = input / x.h2d + pieces(input, regions_in) * self.piece;
@@ -1638,6 +1625,21 @@ pub struct SplitPlan {
     pub fixed: bool,
 }
 
+impl SplitPlan {
+    /// What the co-execution executor runs.
+    pub fn split(&self) -> crate::hybrid::offload::Split {
+        let p = &self.pred;
+        crate::hybrid::offload::Split {
+            share: p.share,
+            fixed: self.fixed,
+            cpu_threads: p.cpu_threads,
+            feeders: p.feeders,
+            gpu_cols_per_s: p.gpu_cols_per_s,
+            cpu_cols_per_s: p.cpu_cols_per_s,
+        }
+    }
+}
+
 /// Why a call went where it went.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reason {
@@ -1715,7 +1717,7 @@ pub fn describe(d: &Decision, split: Option<&SplitPlan>) -> String {
 pub enum Plan {
     /// The CPU engine. None: decided on the fast path (small or forced), nothing to trace.
     Cpu(Option<Decision>),
-    /// The GPU of `rt` through `gpu::offload`.
+    /// The GPU of `rt` through `hybrid::offload`.
     Gpu(&'static Runtime, Decision),
 }
 
@@ -1733,9 +1735,9 @@ impl Plan {
 pub enum GemmPlan {
     /// The CPU engine. None: decided on the fast path (small or forced), nothing to trace.
     Cpu(Option<Decision>),
-    /// The GPU of `rt` alone (`gpu::offload::gemm`).
+    /// The GPU of `rt` alone (`crate::hybrid::offload::gemm`).
     Gpu(&'static Runtime, Decision),
-    /// Both (`gpu::offload::coexec`).
+    /// Both (`crate::hybrid::offload::coexec`).
     Split(&'static Runtime, Decision, SplitPlan),
 }
 
@@ -1929,7 +1931,7 @@ fn choose_cached(rates: &Arc<Rates>, p: &Problem, threads: usize) -> Choice {
         *p,
         threads,
         Arc::as_ptr(rates) as usize ^ generation.rotate_left(48),
-        gpu::offload::tile_for(p.m, p.n, p.k, p.elem),
+        crate::hybrid::offload::tile_for(p.m, p.n, p.k, p.elem),
     );
     let ((dc, dg), (sc, sg)) = (rates.drift(p), rates.split_drift(p));
     let now = [dc, dg, sc, sg];
@@ -1998,7 +2000,7 @@ pub static SPLIT_LEARN_SIDE: Lazy<f64> = Lazy::new(|| {
 
 /// Learn from a co-executed call of `p` that ran as `st` says ([`Learned::observe_split`],
 /// [`split_lessons`]). Calls the GPU failed are skipped.
-pub fn observe_split(rates: &Rates, p: &Problem, st: &gpu::offload::OffloadStats) {
+pub fn observe_split(rates: &Rates, p: &Problem, st: &crate::hybrid::offload::OffloadStats) {
     if !learned::enabled() || st.gpu_error.is_some() || st.fallback_elems > 0 {
         return;
     }
@@ -2057,13 +2059,13 @@ pub struct CpuWatch {
     /// The call's name and shape, when tracing.
     what: Option<String>,
     start: std::time::Instant,
-    warm: learned::Warm,
+    warm: crate::trace::Warm,
 }
 
 impl CpuWatch {
     pub fn start(p: Problem, d: Decision, what: impl FnOnce() -> String) -> CpuWatch {
-        let what = super::trace::enabled().then(what);
-        CpuWatch { p, d, what, start: std::time::Instant::now(), warm: learned::Warm::start() }
+        let what = crate::trace::enabled().then(what);
+        CpuWatch { p, d, what, start: std::time::Instant::now(), warm: crate::trace::Warm::start() }
     }
 }
 
@@ -2074,7 +2076,7 @@ impl Drop for CpuWatch {
         }
         let secs = self.start.elapsed().as_secs_f64();
         if let Some(w) = &self.what {
-            super::trace::note(&format!("{w} offload: {} measured={:.1}us", self.d, secs * 1e6));
+            crate::trace::note(&format!("{w} offload: {} measured={:.1}us", self.d, secs * 1e6));
         }
         if self.warm.stayed() {
             observe(&self.p, Side::Cpu, &self.d, secs);
@@ -2273,13 +2275,15 @@ fn host_call<T: Scalar>(rt: &Runtime, n: usize, plan: Option<&SplitPlan>, h: &mu
     let t0 = std::time::Instant::now();
     match plan {
         None => {
-            unsafe { gpu::offload::gemm::<T>(rt, No, No, n, n, n, one, a, n, b, n, half, c, n) }
+            unsafe { crate::hybrid::offload::gemm::<T>(rt, No, No, n, n, n, one, a, n, b, n, half, c, n) }
                 .map_err(|f| f.error)?;
             let secs = t0.elapsed().as_secs_f64();
             Ok((secs, 0.0, secs))
         }
         Some(plan) => {
-            match unsafe { gpu::offload::coexec::<T>(rt, No, No, n, n, n, one, a, n, b, n, half, c, n, plan) } {
+            match unsafe {
+                crate::hybrid::offload::coexec::<T>(rt, No, No, n, n, n, one, a, n, b, n, half, c, n, &plan.split())
+            } {
                 (_, Some(e)) => Err(e),
                 (st, None) => Ok((st.gpu_side_secs, st.cpu_side_secs, st.secs)),
             }
@@ -2445,17 +2449,17 @@ fn median_after_warmup(mut f: impl FnMut()) -> f64 {
 
 /// `offload op_eff` lines for SYRK and TRSM (n x n, k = n; left, lower, no transpose): at
 /// n = 512..4096, the median time of the routine on the CPU engine and offloaded to the GPU
-/// (through the Fortran entry points, side forced), each over the model's time for the GEMM
+/// (the CPU engine, and the offload executor), each over the model's time for the GEMM
 /// it prices the routine as. The CPU engine's SYRK and TRSM and cuBLAS's run at rates of their
 /// own (the engine's recursive SYRK was 2.5x its GEMM-equivalent at n = 512 and half of it at
 /// 16384 on the H200 host), which these factors carry into the model.
-fn measure_op_factors(rates: &Rates, threads: usize) -> Vec<String> {
-    use crate::abi::fortran::{level3::RankKind, level3_tri::Routine};
-    use std::ffi::c_char;
+fn measure_op_factors(rt: &Runtime, rates: &Rates, threads: usize) -> Vec<String> {
+    use crate::cpu::level3::{sym, tri};
+    use crate::hybrid::offload::l3;
+    use crate::types::{Diag, MatMut, MatRef, Side as TSide, Trans, Uplo};
     let mut base = rates.clone();
     base.op_factors.clear();
     let mut lines = Vec::new();
-    let ch = |x: u8| x as c_char;
     for n in [512usize, 1024, 2048, 4096, 8192] {
         let len = n * n;
         // A: well conditioned for TRSM (a dominant diagonal); C the host buffer, rewritten.
@@ -2470,44 +2474,57 @@ fn measure_op_factors(rates: &Rates, threads: usize) -> Vec<String> {
             })
             .collect();
         let mut c = vec![0.5f64; len];
-        let ni = n as i32;
         for (name, shape) in [("syrk", Level3::Syrk { n, k: n }), ("trsm", Level3::Trsm { left: true, m: n, n })] {
             let p = Problem::level3::<f64>(shape, false, false);
             let pr = base.predict(&p, threads);
+            // Each side as the planner runs it once decided: the CPU engine, or the offload
+            // executor (`hybrid::offload::l3`) on this device.
             let mut time_on = |side: Side| {
-                median_after_warmup(|| {
-                    with_side(Some(side), || unsafe {
-                        if name == "syrk" {
-                            crate::abi::fortran::level3::syrk::<f64, f64, i32>(
-                                RankKind::Sym,
-                                &ch(b'L'),
-                                &ch(b'N'),
-                                &ni,
-                                &ni,
-                                &1.0,
-                                a.as_ptr(),
-                                &ni,
-                                &0.5,
-                                c.as_mut_ptr(),
-                                &ni,
-                            )
-                        } else {
-                            crate::abi::fortran::level3_tri::trxm::<f64, i32>(
-                                Routine::Trsm,
-                                &ch(b'L'),
-                                &ch(b'L'),
-                                &ch(b'N'),
-                                &ch(b'N'),
-                                &ni,
-                                &ni,
-                                &1.0,
-                                a.as_ptr(),
-                                &ni,
-                                c.as_mut_ptr(),
-                                &ni,
-                            )
+                let (pa, pc) = (a.as_ptr(), c.as_mut_ptr());
+                median_after_warmup(|| unsafe {
+                    let call = if name == "syrk" {
+                        l3::Call::syrk(false, Uplo::Lower, Trans::No, n, n, 1.0, pa, n, 0.5, pc, n)
+                    } else {
+                        l3::Call::trxm(
+                            true,
+                            TSide::Left,
+                            Uplo::Lower,
+                            Trans::No,
+                            Diag::NonUnit,
+                            n,
+                            n,
+                            1.0,
+                            pa,
+                            n,
+                            pc,
+                            n,
+                        )
+                    };
+                    match side {
+                        Side::Gpu => {
+                            // (A failure leaves the rest to the CPU engine, as a call's would.)
+                            if let Err(f) = l3::run::<f64>(rt, &call) {
+                                if name == "syrk" {
+                                    l3::finish_rank(&call, &f.remaining())
+                                } else {
+                                    l3::finish_tri(&call, &f.remaining())
+                                }
+                            }
                         }
-                    });
+                        Side::Cpu if name == "syrk" => {
+                            let x = MatRef::col_major(pa, n, n, n);
+                            sym::syrk(Uplo::Lower, false, 1.0, x, false, 0.5, MatMut::col_major(pc, n, n, n))
+                        }
+                        Side::Cpu => tri::trsm(
+                            TSide::Left,
+                            Uplo::Lower,
+                            Trans::No,
+                            Diag::NonUnit,
+                            1.0,
+                            MatRef::col_major(pa, n, n, n),
+                            MatMut::col_major(pc, n, n, n),
+                        ),
+                    }
                 })
             };
             let (tc, tg) = (time_on(Side::Cpu), time_on(Side::Gpu));
@@ -2537,8 +2554,8 @@ fn measure_op_factors(rates: &Rates, threads: usize) -> Vec<String> {
 /// the model with those efficiencies picks, for the residuals of each side (`offload
 /// split_call_ms`); DSYRK and DTRSM at n = 512..8192 on each side (`offload op_eff`). Whole calls are timed in [`PASSES`] passes over their sizes ([`in_passes`]).
 pub fn calibrate(rt: &'static Runtime) -> gpu::Result<Vec<String>> {
-    use crate::gpu::offload::{measure_transfers, measure_transfers_with, Copier};
     use crate::gpu::{timing::Timer, DMat, DeviceBuffer, Exec};
+    use crate::hybrid::offload::{measure_transfers, measure_transfers_with, Copier};
     use crate::types::{Trans, C32, C64};
     rt.bind()?;
     let start = std::time::Instant::now();
@@ -2588,7 +2605,7 @@ pub fn calibrate(rt: &'static Runtime) -> gpu::Result<Vec<String>> {
         let (a, b, c) = (mat(&bufs[0], m), mat(&bufs[1], k), mat(&bufs[2], m));
         let (m, n, k) = (m as i64, n as i64, k as i64);
         t.median_batched(3, 0.01, &mut || {
-            crate::abi::cublas::vendor_gemm::<T>(ex, Trans::No, Trans::No, m, n, k, one, a, b, half, c)
+            crate::gpu::vendor_calls::vendor_gemm::<T>(ex, Trans::No, Trans::No, m, n, k, one, a, b, half, c)
         })
     }
     let flops = |m: usize, n: usize, k: usize, complex: bool| {
@@ -2798,7 +2815,7 @@ pub fn calibrate(rt: &'static Runtime) -> gpu::Result<Vec<String>> {
     let rates = Rates::builtin(&rt.props).with_lines(&lines.join("\n"), "tuned");
 
     // ---- DSYRK and DTRSM on each side, over the GEMM the model prices for them ----
-    lines.extend(measure_op_factors(&rates, threads));
+    lines.extend(measure_op_factors(rt, &rates, threads));
     let rates = Rates::builtin(&rt.props).with_lines(&lines.join("\n"), "tuned");
 
     // ---- The final model against what was measured ----
@@ -3288,9 +3305,9 @@ mod tests {
         let mut fast = balanced();
         fast.feed = vec![(1, 1e13, 1e13)];
         fast.gpu_tiles[3] = TileTable::from_points(&[(64.0, 64.0, 2e12)]);
-        let small = gpu::offload::Knobs { tile: Some((128, 128)), ..Default::default() };
+        let small = crate::hybrid::offload::Knobs { tile: Some((128, 128)), ..Default::default() };
         let p = Problem::gemm::<C64>(2048, 2048, 2048, false, false);
-        let s = gpu::offload::with_knobs(small, || fast.best_split(&p, 4)).unwrap();
+        let s = crate::hybrid::offload::with_knobs(small, || fast.best_split(&p, 4)).unwrap();
         assert_eq!((s.feeders, s.cpu_threads), (0, 4), "{s:?}");
     }
 
@@ -3777,7 +3794,7 @@ mod tests {
     }
 }
 
-// ---- Level 3 beyond GEMM (phase 2: `gpu::offload::l3`) ----
+// ---- Level 3 beyond GEMM (phase 2: `crate::hybrid::offload::l3`) ----
 //
 // SYMM/HEMM, SYRK/HERK, SYR2K/HER2K, TRMM and TRSM are priced as the GEMM that has their flops
 // and moves their bytes, so the GEMM pipeline model (and whatever the calibration measures for
@@ -3801,6 +3818,21 @@ pub enum Level3 {
 }
 
 impl Problem {
+    /// The problem the model prices for an offload executor's Level-3 call.
+    pub fn of_call<T: Scalar>(call: &crate::hybrid::offload::l3::Call<T>) -> Problem {
+        use crate::hybrid::offload::l3::Kind;
+        let left = call.side == crate::types::Side::Left;
+        let (m, n) = (call.m, call.n);
+        let r = match call.kind {
+            Kind::Symm | Kind::Hemm => Level3::Symm { left, m, n },
+            Kind::Syrk | Kind::Herk => Level3::Syrk { n, k: call.k },
+            Kind::Syr2k | Kind::Her2k => Level3::Syr2k { n, k: call.k },
+            Kind::Trmm => Level3::Trmm { left, m, n },
+            Kind::Trsm => Level3::Trsm { left, m, n },
+        };
+        Problem::level3::<T>(r, !call.reads(), call.beta.is_zero())
+    }
+
     /// The GEMM the model prices for a Level-3 call (GEMM slots: A m x k, B k x n, C m x n; real
     /// flops 2mnk, x4 for complex):
     /// - SYRK n, k: m = n, n' = n/2 (the triangle), k; A = op(A) once (n*k), no B, C = the

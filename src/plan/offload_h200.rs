@@ -51,7 +51,7 @@ pub(super) fn rows() -> Vec<Row> {
 
 /// Runs `f` with the C tile the pipeline cut before session 33 for an n x n problem (a quarter
 /// of the side rounded down to 256, 512..2048): the tile the recorded runs were measured with.
-/// [`gpu::offload::tile_for`] now cuts n = 2048..4095 into tiles of 1024.
+/// [`crate::hybrid::offload::tile_for`] now cuts n = 2048..4095 into tiles of 1024.
 pub(super) fn with_recorded_tile<R>(n: usize, f: impl FnOnce() -> R) -> R {
     with_tile(recorded_tile(n), f)
 }
@@ -61,15 +61,15 @@ fn recorded_tile(n: usize) -> usize {
     (n / 4 / 256 * 256).clamp(512, 2048)
 }
 
-/// Pieces per call the recorded runs cut their copies into (`gpu::offload::piece_for`).
+/// Pieces per call the recorded runs cut their copies into (`crate::hybrid::offload::piece_for`).
 const RECORDED_PIECES: usize = 16;
 
 /// Runs `f` with the pipeline's C tile forced to t x t, and its copies cut into the recorded
 /// runs' pieces (a default of `HYBLAS_OFFLOAD_PIECES` changed later leaves them priced as they
 /// ran).
 pub(super) fn with_tile<R>(t: usize, f: impl FnOnce() -> R) -> R {
-    let k = gpu::offload::Knobs { tile: Some((t, t)), pieces: Some(RECORDED_PIECES), ..Default::default() };
-    gpu::offload::with_knobs(k, f)
+    let k = crate::hybrid::offload::Knobs { tile: Some((t, t)), pieces: Some(RECORDED_PIECES), ..Default::default() };
+    crate::hybrid::offload::with_knobs(k, f)
 }
 
 pub(super) fn problem(routine: &str, n: usize) -> Problem {
@@ -274,7 +274,7 @@ fn h200_auto_picks_the_faster_side() {
     }
 }
 
-/// The default tile ([`gpu::offload::tile_for`]) is, within 6%, the tile the model prices
+/// The default tile ([`crate::hybrid::offload::tile_for`]) is, within 6%, the tile the model prices
 /// cheapest for a GPU-only GEMM with that run's rates (the per-piece cost, the first tile's
 /// start-up and the last one's copy back), at n = 1024..16384 in s, d and z. The widest gap is
 /// SGEMM n = 3072 (1024 against 1536: 5%; on an H200 in session 32, 5.46 against 4.09 ms, while
@@ -290,7 +290,10 @@ fn the_default_tile_is_the_models_cheapest() {
             let price = || r.pipe_secs(&p, n, r.alone()).0;
             // Every tile with the pieces the default tile is priced with.
             let at = |t: usize| {
-                gpu::offload::with_knobs(gpu::offload::Knobs { tile: Some((t, t)), ..Default::default() }, price)
+                crate::hybrid::offload::with_knobs(
+                    crate::hybrid::offload::Knobs { tile: Some((t, t)), ..Default::default() },
+                    price,
+                )
             };
             let best = [512, 768, 1024, 1280, 1536, 2048]
                 .into_iter()

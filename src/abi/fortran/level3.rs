@@ -8,18 +8,16 @@
 //! GEMM whose operands are all device memory (a CUDA program passing `cudaMalloc` pointers to
 //! `dgemm_` or `cblas_sgemm`) runs on the GPU ([`device_gemm`]): split-k where the planner's
 //! model says so, else the real cuBLAS GEMM. GEMM on host memory goes to the GPU when the
-//! offload planner predicts it faster (`gpu::offload::host_gemm`); so do SYMM/HEMM, SYRK/HERK, SYR2K/HER2K
-//! here and TRMM/TRSM in `level3_tri.rs` ([`offload_level3`], `gpu::offload::l3`). CBLAS reaches
+//! offload planner predicts it faster (`crate::plan::gemm::host_gemm`); so do SYMM/HEMM, SYRK/HERK, SYR2K/HER2K
+//! here and TRMM/TRSM in `level3_tri.rs` ([`offload_level3`], `crate::hybrid::offload::l3`). CBLAS reaches
 //! all of these through the same `*_run` functions.
 
 use crate::abi::fortran::util::report;
 use crate::cpu::level3 as eng;
-use crate::gpu::offload::l3;
-use crate::gpu::{self, DMat, Exec, In};
+use crate::hybrid::offload::l3;
 use crate::plan;
-use crate::plan::gpu::{self as policy, Decision, Route};
+use crate::plan::gemm::{offload_level3, Level3Run};
 use crate::types::{chars, FInt, MatMut, MatRef, Scalar, Side, Trans, Uplo};
-use std::ffi::c_void;
 use std::os::raw::c_char;
 
 #[inline]
@@ -60,16 +58,6 @@ pub fn check_gemm(
     }
 }
 
-/// op(X) of a column-major operand with `rows x cols` = the shape of op(X), and whether it is
-/// conjugated.
-#[inline]
-fn op_view<T>(p: *const T, t: Trans, rows: usize, cols: usize, ld: usize) -> (MatRef<T>, bool) {
-    match t {
-        Trans::No => (MatRef::col_major(p, rows, cols, ld), false),
-        _ => (MatRef::col_major(p, cols, rows, ld).t(), t == Trans::ConjTrans),
-    }
-}
-
 /// `?GEMM` after validation: C := alpha*op(A)*op(B) + beta*C.
 ///
 /// # Safety
@@ -93,209 +81,7 @@ pub unsafe fn gemm_run<T: Scalar>(
     if m == 0 || n == 0 || ((alpha.is_zero() || k == 0) && beta.is_one()) {
         return;
     }
-    // Device memory: C decides (it is always written); A and B count only when read.
-    let reads_ab = !alpha.is_zero() && k != 0;
-    let ops = [c as *const c_void, a as *const c_void, b as *const c_void];
-    let ops = if reads_ab { &ops[..] } else { &ops[..1] };
-    let desc = || format!("ta={ta:?} tb={tb:?} m={m} n={n} k={k} lda={lda} ldb={ldb} ldc={ldc}");
-    let run = std::cell::Cell::new(None);
-    let shape = || {
-        let s = desc();
-        match run.take() {
-            Some(r) => format!("{s} {r}"),
-            None => s,
-        }
-    };
-    let dev = |ex: &Exec| {
-        let (a, b, c) = (DMat::of(a, lda), DMat::of(b, ldb), DMat::of(c as *const T, ldc));
-        run.set(Some(device_gemm(ex, ta, tb, m as i64, n as i64, k as i64, alpha, a, b, beta, c)?));
-        Ok(())
-    };
-    // device_gemm falls back to the real cuBLAS itself (it never answers NotReady); the same
-    // fallback, for a uniform signature.
-    let vnd = |ex: &Exec| {
-        let (a, b, c) = (DMat::of(a, lda), DMat::of(b, ldb), DMat::of(c as *const T, ldc));
-        vendor_device_gemm(ex, ta, tb, m as i64, n as i64, k as i64, alpha, a, b, beta, c)
-    };
-    if plan::on_gpu(T::PREFIX, "gemm", shape, ops, dev, vnd).is_some() {
-        return;
-    }
-    let (m, n, k) = (m as usize, n as usize, k as usize);
-    let (lda, ldb, ldc) = (lda as usize, ldb as usize, ldc as usize);
-    // The offload planner: CPU, GPU or both (true: done there, with its trace line).
-    if gpu::offload::host_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
-        return;
-    }
-    let (av, ca) = op_view(a, ta, m, k, lda);
-    let (bv, cb) = op_view(b, tb, k, n, ldb);
-    let cv = MatMut::col_major(c, m, n, ldc);
-    plan::run::<T, _>("gemm", desc, || eng::gemm(alpha, av, ca, bv, cb, beta, cv));
-}
-
-/// What [`offload_level3`] did with a call.
-pub(crate) enum Level3Run {
-    /// Done: on the GPU, or (after a GPU failure that wrote part of the output) finished by
-    /// the CPU engine on exactly the parts left.
-    Done,
-    /// The caller runs the CPU engine on the whole call, holding the watch until it is done
-    /// (a call the planner priced: its trace line and what the planner learns from it, when
-    /// it drops).
-    Cpu(Option<Box<crate::plan::offload::CpuWatch>>),
-}
-
-/// A host SYMM/HEMM, SYRK/HERK, SYR2K/HER2K (and, from `level3_tri`, TRMM/TRSM) call that the
-/// offload planner (`plan::offload::decide_level3`) sends to the GPU runs through
-/// `gpu::offload::l3`. A failed offload that wrote part of the output is finished by `finish`
-/// (the CPU engine on exactly the parts left), with a trace line. [`Level3Run::Cpu`]: the
-/// caller runs the CPU engine on the whole call (the planner said so, cheaply for small calls;
-/// or the GPU failed before writing anything: out of memory, no cuBLAS, ...).
-///
-/// # Safety
-/// `call` built from validated, non-empty arguments.
-pub(crate) unsafe fn offload_level3<T: Scalar>(
-    call: &l3::Call<T>,
-    shape: &dyn Fn() -> String,
-    finish: &dyn Fn(&[gpu::offload::Tile]),
-) -> Level3Run {
-    use crate::plan::offload::{self as off, CpuWatch, Outcome, Plan, Reason, Side as Dev};
-    use crate::plan::trace;
-    let base = call.kind.name();
-    let name = || format!("{}{base}", T::PREFIX);
-    let (rt, d) = match off::decide_level3(call.problem(), &call.operands()) {
-        Plan::Cpu(None) => return Level3Run::Cpu(None),
-        Plan::Cpu(Some(d)) => {
-            off::set_last(Outcome { routine: name(), planned: d.side, ran: Dev::Cpu, fallback: None, stats: None });
-            return Level3Run::Cpu(Some(Box::new(CpuWatch::start(call.problem(), d, || {
-                format!("{} {}", name(), shape())
-            }))));
-        }
-        Plan::Gpu(rt, d) => (rt, d),
-    };
-    let (start, warm) = (std::time::Instant::now(), crate::plan::learned::Warm::start());
-    match l3::run::<T>(rt, call) {
-        Ok(stats) => {
-            let secs = start.elapsed().as_secs_f64();
-            if warm.stayed() {
-                off::observe(&call.problem(), Dev::Gpu, &d, secs);
-            }
-            if trace::enabled() {
-                trace::line(&name(), &shape(), "gpu-offload", 0, secs);
-                trace::note(&format!("{} {} offload: {d} measured={:.1}us {stats}", name(), shape(), secs * 1e6));
-            }
-            let o = Outcome { routine: name(), planned: Dev::Gpu, ran: Dev::Gpu, fallback: None, stats: Some(stats) };
-            off::set_last(o);
-            Level3Run::Done
-        }
-        Err(f) => {
-            // The CPU engine cannot read device memory (and a device output may be half
-            // computed in place): nothing to fall back to.
-            let on_device = d.reason == Reason::DeviceOperand
-                || call.operands().iter().any(|&p| gpu::runtime::is_device_pointer(p));
-            if on_device {
-                eprintln!("hyblas: {} with device operands failed on the GPU: {f}", name());
-                let fallback = Some(f.to_string());
-                off::set_last(Outcome { routine: name(), planned: Dev::Gpu, ran: Dev::Gpu, fallback, stats: None });
-                return Level3Run::Done;
-            }
-            if off::disables(&f.error) {
-                eprintln!("hyblas: {} offload: device error, later calls stay on the CPU: {f}", name());
-                off::disable();
-            }
-            if trace::enabled() {
-                trace::note(&format!("{} {} offload failed, CPU engine takes over: {f}", name(), shape()));
-            }
-            let fallback = Some(f.to_string());
-            off::set_last(Outcome { routine: name(), planned: Dev::Gpu, ran: Dev::Cpu, fallback, stats: None });
-            if f.untouched_c() {
-                return Level3Run::Cpu(None);
-            }
-            let left = f.remaining();
-            plan::run::<T, _>(base, shape, || finish(&left));
-            Level3Run::Done
-        }
-    }
-}
-
-/// How [`device_gemm`] ran a call, for the trace line (formatted only when tracing is on).
-pub struct DeviceGemm {
-    pub decision: Decision,
-    /// Split-k was chosen but declined (the real cuBLAS ran the call).
-    pub declined: Option<gpu::GpuError>,
-    /// The model's account of its inputs, when it was asked and tracing is on.
-    pub why: Option<String>,
-}
-
-impl std::fmt::Display for DeviceGemm {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let outcome = self.declined.as_ref().map_or(policy::Outcome::Done, policy::Outcome::of_error);
-        f.write_str(&outcome.describe(&self.decision))?;
-        if let Some(w) = &self.why {
-            write!(f, " model: {w}")?;
-        }
-        Ok(())
-    }
-}
-
-/// GEMM on device operands, on `ex`'s stream (the caller waits): split-k when the planner
-/// routes it there (the model, or `HYBLAS_CUBLAS_GEMM` / `HYBLAS_CUBLAS` / `with_mode`) and the
-/// kernel takes it, else the real cuBLAS GEMM on a handle of hyblas's own. alpha = 0 reads
-/// neither A nor B (reference BLAS; they may be anything): cuBLAS then gets k = 0, C := beta*C.
-#[allow(clippy::too_many_arguments)]
-pub fn device_gemm<T: Scalar>(
-    ex: &Exec,
-    ta: Trans,
-    tb: Trans,
-    m: i64,
-    n: i64,
-    k: i64,
-    alpha: T,
-    a: DMat,
-    b: DMat,
-    beta: T,
-    c: DMat,
-) -> gpu::Result<DeviceGemm> {
-    let mut why = None;
-    let decision = policy::decide_gemm(None, || {
-        let vector = gpu::splitk::vector_loads::<T>(ta, tb, m, n, a, b);
-        let (d, w) = policy::gemm::<T>(ex.rt, ta, tb, m, n, k, vector);
-        why = w;
-        d
-    });
-    let mut declined = None;
-    if decision.route == Route::Hyblas {
-        // Host-ABI callers have no atomics mode to set: HYBLAS_DETERMINISTIC=0 allows atomics.
-        let red = policy::reduction(false);
-        // A unit not loaded yet answers NotReady (C untouched) unless the route was forced.
-        let run = || gpu::splitk::gemm::<T>(ex, ta, tb, m, n, k, In::Host(alpha), a, b, In::Host(beta), c, red);
-        // Without a real cuBLAS to answer meanwhile, the call waits for its kernel.
-        let wait = decision.forced_hyblas() || !gpu::vendor::present();
-        match gpu::loader::routed(wait, run) {
-            Ok(()) => return Ok(DeviceGemm { decision, declined, why }),
-            Err(e) => declined = Some(e),
-        }
-    }
-    vendor_device_gemm(ex, ta, tb, m, n, k, alpha, a, b, beta, c)?;
-    Ok(DeviceGemm { decision, declined, why })
-}
-
-/// GEMM on device operands by the real cuBLAS: alpha = 0 reads neither A nor B (reference
-/// BLAS; they may be anything), so cuBLAS then gets k = 0, C := beta*C.
-#[allow(clippy::too_many_arguments)]
-fn vendor_device_gemm<T: Scalar>(
-    ex: &Exec,
-    ta: Trans,
-    tb: Trans,
-    m: i64,
-    n: i64,
-    k: i64,
-    alpha: T,
-    a: DMat,
-    b: DMat,
-    beta: T,
-    c: DMat,
-) -> gpu::Result<()> {
-    let k = if alpha.is_zero() { 0 } else { k };
-    crate::abi::cublas::vendor_gemm::<T>(ex, ta, tb, m, n, k, alpha, a, b, beta, c)
+    plan::gemm::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 /// `?gemm_` (Fortran).
@@ -498,7 +284,7 @@ pub unsafe fn syrk_run<T: Scalar>(
     let Level3Run::Cpu(_watch) = offload_level3(&call, &shape, &|left| l3::finish_rank(&call, left)) else {
         return;
     };
-    let (xv, conj) = op_view(a, trans, n, k, lda as usize);
+    let (xv, conj) = MatRef::op(a, trans, n, k, lda as usize);
     let cv = MatMut::col_major(c, n, n, ldc as usize);
     plan::run::<T, _>(if herm { "herk" } else { "syrk" }, shape, || {
         eng::sym::syrk(uplo, herm, alpha, xv, conj, beta, cv)
@@ -563,8 +349,8 @@ pub unsafe fn syr2k_run<T: Scalar>(
     let Level3Run::Cpu(_watch) = offload_level3(&call, &shape, &|left| l3::finish_rank(&call, left)) else {
         return;
     };
-    let (xv, conj) = op_view(a, trans, n, k, lda as usize);
-    let (yv, _) = op_view(b, trans, n, k, ldb as usize);
+    let (xv, conj) = MatRef::op(a, trans, n, k, lda as usize);
+    let (yv, _) = MatRef::op(b, trans, n, k, ldb as usize);
     let cv = MatMut::col_major(c, n, n, ldc as usize);
     plan::run::<T, _>(if herm { "her2k" } else { "syr2k" }, shape, || {
         eng::sym::syr2k(uplo, herm, alpha, xv, yv, conj, beta, cv)

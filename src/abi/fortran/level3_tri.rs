@@ -1,10 +1,10 @@
 //! Fortran TRMM and TRSM.
 
-use crate::abi::fortran::level3::{offload_level3, Level3Run};
 use crate::abi::fortran::util::report;
 use crate::cpu::level3::tri::{self as eng, TriScalar};
-use crate::gpu::offload::l3;
+use crate::hybrid::offload::l3;
 use crate::plan;
+use crate::plan::gemm::{offload_level3, Level3Run};
 use crate::types::{chars, Diag, FInt, MatMut, MatRef, Side, Trans, Uplo};
 use std::os::raw::c_char;
 

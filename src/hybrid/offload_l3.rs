@@ -2,7 +2,7 @@
 //! TRMM and TRSM computed on the GPU from host memory, for host-ABI calls the planner
 //! (`plan::offload::decide_level3`) sent here.
 //!
-//! This is a child module of `gpu::offload` (declared there with `#[path]`) so that it runs on
+//! This is a child module of `hybrid::offload` (declared there with `#[path]`) so that it runs on
 //! the GEMM pipeline's own pieces without copying them: the pooled [`Pipe`] (three streams,
 //! pinned chunk rings, events, the device arena), [`Uploader`] / [`Downloader`] (pieces packed
 //! and unpacked by the CPU-engine threads), [`Pieces`], [`tile_for`] / [`piece_for`] / the
@@ -54,13 +54,10 @@
 //! CPU engine resumes the same algorithm. No element is updated twice.
 
 use super::*;
-use crate::abi::cublas::{own_handle, Status, A16, CUBLAS_STATUS_SUCCESS};
 use crate::cpu::level3 as eng;
 use crate::cpu::level3::tri::TriScalar;
-use crate::gpu::vendor::Sym;
-use crate::plan::offload::{Level3, Problem as Priced};
+use crate::gpu::vendor_calls as vc;
 use crate::types::{Diag, MatMut, MatRef, Side, Uplo};
-use std::ffi::c_int;
 
 // ---- The call ----
 
@@ -91,7 +88,7 @@ impl Kind {
             Kind::Trsm => "trsm",
         }
     }
-    fn herm(self) -> bool {
+    pub fn herm(self) -> bool {
         matches!(self, Kind::Hemm | Kind::Herk | Kind::Her2k)
     }
     fn rank(self) -> bool {
@@ -105,6 +102,19 @@ impl Kind {
     }
     fn symm(self) -> bool {
         matches!(self, Kind::Symm | Kind::Hemm)
+    }
+    /// The real cuBLAS routine of its diagonal tiles.
+    fn vendor(self) -> vc::Level3 {
+        match self {
+            Kind::Symm => vc::Level3::Symm,
+            Kind::Hemm => vc::Level3::Hemm,
+            Kind::Syrk => vc::Level3::Syrk,
+            Kind::Herk => vc::Level3::Herk,
+            Kind::Syr2k => vc::Level3::Syr2k,
+            Kind::Her2k => vc::Level3::Her2k,
+            Kind::Trmm => vc::Level3::Trmm,
+            Kind::Trsm => vc::Level3::Trsm,
+        }
     }
 }
 
@@ -246,27 +256,13 @@ impl<T: Scalar> Call<T> {
     }
 
     /// Whether A (and B) are read at all.
-    fn reads(&self) -> bool {
+    pub fn reads(&self) -> bool {
         !self.alpha.is_zero() && (!self.kind.rank() || self.k > 0)
     }
 
     /// Whether the call has a second input (SYMM's and SYR2K's B).
     fn has_b(&self) -> bool {
         self.kind.symm() || self.kind.two()
-    }
-
-    /// The problem as the cost model prices it.
-    pub fn problem(&self) -> Priced {
-        let left = self.side == Side::Left;
-        let (m, n) = (self.m, self.n);
-        let r = match self.kind {
-            Kind::Symm | Kind::Hemm => Level3::Symm { left, m, n },
-            Kind::Syrk | Kind::Herk => Level3::Syrk { n, k: self.k },
-            Kind::Syr2k | Kind::Her2k => Level3::Syr2k { n, k: self.k },
-            Kind::Trmm => Level3::Trmm { left, m, n },
-            Kind::Trsm => Level3::Trsm { left, m, n },
-        };
-        Priced::level3::<T>(r, !self.reads(), self.beta.is_zero())
     }
 
     /// The caller's pointers the call reads or writes (null where an operand is not touched):
@@ -923,219 +919,22 @@ unsafe fn copy_masked(
     }
 }
 
-// ---- The real cuBLAS ----
-
-type SyrkFn<T, S> = unsafe extern "C" fn(
-    *mut c_void,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    *const S,
-    *const T,
-    c_int,
-    *const S,
-    *mut T,
-    c_int,
-) -> Status;
-type Syr2kFn<T, S> = unsafe extern "C" fn(
-    *mut c_void,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    *const T,
-    *const T,
-    c_int,
-    *const T,
-    c_int,
-    *const S,
-    *mut T,
-    c_int,
-) -> Status;
-type SymmFn<T> = unsafe extern "C" fn(
-    *mut c_void,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    *const T,
-    *const T,
-    c_int,
-    *const T,
-    c_int,
-    *const T,
-    *mut T,
-    c_int,
-) -> Status;
-type TrmmFn<T> = unsafe extern "C" fn(
-    *mut c_void,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    *const T,
-    *const T,
-    c_int,
-    *const T,
-    c_int,
-    *mut T,
-    c_int,
-) -> Status;
-type TrsmFn<T> = unsafe extern "C" fn(
-    *mut c_void,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    *const T,
-    *const T,
-    c_int,
-    *mut T,
-    c_int,
-) -> Status;
-
-macro_rules! syms {
-    ($($n:literal),*) => { [$(Sym::new($n)),*] };
-}
-static SYRK: [Sym; 4] = syms!("cublasSsyrk_v2", "cublasDsyrk_v2", "cublasCsyrk_v2", "cublasZsyrk_v2");
-static SYR2K: [Sym; 4] = syms!("cublasSsyr2k_v2", "cublasDsyr2k_v2", "cublasCsyr2k_v2", "cublasZsyr2k_v2");
-static SYMM: [Sym; 4] = syms!("cublasSsymm_v2", "cublasDsymm_v2", "cublasCsymm_v2", "cublasZsymm_v2");
-static TRMM: [Sym; 4] = syms!("cublasStrmm_v2", "cublasDtrmm_v2", "cublasCtrmm_v2", "cublasZtrmm_v2");
-static TRSM: [Sym; 4] = syms!("cublasStrsm_v2", "cublasDtrsm_v2", "cublasCtrsm_v2", "cublasZtrsm_v2");
-/// Hermitian routines, complex only (indexed like the others; s/d never asked for).
-static HERK: [Sym; 4] = syms!("cublasCherk_v2", "cublasZherk_v2", "cublasCherk_v2", "cublasZherk_v2");
-static HER2K: [Sym; 4] = syms!("cublasCher2k_v2", "cublasZher2k_v2", "cublasCher2k_v2", "cublasZher2k_v2");
-static HEMM: [Sym; 4] = syms!("cublasChemm_v2", "cublasZhemm_v2", "cublasChemm_v2", "cublasZhemm_v2");
-
-fn prec<T: Scalar>() -> usize {
-    crate::plan::offload::prec_index(T::PREFIX)
-}
-
-/// The cuBLAS routine a call's diagonal blocks need (besides GEMM).
-fn own_sym<T: Scalar>(kind: Kind) -> &'static Sym {
-    let i = prec::<T>();
-    match kind {
-        Kind::Symm => &SYMM[i],
-        Kind::Hemm => &HEMM[i],
-        Kind::Syrk => &SYRK[i],
-        Kind::Herk => &HERK[i],
-        Kind::Syr2k => &SYR2K[i],
-        Kind::Her2k => &HER2K[i],
-        Kind::Trmm => &TRMM[i],
-        Kind::Trsm => &TRSM[i],
-    }
-}
-
-fn code_t(t: Trans) -> c_int {
-    match t {
-        Trans::No => 0,
-        Trans::Trans => 1,
-        Trans::ConjTrans => 2,
-    }
-}
-fn code_u(u: Uplo) -> c_int {
-    if u == Uplo::Lower {
-        0
-    } else {
-        1
-    }
-}
-fn code_s(s: Side) -> c_int {
-    if s == Side::Left {
-        0
-    } else {
-        1
-    }
-}
-fn code_d(d: Diag) -> c_int {
-    if d == Diag::NonUnit {
-        0
-    } else {
-        1
-    }
-}
-
 /// Enqueue `op` on `ex`'s stream.
 unsafe fn launch<T: Scalar>(ex: &Exec, op: &Op<T>) -> Result<()> {
     let e = std::mem::size_of::<T>();
-    let i = |v: usize| v as c_int;
-    let ld = |d: DMat| d.ld as c_int;
-    let ok = |s: Status, name: &'static str| {
-        if s == CUBLAS_STATUS_SUCCESS {
-            Ok(())
-        } else {
-            Err(GpuError::Other(format!("{name} returned cuBLAS status {s}")))
-        }
-    };
-    let missing = |s: &Sym| GpuError::Unavailable(format!("no real cuBLAS {}", s.name));
     match *op {
         Op::Gemm { ta, tb, m, n, k, alpha, a, b, beta, c } => {
             let (m, n, k) = (m as i64, n as i64, k as i64);
-            crate::abi::cublas::vendor_gemm::<T>(ex, ta, tb, m, n, k, alpha, a, b, beta, c)
+            vc::vendor_gemm::<T>(ex, ta, tb, m, n, k, alpha, a, b, beta, c)
         }
         Op::Rank { two, herm, uplo, trans, n, k, alpha, a, b, beta, c } => {
-            let h = own_handle(ex.rt, ex.stream)?;
-            let (u, t) = (code_u(uplo), code_t(trans));
-            let (pa, pb, pc) = (a.ptr as *const T, b.ptr as *const T, c.ptr as *mut T);
-            let s = own_sym::<T>(match (two, herm) {
-                (false, false) => Kind::Syrk,
-                (false, true) => Kind::Herk,
-                (true, false) => Kind::Syr2k,
-                (true, true) => Kind::Her2k,
-            });
-            let r = match (two, herm) {
-                (false, false) => {
-                    let f: SyrkFn<T, T> = s.get().ok_or_else(|| missing(s))?;
-                    let (al, be) = (A16(alpha), A16(beta));
-                    f(h, u, t, i(n), i(k), &al.0, pa, ld(a), &be.0, pc, ld(c))
-                }
-                (false, true) => {
-                    let f: SyrkFn<T, T::Real> = s.get().ok_or_else(|| missing(s))?;
-                    let (al, be) = (A16(alpha.re()), A16(beta.re()));
-                    f(h, u, t, i(n), i(k), &al.0, pa, ld(a), &be.0, pc, ld(c))
-                }
-                (true, false) => {
-                    let f: Syr2kFn<T, T> = s.get().ok_or_else(|| missing(s))?;
-                    let (al, be) = (A16(alpha), A16(beta));
-                    f(h, u, t, i(n), i(k), &al.0, pa, ld(a), pb, ld(b), &be.0, pc, ld(c))
-                }
-                (true, true) => {
-                    let f: Syr2kFn<T, T::Real> = s.get().ok_or_else(|| missing(s))?;
-                    let (al, be) = (A16(alpha), A16(beta.re()));
-                    f(h, u, t, i(n), i(k), &al.0, pa, ld(a), pb, ld(b), &be.0, pc, ld(c))
-                }
-            };
-            ok(r, s.name)
+            vc::vendor_rank::<T>(ex, two, herm, uplo, trans, n, k, alpha, a, b, beta, c)
         }
         Op::Symm { herm, side, uplo, m, n, alpha, a, b, beta, c } => {
-            let h = own_handle(ex.rt, ex.stream)?;
-            let s = own_sym::<T>(if herm { Kind::Hemm } else { Kind::Symm });
-            let f: SymmFn<T> = s.get().ok_or_else(|| missing(s))?;
-            let (al, be) = (A16(alpha), A16(beta));
-            let (sd, u) = (code_s(side), code_u(uplo));
-            let (pa, pb, pc) = (a.ptr as *const T, b.ptr as *const T, c.ptr as *mut T);
-            ok(f(h, sd, u, i(m), i(n), &al.0, pa, ld(a), pb, ld(b), &be.0, pc, ld(c)), s.name)
+            vc::vendor_symm::<T>(ex, herm, side, uplo, m, n, alpha, a, b, beta, c)
         }
         Op::Tri { solve, side, uplo, trans, diag, m, n, alpha, a, b } => {
-            let h = own_handle(ex.rt, ex.stream)?;
-            let s = own_sym::<T>(if solve { Kind::Trsm } else { Kind::Trmm });
-            let al = A16(alpha);
-            let (sd, u, t, d) = (code_s(side), code_u(uplo), code_t(trans), code_d(diag));
-            let (pa, pb) = (a.ptr as *const T, b.ptr as *mut T);
-            let r = if solve {
-                let f: TrsmFn<T> = s.get().ok_or_else(|| missing(s))?;
-                f(h, sd, u, t, d, i(m), i(n), &al.0, pa, ld(a), pb, ld(b))
-            } else {
-                // In place: cuBLAS's out-of-place TRMM with C = B.
-                let f: TrmmFn<T> = s.get().ok_or_else(|| missing(s))?;
-                f(h, sd, u, t, d, i(m), i(n), &al.0, pa, ld(a), pb, ld(b), pb, ld(b))
-            };
-            ok(r, s.name)
+            vc::vendor_tri::<T>(ex, solve, side, uplo, trans, diag, m, n, alpha, a, b)
         }
         Op::RealDiag { n, c } => {
             // The imaginary halves of the diagonal: one 32-bit word (C32) or two (C64) every
@@ -1226,9 +1025,9 @@ unsafe fn exec<T: Scalar>(
     let base = pipe.arena(need.max(ALIGN)).map_err(untouched)?;
     let ex = Exec { rt, stream: pipe.comp };
     let nil = DMat { ptr: base, ld: 1 };
-    crate::abi::cublas::vendor_gemm::<T>(&ex, Trans::No, Trans::No, 0, 0, 0, call.alpha, nil, nil, call.beta, nil)
+    vc::vendor_gemm::<T>(&ex, Trans::No, Trans::No, 0, 0, 0, call.alpha, nil, nil, call.beta, nil)
         .map_err(untouched)?;
-    let s = own_sym::<T>(call.kind);
+    let s = vc::level3_sym::<T>(call.kind.vendor());
     // alpha == 0 needs the routine itself only on an in-place output's diagonal tiles.
     let own = call.reads() || (call.kind.rank() && !copy[2]);
     if own && s.addr().is_none() {
@@ -1444,14 +1243,6 @@ unsafe fn down_next<R: Ring>(d: &mut R, down: &[(Region, Mask)], e: usize, piece
 
 // ---- The CPU engine: whole calls, and the rest after a failure ----
 
-/// op(X) of a stored column-major operand (`rows x cols` = op(X)'s shape), and its conjugation.
-fn op_view<T>(p: *const T, t: Trans, rows: usize, cols: usize, ld: usize) -> (MatRef<T>, bool) {
-    match t {
-        Trans::No => (MatRef::col_major(p, rows, cols, ld), false),
-        _ => (MatRef::col_major(p, cols, rows, ld).t(), t == Trans::ConjTrans),
-    }
-}
-
 /// SYMM/HEMM, SYRK/HERK or SYR2K/HER2K by the CPU engine with the output at `c` (ld `ldc`).
 unsafe fn cpu_rank<T: Scalar>(call: &Call<T>, c: *mut T, ldc: usize) {
     let (m, n, k) = (call.m, call.n, call.k);
@@ -1465,12 +1256,12 @@ unsafe fn cpu_rank<T: Scalar>(call: &Call<T>, c: *mut T, ldc: usize) {
             eng::sym::symm(call.side, call.uplo, herm, call.alpha, av, bv, call.beta, cv)
         }
         Kind::Syrk | Kind::Herk => {
-            let (x, conj) = op_view(call.a, call.trans, n, k, call.lda);
+            let (x, conj) = MatRef::op(call.a, call.trans, n, k, call.lda);
             eng::sym::syrk(call.uplo, herm, call.alpha, x, conj, call.beta, cv)
         }
         Kind::Syr2k | Kind::Her2k => {
-            let (x, conj) = op_view(call.a, call.trans, n, k, call.lda);
-            let (y, _) = op_view(call.b, call.trans, n, k, call.ldb);
+            let (x, conj) = MatRef::op(call.a, call.trans, n, k, call.lda);
+            let (y, _) = MatRef::op(call.b, call.trans, n, k, call.ldb);
             eng::sym::syr2k(call.uplo, herm, call.alpha, x, y, conj, call.beta, cv)
         }
         Kind::Trmm | Kind::Trsm => unreachable!("TRMM/TRSM go through finish_tri"),
@@ -1550,7 +1341,7 @@ pub unsafe fn finish_tri<T: TriScalar>(call: &Call<T>, left: &[Tile]) {
         // The part already final: before the rest in processing order.
         let (d0, dl) = if fwd { (0, lo) } else { (hi, len - hi) };
         let ar = MatRef::col_major(a.add(lo + lo * lda), rl, rl, lda);
-        let (opa, conj) = op_view(a, call.trans, len, len, lda);
+        let (opa, conj) = MatRef::op(a, call.trans, len, len, lda);
         let (br, bd) = if is_left {
             (MatMut::col_major(b.add(lo + l0 * ldb), rl, ln, ldb), MatRef::col_major(b.add(d0 + l0 * ldb), dl, ln, ldb))
         } else {
@@ -1676,7 +1467,7 @@ mod tests {
     /// One device operation by the CPU engine.
     unsafe fn sim_op<T: TriScalar>(op: &Op<T>) {
         let view =
-            |d: DMat, t: Trans, rows: usize, cols: usize| op_view(d.ptr as *const T, t, rows, cols, d.ld as usize);
+            |d: DMat, t: Trans, rows: usize, cols: usize| MatRef::op(d.ptr as *const T, t, rows, cols, d.ld as usize);
         let mat = |d: DMat, rows: usize, cols: usize| MatMut::col_major(d.ptr as *mut T, rows, cols, d.ld as usize);
         let rmat = |d: DMat, rows: usize, cols: usize| MatRef::col_major(d.ptr as *const T, rows, cols, d.ld as usize);
         match *op {

@@ -47,15 +47,15 @@
 //! written back ([`Failure::remaining`]) are computed by the CPU engine at the end: C is complete
 //! and no element is updated twice.
 //!
-//! [`host_gemm`] is the host ABI's entry (`?gemm_`, `cblas_?gemm`): the planner's decision,
+//! `plan::gemm::host_gemm` is the host ABI's entry (`?gemm_`, `cblas_?gemm`): the planner's decision,
 //! then the CPU engine, the GPU pipeline or co-execution, the CPU fallback, the trace line
 //! (predicted and measured time) and the thread's [`crate::plan::offload::Outcome`].
 
-use super::driver::{check, sys, GpuError, Result};
-use super::runtime::{is_device_pointer, DeviceBuffer, Runtime};
-use super::{DMat, Exec};
 use crate::config;
 use crate::cpu::threads;
+use crate::gpu::driver::{check, sys, GpuError, Result};
+use crate::gpu::runtime::{is_device_pointer, DeviceBuffer, Runtime};
+use crate::gpu::{DMat, Exec};
 use crate::types::{MatMut, MatRef, Scalar, Trans};
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
@@ -233,7 +233,7 @@ pub struct OffloadStats {
     pub h2d_bytes: u64,
     pub d2h_bytes: u64,
     /// Wall time of the call (the GPU pipeline alone in [`gemm`]; the whole call, fallback
-    /// included, in [`coexec`] and [`host_gemm`]).
+    /// included, in [`coexec`] and `plan::gemm::host_gemm`).
     pub secs: f64,
     /// A, B, C used in place (device or managed memory).
     pub in_place: [bool; 3],
@@ -454,7 +454,7 @@ pub const MAX_FEEDERS: usize = 8;
 static FEED_PINS: threads::PoolPins = threads::PoolPins::new();
 
 static FEED_POOL: Lazy<Option<rayon::ThreadPool>> = Lazy::new(|| {
-    crate::plan::learned::went_cold();
+    crate::trace::went_cold();
     rayon::ThreadPoolBuilder::new()
         .num_threads(MAX_FEEDERS - 1)
         .thread_name(|i| format!("hyblas-feed-{i}"))
@@ -625,7 +625,7 @@ fn event() -> Result<sys::CUevent> {
 
 impl Pipe {
     fn new(rt: &Runtime) -> Result<Pipe> {
-        crate::plan::learned::went_cold();
+        crate::trace::went_cold();
         let mut p = Pipe {
             ordinal: rt.props.ordinal,
             h2d: std::ptr::null_mut(),
@@ -680,7 +680,7 @@ impl Pipe {
     /// A device arena of at least `bytes` (grow-only, in 256 MiB steps).
     fn arena(&mut self, bytes: usize) -> Result<u64> {
         if self.arena.as_ref().is_none_or(|a| a.bytes < bytes) {
-            crate::plan::learned::went_cold();
+            crate::trace::went_cold();
             self.arena = None;
             let want = bytes.div_ceil(256 << 20) * (256 << 20);
             self.arena = Some(DeviceBuffer::new(want).or_else(|_| DeviceBuffer::new(bytes))?);
@@ -1252,7 +1252,7 @@ unsafe fn run<T: Scalar>(
     // changes nothing.
     let ex = Exec { rt, stream: pipe.comp };
     let nil = DMat { ptr: base, ld: 1 };
-    crate::abi::cublas::vendor_gemm::<T>(&ex, p.ta, p.tb, 0, 0, 0, p.alpha, nil, nil, p.beta, nil)
+    crate::gpu::vendor_calls::vendor_gemm::<T>(&ex, p.ta, p.tb, 0, 0, 0, p.alpha, nil, nil, p.beta, nil)
         .map_err(untouched)?;
     mark("set-up", piece, 0);
 
@@ -1306,7 +1306,9 @@ unsafe fn run<T: Scalar>(
                             check(sys::cuStreamWaitEvent(ex.stream, ready, 0), "cuStreamWaitEvent")?;
                             mark("gemm", t, 0);
                             let (m, n, k) = (m as i64, n as i64, k as i64);
-                            crate::abi::cublas::vendor_gemm::<T>(&ex, p.ta, p.tb, m, n, k, p.alpha, a, b, p.beta, c)?;
+                            crate::gpu::vendor_calls::vendor_gemm::<T>(
+                                &ex, p.ta, p.tb, m, n, k, p.alpha, a, b, p.beta, c,
+                            )?;
                             check(sys::cuEventRecord(done_ev[t], ex.stream), "cuEventRecord")?;
                             if p.host[2] {
                                 // A send fails only when the downloader stopped on an error,
@@ -1744,21 +1746,12 @@ impl Drop for CallerPin {
     }
 }
 
-/// op(X) of a stored column-major matrix as a view (rows x cols of op(X)), and whether it is
-/// conjugated.
-fn op_view<T>(p: *const T, t: Trans, rows: usize, cols: usize, ld: usize) -> (MatRef<T>, bool) {
-    match t {
-        Trans::No => (MatRef::col_major(p, rows, cols, ld), false),
-        _ => (MatRef::col_major(p, cols, rows, ld).t(), t == Trans::ConjTrans),
-    }
-}
-
 /// The CPU engine on the rectangles `left` of C (the fallback's work), on all its threads.
 ///
 /// # Safety
 /// As [`gemm`]; the rectangles lie inside C.
 #[allow(clippy::too_many_arguments)]
-unsafe fn cpu_rects<T: Scalar>(
+pub(crate) unsafe fn cpu_rects<T: Scalar>(
     ta: Trans,
     tb: Trans,
     (m, n, k): (usize, usize, usize),
@@ -1772,8 +1765,8 @@ unsafe fn cpu_rects<T: Scalar>(
     ldc: usize,
     left: &[Tile],
 ) {
-    let (av, ca) = op_view(a, ta, m, k, lda);
-    let (bv, cb) = op_view(b, tb, k, n, ldb);
+    let (av, ca) = MatRef::op(a, ta, m, k, lda);
+    let (bv, cb) = MatRef::op(b, tb, k, n, ldb);
     let cv = MatMut::col_major(c, m, n, ldc);
     let reads = !alpha.is_zero() && k > 0;
     for t in left {
@@ -1787,10 +1780,32 @@ unsafe fn cpu_rects<T: Scalar>(
     }
 }
 
+/// A co-execution as the planner set it up (`plan::offload::SplitPlan::split`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Split {
+    /// The GPU's share of C's columns: a fence when `fixed`, else where the dynamic balance
+    /// starts.
+    pub share: f64,
+    pub fixed: bool,
+    /// The CPU engine's threads, and the threads packing the GPU's copies (0: one feeder on
+    /// the engine's cores).
+    pub cpu_threads: usize,
+    pub feeders: usize,
+    /// Each side's predicted columns per second (the dynamic balance starts from these).
+    pub gpu_cols_per_s: f64,
+    pub cpu_cols_per_s: f64,
+}
+
+/// Columns of C the GPU takes at `share` (the fence of a fixed [`Split`]).
+pub fn split_cols(share: f64, n: usize) -> usize {
+    if share.is_nan() || share <= 0.0 {
+        return 0;
+    }
+    ((share.min(1.0) * n as f64).round() as usize).min(n)
+}
+
 /// C := alpha*op(A)*op(B) + beta*C co-executed by the GPU of `rt` and the CPU engine, all
-/// operands in host memory (see the module's documentation): `plan` gives the GPU's share (a
-/// fence when `plan.fixed`, else the start of the dynamic balance), the CPU's threads and the
-/// feeders. Always completes C: a GPU that fails leaves its part to the CPU, and the error is
+/// operands in host memory (see the module's documentation), as `plan` says. Always completes C: a GPU that fails leaves its part to the CPU, and the error is
 /// returned beside the statistics.
 ///
 /// # Safety
@@ -1811,12 +1826,12 @@ pub unsafe fn coexec<T: Scalar>(
     beta: T,
     c: *mut T,
     ldc: usize,
-    plan: &crate::plan::offload::SplitPlan,
+    plan: &Split,
 ) -> (OffloadStats, Option<GpuError>) {
     let t0 = Instant::now();
     mark("start", m, n);
     let tile = tile_for(m, n, k, std::mem::size_of::<T>());
-    let sp = plan.pred;
+    let sp = plan;
     let feeders = sp.feeders.clamp(1, MAX_FEEDERS);
     let cpu_threads = sp.cpu_threads.max(1);
     let mut stats = OffloadStats {
@@ -1851,14 +1866,14 @@ pub unsafe fn coexec<T: Scalar>(
         c_in: !beta.is_zero(),
         elem: e,
     };
-    let fence = plan.fixed.then(|| crate::plan::offload::split_cols(sp.share, n));
+    let fence = plan.fixed.then(|| split_cols(sp.share, n));
     let q = Queue::new(n, tile.1, fence, sp.gpu_cols_per_s, sp.cpu_cols_per_s);
     let kn = knobs();
     let (a_s, b_s, c_s) = (Shared(a), Shared(b), Shared(c));
     let cpu = move |q: &Queue| {
         let (a, b, c) = (a_s, b_s, c_s);
-        let (av, ca) = op_view(a.0, ta, m, k, lda);
-        let (bv, cb) = op_view(b.0, tb, k, n, ldb);
+        let (av, ca) = MatRef::op(a.0, ta, m, k, lda);
+        let (bv, cb) = MatRef::op(b.0, tb, k, n, ldb);
         let cv = MatMut::col_major(c.0, m, n, ldc);
         // A conjugated complex A is copied once here; the engine would copy it for every unit.
         let packed = (reads && ca && T::IS_COMPLEX).then(|| crate::cpu::level3::gemm::packed_copy(av, true));
@@ -1972,7 +1987,7 @@ unsafe fn gpu_claims<T: Scalar>(
     out.piece = piece;
     let ex = Exec { rt, stream: pipe.comp };
     let nil = DMat { ptr: base, ld: 1 };
-    crate::abi::cublas::vendor_gemm::<T>(&ex, p.ta, p.tb, 0, 0, 0, p.alpha, nil, nil, p.beta, nil)?;
+    crate::gpu::vendor_calls::vendor_gemm::<T>(&ex, p.ta, p.tb, 0, 0, 0, p.alpha, nil, nil, p.beta, nil)?;
     mark("set-up", piece, 0);
 
     let [a_bytes, b_bytes, _] = layout(p, m, n);
@@ -2055,7 +2070,9 @@ unsafe fn gpu_claims<T: Scalar>(
                     check(sys::cuStreamWaitEvent(ex.stream, ready, 0), "cuStreamWaitEvent")?;
                     mark("gemm", t, 0);
                     let (hh, ww, kk) = (h as i64, w as i64, k as i64);
-                    crate::abi::cublas::vendor_gemm::<T>(&ex, p.ta, p.tb, hh, ww, kk, p.alpha, am, bm, p.beta, cm)?;
+                    crate::gpu::vendor_calls::vendor_gemm::<T>(
+                        &ex, p.ta, p.tb, hh, ww, kk, p.alpha, am, bm, p.beta, cm,
+                    )?;
                     check(sys::cuEventRecord(ev, ex.stream), "cuEventRecord")?;
                     // A send fails only when the downloader stopped on an error (abort says so).
                     let _ = tx.send(Shared(DownMsg { t, r: cr, ev }));
@@ -2086,190 +2103,6 @@ unsafe fn gpu_claims<T: Scalar>(
     out.h2d_bytes = ubytes;
     out.d2h_bytes = dbytes;
     r.and(dr)
-}
-
-// ---- The host ABI's entry ----
-
-/// `?gemm_` / `cblas_?gemm` with host C past the ABI's checks (`abi::fortran::level3::gemm_run`,
-/// sizes non-zero): the planner's decision (`plan::offload::decide_gemm`) and its execution,
-/// the CPU fallback of a failed offload, the trace line (the decision, predicted and measured
-/// time) and the thread's `plan::offload::Outcome`. False: the caller runs the CPU engine (the
-/// planner's fast path: a small call, or the CPU forced; nothing to trace). True: C is done.
-///
-/// # Safety
-/// Pointers and leading dimensions as in reference BLAS (validated by the caller).
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn host_gemm<T: Scalar>(
-    ta: Trans,
-    tb: Trans,
-    m: usize,
-    n: usize,
-    k: usize,
-    alpha: T,
-    a: *const T,
-    lda: usize,
-    b: *const T,
-    ldb: usize,
-    beta: T,
-    c: *mut T,
-    ldc: usize,
-) -> bool {
-    use crate::plan::offload::{self as off, GemmPlan, Outcome, Reason, Side};
-    use crate::plan::trace;
-    let plan = off::decide_gemm::<T>(m, n, k, alpha.is_zero(), beta.is_zero(), a.cast(), b.cast());
-    if let GemmPlan::Cpu(None) = plan {
-        return false;
-    }
-    let start = Instant::now();
-    let warm = crate::plan::learned::Warm::start();
-    let name = || format!("{}gemm", T::PREFIX);
-    let shape = || format!("ta={ta:?} tb={tb:?} m={m} n={n} k={k} lda={lda} ldb={ldb} ldc={ldc}");
-    let whole = [Tile { i0: 0, j0: 0, m, n }];
-    // What the planner learns from: whole calls on one side, against its prediction, when
-    // they did no set-up work.
-    let problem = off::Problem::gemm::<T>(m, n, k, alpha.is_zero(), beta.is_zero());
-    let learn = |side, d: &off::Decision, secs| {
-        if warm.stayed() {
-            off::observe(&problem, side, d, secs)
-        }
-    };
-    match plan {
-        GemmPlan::Cpu(None) => unreachable!(),
-        GemmPlan::Cpu(Some(d)) => {
-            let threads = threads::nthreads();
-            crate::plan::run::<T, _>("gemm", shape, || {
-                cpu_rects(ta, tb, (m, n, k), alpha, a, lda, b, ldb, beta, c, ldc, &whole)
-            });
-            let secs = start.elapsed().as_secs_f64();
-            let pred_us = d.pred.map_or(0.0, |p| p.cpu_us);
-            if trace::enabled() {
-                trace::note(&format!("{} {} offload: {d} measured={:.1}us", name(), shape(), secs * 1e6));
-            }
-            learn(Side::Cpu, &d, secs);
-            let stats = OffloadStats { mode: "cpu", secs, pred_us, cpu_threads: threads, ..Default::default() };
-            off::set_last(Outcome {
-                routine: name(),
-                planned: d.side,
-                ran: Side::Cpu,
-                fallback: None,
-                stats: Some(stats),
-            });
-        }
-        GemmPlan::Gpu(rt, d) => {
-            let pred_us = d.pred.map_or(0.0, |p| p.gpu_us);
-            match gemm::<T>(rt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
-                Ok(mut stats) => {
-                    stats.mode = "gpu";
-                    stats.gpu_share = 1.0;
-                    stats.pred_us = pred_us;
-                    stats.secs = start.elapsed().as_secs_f64();
-                    learn(Side::Gpu, &d, stats.secs);
-                    if trace::enabled() {
-                        trace::line(&name(), &shape(), "gpu-offload", 0, stats.secs);
-                        trace::note(&format!(
-                            "{} {} offload: {d} measured={:.1}us {stats}",
-                            name(),
-                            shape(),
-                            stats.secs * 1e6
-                        ));
-                    }
-                    off::set_last(Outcome {
-                        routine: name(),
-                        planned: Side::Gpu,
-                        ran: Side::Gpu,
-                        fallback: None,
-                        stats: Some(stats),
-                    });
-                }
-                Err(f) => {
-                    if d.reason == Reason::DeviceOperand {
-                        // The CPU engine cannot read device memory: nothing to fall back to.
-                        eprintln!("hyblas: {} with device operands failed on the GPU: {f}", name());
-                        off::set_last(Outcome {
-                            routine: name(),
-                            planned: Side::Gpu,
-                            ran: Side::Gpu,
-                            fallback: Some(f.to_string()),
-                            stats: None,
-                        });
-                        return true;
-                    }
-                    let left = f.remaining();
-                    if off::disables(&f.error) {
-                        eprintln!("hyblas: {} offload: device error, later calls stay on the CPU: {f}", name());
-                        off::disable();
-                    }
-                    if trace::enabled() {
-                        trace::note(&format!("{} {} offload failed, CPU engine takes over: {f}", name(), shape()));
-                    }
-                    crate::plan::run::<T, _>("gemm", shape, || {
-                        cpu_rects(ta, tb, (m, n, k), alpha, a, lda, b, ldb, beta, c, ldc, &left)
-                    });
-                    let secs = start.elapsed().as_secs_f64();
-                    let elems: usize = left.iter().map(|t| t.m * t.n).sum();
-                    let stats = OffloadStats {
-                        mode: "gpu",
-                        secs,
-                        pred_us,
-                        gpu_share: 1.0 - elems as f64 / (m * n) as f64,
-                        gpu_error: Some(f.error.to_string()),
-                        fallback_elems: elems,
-                        ..Default::default()
-                    };
-                    if trace::enabled() {
-                        trace::note(&format!(
-                            "{} {} offload: {d} measured={:.1}us {stats}",
-                            name(),
-                            shape(),
-                            secs * 1e6
-                        ));
-                    }
-                    off::set_last(Outcome {
-                        routine: name(),
-                        planned: Side::Gpu,
-                        ran: Side::Cpu,
-                        fallback: Some(f.to_string()),
-                        stats: Some(stats),
-                    });
-                }
-            }
-        }
-        GemmPlan::Split(rt, d, sp) => {
-            let (mut stats, err) = coexec::<T>(rt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &sp);
-            stats.pred_us = sp.pred.us;
-            stats.secs = start.elapsed().as_secs_f64();
-            if warm.stayed() {
-                off::observe_split(&off::Rates::for_device(rt), &problem, &stats);
-            }
-            if let Some(e) = &err {
-                if off::disables(e) {
-                    eprintln!("hyblas: {} co-execution: device error, later calls stay on the CPU: {e}", name());
-                    off::disable();
-                }
-                if trace::enabled() {
-                    trace::note(&format!(
-                        "{} {} co-execution: the GPU failed ({e}), the CPU engine finished its part",
-                        name(),
-                        shape()
-                    ));
-                }
-            }
-            if trace::enabled() {
-                trace::line(&name(), &shape(), "split-offload", stats.cpu_threads, stats.secs);
-                trace::note(&format!(
-                    "{} {} offload: {} measured={:.1}us {stats}",
-                    name(),
-                    shape(),
-                    off::describe(&d, Some(&sp)),
-                    stats.secs * 1e6
-                ));
-            }
-            let ran = if stats.gpu_share > 0.0 { Side::Gpu } else { Side::Cpu };
-            let fallback = err.map(|e| e.to_string());
-            off::set_last(Outcome { routine: name(), planned: Side::Gpu, ran, fallback, stats: Some(stats) });
-        }
-    }
-    true
 }
 
 // ---- Measurements for the cost model (`plan::offload::calibrate`) ----
@@ -3004,8 +2837,8 @@ mod tests {
                         .collect();
                     unsafe {
                         let at = Tile { i0: 0, j0: 0, m: tl.m, n: tl.n };
-                        let (av, ca) = op_view(ap.0, ta, m, k, lda);
-                        let (bv, cb) = op_view(bp.0, tb, k, n, ldb);
+                        let (av, ca) = MatRef::op(ap.0, ta, m, k, lda);
+                        let (bv, cb) = MatRef::op(bp.0, tb, k, n, ldb);
                         let reads = !al.is_zero() && k > 0;
                         let (asub, bsub) = if reads {
                             (av.sub(tl.i0, 0, tl.m, k), bv.sub(0, tl.j0, k, tl.n))
