@@ -24,6 +24,7 @@ use hyblas::abi::cublas::{self as cb, Handle, Status};
 use hyblas::gpu::driver::sys;
 use hyblas::gpu::splitk::Reduction;
 use hyblas::gpu::{vendor, DeviceBuffer};
+use hyblas::plan::gemm as gemm_plan;
 use hyblas::plan::gpu::{self as policy, with_mode, Mode, Reason, Route};
 use hyblas::types::{Scalar, Trans, C32, C64};
 use std::ffi::{c_char, c_int, c_void};
@@ -1086,21 +1087,21 @@ fn gemm_policy_modes_and_reasons() {
     // Degenerate calls go to cuBLAS whatever the mode, without asking the model.
     for mode in MODES {
         with_mode(mode, || {
-            let d = policy::decide_gemm(Some("k = 0"), || panic!("the model is not asked for degenerate calls"));
+            let d = gemm_plan::decide_device(Some("k = 0"), || panic!("the model is not asked for degenerate calls"));
             assert_eq!(d.route, Route::Vendor);
             assert!(d.reason.to_string().contains("k = 0"), "{}", d.reason);
         });
     }
     with_mode(Mode::Hyblas, || {
-        let d = policy::decide_gemm(None, || panic!("a forced mode does not ask the model"));
+        let d = gemm_plan::decide_device(None, || panic!("a forced mode does not ask the model"));
         assert_eq!(d.route, Route::Hyblas);
         assert_eq!(d.reason.to_string(), "HYBLAS_CUBLAS=hyblas");
     });
     with_mode(Mode::Vendor, || {
-        assert_eq!(policy::decide_gemm(None, || unreachable!()).route, Route::Vendor);
+        assert_eq!(gemm_plan::decide_device(None, || unreachable!()).route, Route::Vendor);
     });
     with_mode(Mode::Auto, || {
-        let d = policy::decide_gemm(None, policy::gemm_no_runtime);
+        let d = gemm_plan::decide_device(None, gemm_plan::gemm_no_runtime);
         assert_eq!(d.route, Route::Vendor);
         assert_eq!(d.reason, Reason::NoRuntime);
     });
@@ -1109,12 +1110,12 @@ fn gemm_policy_modes_and_reasons() {
     let g = Reason::GemmMaxMn { mn: 1 << 20, max: 1 << 16 };
     assert_eq!(g.to_string(), "m*n=1048576 > HYBLAS_CUBLAS_GEMM_MAX_MN=65536");
     assert_eq!(Reason::ForcedGemm(Mode::Vendor).to_string(), "HYBLAS_CUBLAS_GEMM=vendor");
-    assert_eq!(policy::GEMM_MAX_MN_DEFAULT, 1 << 16);
+    assert_eq!(gemm_plan::GEMM_MAX_MN_DEFAULT, 1 << 16);
     // Reductions follow the caller's atomics mode (HYBLAS_DETERMINISTIC unset here; the
     // environment test sets it in a child).
     if std::env::var_os("HYBLAS_DETERMINISTIC").is_none() && std::env::var_os("HYBLAS_CONFIG").is_none() {
-        assert_eq!(policy::reduction(false), Reduction::Deterministic);
-        assert_eq!(policy::reduction(true), Reduction::Atomic);
+        assert_eq!(gemm_plan::reduction(false), Reduction::Deterministic);
+        assert_eq!(gemm_plan::reduction(true), Reduction::Atomic);
     }
 }
 
@@ -1123,11 +1124,11 @@ fn gemm_policy_modes_and_reasons() {
 #[test]
 fn gemm_model_on_the_device() {
     let Some(rt) = gpu_or_skip("gemm_model_on_the_device") else { return };
-    let (d, _) = policy::gemm::<f64>(rt, Trans::No, Trans::No, 1024, 1024, 1024, true);
+    let (d, _) = gemm_plan::splitk_model::<f64>(rt, Trans::No, Trans::No, 1024, 1024, 1024, true);
     assert_eq!(d.route, Route::Vendor);
     assert!(matches!(d.reason, Reason::GemmMaxMn { .. }), "{}", d.reason);
-    let (d1, _) = policy::gemm::<f64>(rt, Trans::Trans, Trans::No, 16, 16, 1 << 20, true);
-    let (d2, _) = policy::gemm::<f64>(rt, Trans::Trans, Trans::No, 16, 16, 1 << 20, true);
+    let (d1, _) = gemm_plan::splitk_model::<f64>(rt, Trans::Trans, Trans::No, 16, 16, 1 << 20, true);
+    let (d2, _) = gemm_plan::splitk_model::<f64>(rt, Trans::Trans, Trans::No, 16, 16, 1 << 20, true);
     assert_eq!(d1, d2);
     let p = hyblas::gpu::splitk::predict::<f64>(rt, Trans::Trans, Trans::No, 16, 16, 1 << 20, true);
     println!("dgemm T,N 16x16 k=2^20: {} -> {:?} ({})", d1.reason, d1.route, p.why);
@@ -1292,31 +1293,34 @@ fn gemm_environment_child() {
     match name.as_str() {
         "gemm-vendor" => {
             // HYBLAS_CUBLAS_GEMM wins over HYBLAS_CUBLAS for GEMM only; with_mode over both.
-            let d = policy::decide_gemm(None, || unreachable!());
+            let d = gemm_plan::decide_device(None, || unreachable!());
             assert_eq!((d.route, d.reason.to_string()), (Route::Vendor, "HYBLAS_CUBLAS_GEMM=vendor".to_string()));
             assert_eq!(policy::decide(None, || unreachable!()).route, Route::Hyblas);
-            assert_eq!(with_mode(Mode::Hyblas, || policy::decide_gemm(None, || unreachable!())).route, Route::Hyblas);
-            assert_eq!(policy::reduction(false), Reduction::Atomic, "HYBLAS_DETERMINISTIC=0 allows atomics");
+            assert_eq!(
+                with_mode(Mode::Hyblas, || gemm_plan::decide_device(None, || unreachable!())).route,
+                Route::Hyblas
+            );
+            assert_eq!(gemm_plan::reduction(false), Reduction::Atomic, "HYBLAS_DETERMINISTIC=0 allows atomics");
         }
         "deterministic" => {
-            let d = policy::decide_gemm(None, || unreachable!());
+            let d = gemm_plan::decide_device(None, || unreachable!());
             assert_eq!((d.route, d.reason.to_string()), (Route::Vendor, "HYBLAS_CUBLAS=vendor".to_string()));
             assert_eq!(
-                policy::reduction(true),
+                gemm_plan::reduction(true),
                 Reduction::Deterministic,
                 "HYBLAS_DETERMINISTIC=1 wins over the handle"
             );
         }
         _ => {
-            assert_eq!(policy::reduction(false), Reduction::Deterministic);
-            assert_eq!(policy::reduction(true), Reduction::Atomic);
+            assert_eq!(gemm_plan::reduction(false), Reduction::Deterministic);
+            assert_eq!(gemm_plan::reduction(true), Reduction::Atomic);
         }
     }
     if let Some(rt) = gpu_or_skip("gemm_environment_child") {
         if name == "gemm-vendor" {
-            let (d, _) = policy::gemm::<f64>(rt, Trans::No, Trans::No, 16, 16, 1 << 20, true);
+            let (d, _) = gemm_plan::splitk_model::<f64>(rt, Trans::No, Trans::No, 16, 16, 1 << 20, true);
             assert_eq!(d.reason, Reason::GemmMaxMn { mn: 256, max: 100 });
-            let (d, _) = policy::gemm::<f64>(rt, Trans::No, Trans::No, 8, 8, 1 << 20, true);
+            let (d, _) = gemm_plan::splitk_model::<f64>(rt, Trans::No, Trans::No, 8, 8, 1 << 20, true);
             assert!(matches!(d.reason, Reason::Predicted { .. }), "{}", d.reason);
         }
     }

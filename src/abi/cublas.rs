@@ -38,7 +38,7 @@
 //! The math mode is not read: hyblas's GEMM computes in full precision (what
 //! `CUBLAS_DEFAULT_MATH` promises; TF32 math mode permits less, never requires it).
 //!
-//! GEMM routing: `plan::gpu::gemm` asks the split-k model (`gpu::splitk::predict`) per call;
+//! GEMM routing: `plan::gemm::splitk_model` asks the split-k model (`gpu::splitk::predict`) per call;
 //! k = 0 (C := beta*C) and empty outputs are degenerate (cuBLAS). `gpu::vendor_calls::vendor_gemm` is
 //! the real cuBLAS GEMM on a handle of hyblas's own, for Fortran/CBLAS calls on device memory.
 
@@ -52,6 +52,7 @@ use crate::gpu::level1::IndexOut;
 pub use crate::gpu::vendor::*;
 pub use crate::gpu::vendor_calls::{host_vendor, A16};
 use crate::gpu::{self, DMat, DVec, Exec, GpuError, In, Out, Runtime};
+use crate::plan::gemm as gemm_plan;
 use crate::plan::gpu::{self as policy, Decision, Outcome, Route};
 use crate::types::{Diag, Scalar, Trans, Uplo, C32, C64};
 use std::cell::RefCell;
@@ -668,21 +669,21 @@ unsafe fn gemm<T: Scalar, I: Int>(
             shape
         },
         |d| {
-            policy::decide_gemm(d, || match runtime() {
+            gemm_plan::decide_device(d, || match runtime() {
                 Ok(rt) => {
                     let (am, bm) = (DMat { ptr: a as u64, ld: la }, DMat { ptr: b as u64, ld: lb });
                     let vector = gpu::splitk::vector_loads::<T>(ta, tb, mm, nn, am, bm);
-                    let (d, w) = policy::gemm::<T>(rt, ta, tb, mm, nn, kk, vector);
+                    let (d, w) = gemm_plan::splitk_model::<T>(rt, ta, tb, mm, nn, kk, vector);
                     *why.borrow_mut() = w;
                     d
                 }
-                Err(_) => policy::gemm_no_runtime(),
+                Err(_) => gemm_plan::gemm_no_runtime(),
             })
         },
         |ex, cx| {
             let (am, bm, cm) =
                 (DMat { ptr: a as u64, ld: la }, DMat { ptr: b as u64, ld: lb }, DMat { ptr: c as u64, ld: lc });
-            let red = policy::reduction(cx.atomics);
+            let red = gemm_plan::reduction(cx.atomics);
             gpu::splitk::gemm::<T>(ex, ta, tb, mm, nn, kk, cx.input(alpha), am, bm, cx.input(beta), cm, red)
         },
         vendor,
@@ -805,7 +806,7 @@ unsafe fn gemm_strided<T: Scalar, I: Int>(
         h,
         Check::of(h, invalid, Some("strided batched GEMM: always cuBLAS")),
         || format!("{} batch={bc}", gemm_shape(transa, transb, mm, nn, kk, la, lb, lc)),
-        |d| policy::decide_gemm(d, policy::gemm_no_runtime),
+        |d| gemm_plan::decide_device(d, gemm_plan::gemm_no_runtime),
         |_, _| Err(GpuError::Unsupported("strided batched GEMM")),
         || {
             forward(s, |f: GemmStridedFn<T, I>| {

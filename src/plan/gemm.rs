@@ -1,17 +1,40 @@
-//! Where a host-memory GEMM (`?gemm_`, `cblas_?gemm`) is decided and dispatched: the offload
-//! model's decision (`offload::decide_gemm`), then the CPU engine, the GPU pipeline or
-//! co-execution (`hybrid::offload`), the CPU fallback of a failed offload, the trace line and
-//! the thread's [`Outcome`].
+//! Every GEMM-shaped call is decided here: `?gemm_` / `cblas_?gemm` (host or device memory),
+//! the interposed `cublas?gemm_v2` / `cublasGemmEx` (device memory, through `abi::cublas`), and
+//! the host-memory SYMM/HEMM, SYRK/HERK, SYR2K/HER2K, TRMM, TRSM. One ordered list of
+//! decisions; the first that applies wins. Each has a named setting with one default, and says
+//! why in the trace line (`HYBLAS_TRACE`):
+//!
+//! | step | decision | setting (default) | the trace line says |
+//! | --- | --- | --- | --- |
+//! | 1 | where the operands live: all in device memory (2-5), else the host (6-10) | | `engine=gpu` / `gpu-offload` / `split-offload` / `cpu` |
+//! | 2 | a degenerate call (empty output, k = 0, GemmEx types hyblas lacks): the real cuBLAS | | `k = 0: left to cuBLAS` |
+//! | 3 | a route forced: hyblas's split-k or the real cuBLAS | `plan::gpu::with_mode`, `HYBLAS_CUBLAS_GEMM`, `HYBLAS_CUBLAS` (auto) | `HYBLAS_CUBLAS_GEMM=hyblas` |
+//! | 4 | an output too large for split-k: the real cuBLAS | `HYBLAS_CUBLAS_GEMM_MAX_MN` (65536) | `m*n=.. > HYBLAS_CUBLAS_GEMM_MAX_MN=..` |
+//! | 5 | the split-k model (seed 000, `gpu::splitk::predict`): the faster of split-k and cuBLAS | | `predicted split-k .. us < cuBLAS .. us` |
+//! | 6 | a side, a GPU share or co-execution forced | `plan::offload::with_side` / `with_share` / `with_split`, `HYBLAS_DEVICE` (auto), `HYBLAS_OFFLOAD_SHARE` | `side=gpu (HYBLAS_DEVICE=gpu)` |
+//! | 7 | too few flops to offload: the CPU engine | `HYBLAS_OFFLOAD_MIN_FLOPS` (2*256^3) | (the CPU engine's line only) |
+//! | 8 | no usable GPU (none, or offload disabled after a device error): the CPU engine | | `(GPU wanted, none usable: ..)` |
+//! | 9 | A or B in device memory, C on the host: the GPU | | `(A or B in device memory)` |
+//! | 10 | the offload model (seed 002, `plan::offload`): co-execution where it pays, else the faster side | `HYBLAS_OFFLOAD_SPLIT_GAIN` (0.15) | `side=.. (model) predicted cpu=.. gpu=.. [split=..]` |
+//!
+//! [`decide_device`] + [`splitk_model`] are steps 2-5, [`decide_host`] steps 6-10. Then the
+//! call runs: [`gemm`] (the Fortran/CBLAS GEMM: steps 1-10 and the engines), [`device_gemm`],
+//! [`host_gemm`], [`offload_level3`]; `abi::cublas` runs steps 2-5 through its dispatcher.
 
-use super::gpu::{self as policy, Decision, Route};
-use super::offload::{self as off, GemmPlan, Outcome, Reason, Side};
+use super::gpu::{self as policy, Decision, Mode, Reason as GpuReason, Route, WordHasher};
+use super::offload::{self as off, Force, Outcome, Reason, Side, SplitPlan};
+use crate::config;
 use crate::cpu::level3 as eng;
 use crate::cpu::threads;
+use crate::gpu::splitk::Reduction;
+use crate::gpu::Runtime;
 use crate::gpu::{self, DMat, Exec, In};
 use crate::hybrid::offload::{self as hyb, coexec, cpu_rects, l3, OffloadStats, Tile};
 use crate::plan;
 use crate::trace;
 use crate::types::{MatMut, MatRef, Scalar, Trans};
+use once_cell::sync::Lazy;
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::time::Instant;
 
@@ -100,8 +123,9 @@ pub unsafe fn host_gemm<T: Scalar>(
     c: *mut T,
     ldc: usize,
 ) -> bool {
-    let plan = off::decide_gemm::<T>(m, n, k, alpha.is_zero(), beta.is_zero(), a.cast(), b.cast());
-    if let GemmPlan::Cpu(None) = plan {
+    let problem = off::Problem::gemm::<T>(m, n, k, alpha.is_zero(), beta.is_zero());
+    let plan = decide_host(problem, true, &[a.cast(), b.cast()]);
+    if let HostPlan::Cpu(None) = plan {
         return false;
     }
     let start = Instant::now();
@@ -111,15 +135,14 @@ pub unsafe fn host_gemm<T: Scalar>(
     let whole = [Tile { i0: 0, j0: 0, m, n }];
     // What the planner learns from: whole calls on one side, against its prediction, when
     // they did no set-up work.
-    let problem = off::Problem::gemm::<T>(m, n, k, alpha.is_zero(), beta.is_zero());
     let learn = |side, d: &off::Decision, secs| {
         if warm.stayed() {
             off::observe(&problem, side, d, secs)
         }
     };
     match plan {
-        GemmPlan::Cpu(None) => unreachable!(),
-        GemmPlan::Cpu(Some(d)) => {
+        HostPlan::Cpu(None) => unreachable!(),
+        HostPlan::Cpu(Some(d)) => {
             let threads = threads::nthreads();
             super::run::<T, _>("gemm", shape, || {
                 cpu_rects(ta, tb, (m, n, k), alpha, a, lda, b, ldb, beta, c, ldc, &whole)
@@ -139,7 +162,7 @@ pub unsafe fn host_gemm<T: Scalar>(
                 stats: Some(stats),
             });
         }
-        GemmPlan::Gpu(rt, d) => {
+        HostPlan::Gpu(rt, d) => {
             let pred_us = d.pred.map_or(0.0, |p| p.gpu_us);
             match hyb::gemm::<T>(rt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
                 Ok(mut stats) => {
@@ -180,7 +203,8 @@ pub unsafe fn host_gemm<T: Scalar>(
                     }
                     let left = f.remaining();
                     if off::disables(&f.error) {
-                        eprintln!("hyblas: {} offload: device error, later calls stay on the CPU: {f}", name());
+                        // The call still completes (the CPU engine takes over): said in the trace only.
+                        trace::note(&format!("{} offload: device error, later calls stay on the CPU: {f}", name()));
                         off::disable();
                     }
                     if trace::enabled() {
@@ -218,7 +242,7 @@ pub unsafe fn host_gemm<T: Scalar>(
                 }
             }
         }
-        GemmPlan::Split(rt, d, sp) => {
+        HostPlan::Split(rt, d, sp) => {
             let (mut stats, err) = coexec::<T>(rt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &sp.split());
             stats.pred_us = sp.pred.us;
             stats.secs = start.elapsed().as_secs_f64();
@@ -227,7 +251,7 @@ pub unsafe fn host_gemm<T: Scalar>(
             }
             if let Some(e) = &err {
                 if off::disables(e) {
-                    eprintln!("hyblas: {} co-execution: device error, later calls stay on the CPU: {e}", name());
+                    trace::note(&format!("{} co-execution: device error, later calls stay on the CPU: {e}", name()));
                     off::disable();
                 }
                 if trace::enabled() {
@@ -281,19 +305,20 @@ pub(crate) unsafe fn offload_level3<T: Scalar>(
     shape: &dyn Fn() -> String,
     finish: &dyn Fn(&[crate::hybrid::offload::Tile]),
 ) -> Level3Run {
-    use crate::plan::offload::{self as off, CpuWatch, Outcome, Plan, Reason, Side as Dev};
+    use crate::plan::offload::{CpuWatch, Side as Dev};
     use crate::trace;
     let base = call.kind.name();
     let name = || format!("{}{base}", T::PREFIX);
-    let (rt, d) = match off::decide_level3(off::Problem::of_call(call), &call.operands()) {
-        Plan::Cpu(None) => return Level3Run::Cpu(None),
-        Plan::Cpu(Some(d)) => {
+    let (rt, d) = match decide_host(off::Problem::of_call(call), false, &call.operands()) {
+        HostPlan::Cpu(None) => return Level3Run::Cpu(None),
+        HostPlan::Cpu(Some(d)) => {
             off::set_last(Outcome { routine: name(), planned: d.side, ran: Dev::Cpu, fallback: None, stats: None });
             return Level3Run::Cpu(Some(Box::new(CpuWatch::start(off::Problem::of_call(call), d, || {
                 format!("{} {}", name(), shape())
             }))));
         }
-        Plan::Gpu(rt, d) => (rt, d),
+        HostPlan::Gpu(rt, d) => (rt, d),
+        HostPlan::Split(..) => unreachable!("co-execution is GEMM's"),
     };
     let (start, warm) = (std::time::Instant::now(), crate::trace::Warm::start());
     match l3::run::<T>(rt, call) {
@@ -322,7 +347,7 @@ pub(crate) unsafe fn offload_level3<T: Scalar>(
                 return Level3Run::Done;
             }
             if off::disables(&f.error) {
-                eprintln!("hyblas: {} offload: device error, later calls stay on the CPU: {f}", name());
+                trace::note(&format!("{} offload: device error, later calls stay on the CPU: {f}", name()));
                 off::disable();
             }
             if trace::enabled() {
@@ -379,16 +404,16 @@ pub fn device_gemm<T: Scalar>(
     c: DMat,
 ) -> gpu::Result<DeviceGemm> {
     let mut why = None;
-    let decision = policy::decide_gemm(None, || {
+    let decision = decide_device(None, || {
         let vector = gpu::splitk::vector_loads::<T>(ta, tb, m, n, a, b);
-        let (d, w) = policy::gemm::<T>(ex.rt, ta, tb, m, n, k, vector);
+        let (d, w) = splitk_model::<T>(ex.rt, ta, tb, m, n, k, vector);
         why = w;
         d
     });
     let mut declined = None;
     if decision.route == Route::Hyblas {
         // Host-ABI callers have no atomics mode to set: HYBLAS_DETERMINISTIC=0 allows atomics.
-        let red = policy::reduction(false);
+        let red = reduction(false);
         // A unit not loaded yet answers NotReady (C untouched) unless the route was forced.
         let run = || gpu::splitk::gemm::<T>(ex, ta, tb, m, n, k, In::Host(alpha), a, b, In::Host(beta), c, red);
         // Without a real cuBLAS to answer meanwhile, the call waits for its kernel.
@@ -420,4 +445,264 @@ fn vendor_device_gemm<T: Scalar>(
 ) -> gpu::Result<()> {
     let k = if alpha.is_zero() { 0 } else { k };
     crate::gpu::vendor_calls::vendor_gemm::<T>(ex, ta, tb, m, n, k, alpha, a, b, beta, c)
+}
+
+// ==== The decisions ====
+
+// ---- Device operands (steps 2-5) ----
+
+/// `HYBLAS_CUBLAS_GEMM_MAX_MN`: the largest m*n that may run split-k, and its default (m = n =
+/// 256: far past the small outputs split-k is for; the model decides below it).
+pub const GEMM_MAX_MN_KEY: &str = "HYBLAS_CUBLAS_GEMM_MAX_MN";
+pub const GEMM_MAX_MN_DEFAULT: u64 = 1 << 16;
+
+static GEMM_MAX_MN: Lazy<u64> = Lazy::new(|| config::threshold(GEMM_MAX_MN_KEY, GEMM_MAX_MN_DEFAULT as usize) as u64);
+
+/// `HYBLAS_CUBLAS_GEMM`, when set to a valid mode.
+static ENV_GEMM_MODE: Lazy<Option<Mode>> = Lazy::new(|| {
+    let v = config::value("HYBLAS_CUBLAS_GEMM")?;
+    let m = Mode::parse(&v);
+    if m.is_none() {
+        eprintln!("hyblas: HYBLAS_CUBLAS_GEMM={v} is not auto, hyblas or vendor; ignored");
+    }
+    m
+});
+
+/// `HYBLAS_DETERMINISTIC`: `Some(true)` for 1/on/yes/true, `Some(false)` for 0/off/no/false,
+/// None when unset (or anything else).
+static DETERMINISTIC: Lazy<Option<bool>> = Lazy::new(|| {
+    let v = config::value("HYBLAS_DETERMINISTIC")?;
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "on" | "yes" | "true" => Some(true),
+        "0" | "off" | "no" | "false" => Some(false),
+        _ => {
+            eprintln!("hyblas: HYBLAS_DETERMINISTIC={v} is not 0 or 1; ignored");
+            None
+        }
+    }
+});
+
+/// The split-k reduction for a call whose caller allows atomics (`atomics_allowed`: the cuBLAS
+/// handle's atomics mode) or not: atomic when allowed or `HYBLAS_DETERMINISTIC=0`,
+/// deterministic otherwise and whenever `HYBLAS_DETERMINISTIC=1`.
+pub fn reduction(atomics_allowed: bool) -> Reduction {
+    match *DETERMINISTIC {
+        Some(true) => Reduction::Deterministic,
+        Some(false) => Reduction::Atomic,
+        None if atomics_allowed => Reduction::Atomic,
+        None => Reduction::Deterministic,
+    }
+}
+
+/// Steps 2-3 for a GEMM on device operands: a degenerate call goes to cuBLAS, then a mode
+/// forced per thread (`plan::gpu::with_mode`), then `HYBLAS_CUBLAS_GEMM`, then `HYBLAS_CUBLAS`;
+/// auto asks `model` (steps 4-5: [`splitk_model`], or [`gemm_no_runtime`]).
+pub fn decide_device(degenerate: Option<&'static str>, model: impl FnOnce() -> Decision) -> Decision {
+    if let Some(what) = degenerate {
+        return Decision { route: Route::Vendor, reason: GpuReason::Degenerate(what) };
+    }
+    let (m, reason) = match (policy::thread_mode(), *ENV_GEMM_MODE) {
+        (Some(m), _) => (m, GpuReason::Forced(m)),
+        (None, Some(m)) => (m, GpuReason::ForcedGemm(m)),
+        (None, None) => (policy::env_mode(), GpuReason::Forced(policy::env_mode())),
+    };
+    match m {
+        Mode::Hyblas => Decision { route: Route::Hyblas, reason },
+        Mode::Vendor => Decision { route: Route::Vendor, reason },
+        Mode::Auto => model(),
+    }
+}
+
+/// Steps 4-5 on `rt`'s device: cuBLAS when m*n > `HYBLAS_CUBLAS_GEMM_MAX_MN`, else split-k when
+/// the seed-000 model (`gpu::splitk::predict`) says it is faster. Also returns the model's own
+/// account of its inputs (for the trace; not formatted again here).
+///
+/// Programs repeat their GEMM shapes, so decisions are kept per thread (keyed by device,
+/// precision, operations and sizes; at most [`GEMM_CACHE_MAX`] shapes): a repeated call costs
+/// one hash lookup, not a model evaluation. The model's text is kept only when tracing is on.
+/// `vector`: the operands take the split-k kernels' 16-byte loads (`splitk::vector_loads`).
+#[allow(clippy::too_many_arguments)]
+pub fn splitk_model<T: Scalar>(
+    rt: &Runtime,
+    ta: Trans,
+    tb: Trans,
+    m: i64,
+    n: i64,
+    k: i64,
+    vector: bool,
+) -> (Decision, Option<String>) {
+    let count = |v: i64| v.max(0) as u64;
+    let mn = count(m).saturating_mul(count(n));
+    let max = *GEMM_MAX_MN;
+    if mn > max {
+        return (Decision { route: Route::Vendor, reason: GpuReason::GemmMaxMn { mn, max } }, None);
+    }
+    let key: GemmKey = (
+        rt as *const Runtime as usize,
+        T::PREFIX,
+        policy::op_code(ta) << 1 | vector as u8,
+        policy::op_code(tb),
+        m,
+        n,
+        k,
+    );
+    let tracing = trace::enabled();
+    let hit = GEMM_CACHE.try_with(|c| c.borrow().get(&key).cloned()).ok().flatten();
+    if let Some((d, why)) = hit {
+        return (d, if tracing { why } else { None });
+    }
+    let p = gpu::splitk::predict::<T>(rt, ta, tb, m, n, k, vector);
+    let route = if p.splitk { Route::Hyblas } else { Route::Vendor };
+    let d = Decision { route, reason: GpuReason::Predicted { splitk_us: p.splitk_us, vendor_us: p.vendor_us } };
+    let why = tracing.then_some(p.why);
+    let _ = GEMM_CACHE.try_with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= GEMM_CACHE_MAX {
+            c.clear();
+        }
+        c.insert(key, (d, why.clone()));
+    });
+    (d, why)
+}
+
+/// Shapes whose GEMM decision a thread keeps (then the cache starts over).
+pub const GEMM_CACHE_MAX: usize = 4096;
+
+/// (runtime, precision, op(A) with the 16-byte-loads bit, op(B), m, n, k).
+type GemmKey = (usize, char, u8, u8, i64, i64, i64);
+
+type GemmCache = HashMap<GemmKey, (Decision, Option<String>), std::hash::BuildHasherDefault<WordHasher>>;
+
+thread_local! {
+    static GEMM_CACHE: std::cell::RefCell<GemmCache> = std::cell::RefCell::new(GemmCache::default());
+}
+
+/// Steps 4-5 without a runtime to ask (the model cannot run): cuBLAS.
+pub fn gemm_no_runtime() -> Decision {
+    Decision { route: Route::Vendor, reason: GpuReason::NoRuntime }
+}
+
+// ---- Host operands (steps 6-10) ----
+
+/// `HYBLAS_OFFLOAD_MIN_FLOPS`: below it, the CPU without asking the model (default 2*256^3:
+/// ~20 us on a 16-core CPU, less than one offloaded call's fixed cost).
+pub const MIN_FLOPS_KEY: &str = "HYBLAS_OFFLOAD_MIN_FLOPS";
+pub const MIN_FLOPS_DEFAULT: f64 = 2.0 * 256.0 * 256.0 * 256.0;
+pub(crate) static MIN_FLOPS: Lazy<f64> = Lazy::new(|| config::float(MIN_FLOPS_KEY).unwrap_or(MIN_FLOPS_DEFAULT));
+
+/// Where a host-memory call runs: the CPU engine, the GPU through the offload executors, or
+/// both (GEMM only).
+pub enum HostPlan {
+    /// The CPU engine. None: decided on the fast path (small or forced), nothing to trace.
+    Cpu(Option<off::Decision>),
+    /// The GPU of `rt` alone (`hybrid::offload::gemm`, or `l3::run`).
+    Gpu(&'static Runtime, off::Decision),
+    /// Both (`hybrid::offload::coexec`).
+    Split(&'static Runtime, off::Decision, SplitPlan),
+}
+
+/// Steps 6-10 for a host-memory GEMM (`gemm`: co-execution and the forced shares apply) or
+/// another Level-3 routine, priced as `p` ([`off::Problem::gemm`], [`off::Problem::level3`]).
+/// `operands`: the caller's pointers the call reads (for GEMM A and B; C is on the host,
+/// `plan::on_gpu` took the all-device case before). Costs a few thread-local reads and a
+/// multiply when the answer is the CPU for a small call; never touches the driver then.
+#[inline]
+pub fn decide_host(p: off::Problem, gemm: bool, operands: &[*const c_void]) -> HostPlan {
+    // 6. A side, share or split forced for this thread or the process.
+    let forced = if gemm { off::forced_gemm() } else { off::forced().map(|(s, by)| Force::Side(s, by)) };
+    if let Some(Force::Side(Side::Cpu, _)) = forced {
+        if !off::times_forced_cpu(&p) {
+            return HostPlan::Cpu(None);
+        }
+    }
+    // 7. Too small to be worth asking the model.
+    if forced.is_none() && p.flops() < *MIN_FLOPS {
+        return HostPlan::Cpu(None);
+    }
+    decide_host_model(p, gemm, forced, operands)
+}
+
+/// [`decide_host`] past the fast path: steps 8-10 (and step 6's forced plans, which need the
+/// runtime and the model's prices for their trace line).
+#[cold]
+fn decide_host_model(mut p: off::Problem, gemm: bool, forced: Option<Force>, operands: &[*const c_void]) -> HostPlan {
+    // 8. No usable GPU: the CPU (said only where something was forced; auto without a GPU is
+    // the ordinary CPU case).
+    let no_gpu = |why: String| {
+        HostPlan::Cpu(forced.is_some().then_some(off::Decision {
+            side: Side::Cpu,
+            reason: Reason::NoGpu(why),
+            pred: None,
+            rates: None,
+        }))
+    };
+    if off::disabled() {
+        return no_gpu("offload disabled after a device error".into());
+    }
+    let rt = match Runtime::current() {
+        Ok(rt) => rt,
+        Err(e) => return no_gpu(e.to_string()),
+    };
+    let on_device: Vec<bool> = operands.iter().map(|&x| gpu::runtime::is_device_pointer(x)).collect();
+    if gemm && p.k > 0 {
+        // The model prices no upload for an operand already on the device.
+        p.host = [!on_device[0], !on_device[1], true];
+    }
+    let rates = off::Rates::for_device(rt);
+    let threads = crate::cpu::threads::nthreads();
+    // A forced call needs only the whole-call predictions (its trace line's); the model's own
+    // choice, searched again over the shares whenever the learnt factors moved, is auto's
+    // (searched on every call of the H200 host's forced DGEMM n = 512 splits whose learnt
+    // factors kept moving, it took 100 us of calls of 0.6 ms, 25 us at the other shares).
+    let (pred, split) = match forced {
+        None if gemm => off::choose_cached(&rates, &p, threads),
+        _ => (rates.predict(&p, threads), None),
+    };
+    let src = Some(rates.source.clone());
+    let dec = |side: Side, reason: Reason| off::Decision { side, reason, pred: Some(pred), rates: src.clone() };
+    // Co-execution needs A, B and C where the CPU can read them.
+    let host = !on_device.contains(&true);
+    // 6. (carried out) The forced side, share or split.
+    match forced {
+        Some(Force::Side(Side::Cpu, by)) => return HostPlan::Cpu(Some(dec(Side::Cpu, Reason::Forced(by)))),
+        Some(Force::Side(side, by)) => return HostPlan::Gpu(rt, dec(side, Reason::Forced(by))),
+        Some(Force::Share(s, by)) if host => {
+            let d = |side| dec(side, Reason::Forced(by));
+            return match off::split_cols(s, p.n) {
+                0 => HostPlan::Cpu(Some(d(Side::Cpu))),
+                c if c >= p.n => HostPlan::Gpu(rt, d(Side::Gpu)),
+                _ => HostPlan::Split(rt, d(Side::Gpu), SplitPlan { pred: rates.split_at(&p, s, threads), fixed: true }),
+            };
+        }
+        Some(Force::Split(by)) if host => {
+            let sp = match rates.best_split(&p, threads) {
+                Some(s) => s,
+                None => return HostPlan::Gpu(rt, dec(Side::Gpu, Reason::Forced(by))),
+            };
+            return HostPlan::Split(rt, dec(Side::Gpu, Reason::Forced(by)), SplitPlan { pred: sp, fixed: false });
+        }
+        Some(Force::Share(_, by) | Force::Split(by)) => return HostPlan::Gpu(rt, dec(Side::Gpu, Reason::Forced(by))),
+        None => {}
+    }
+    // 9. An operand in device memory: only the GPU can read it.
+    if !host {
+        return HostPlan::Gpu(rt, dec(Side::Gpu, Reason::DeviceOperand));
+    }
+    // 10. The offload model (seed 002): co-execution where it predicts a gain of
+    // `HYBLAS_OFFLOAD_SPLIT_GAIN` over the better side alone (`off::choose_cached`), else the
+    // side predicted faster.
+    if let Some(sp) = split {
+        return HostPlan::Split(rt, dec(Side::Gpu, Reason::Model), model_split(sp));
+    }
+    if pred.gpu_us < pred.cpu_us {
+        HostPlan::Gpu(rt, dec(Side::Gpu, Reason::Model))
+    } else {
+        HostPlan::Cpu(Some(dec(Side::Cpu, Reason::Model)))
+    }
+}
+
+/// The co-execution to run for the model's choice `sp`: a fixed fence for a short call
+/// (`HYBLAS_OFFLOAD_DYNAMIC_MIN_US`), else the dynamic balance from its share.
+pub(crate) fn model_split(sp: off::SplitPrediction) -> SplitPlan {
+    SplitPlan { pred: sp, fixed: sp.us < *off::DYNAMIC_MIN_US }
 }

@@ -36,9 +36,7 @@
 //! With `HYBLAS_TRACE` on, every call writes one line: routine, shape, route and why.
 
 use crate::config;
-use crate::gpu::splitk::{self, Reduction};
-use crate::gpu::Runtime;
-use crate::types::{Scalar, Trans};
+use crate::types::Trans;
 
 #[path = "gpu_calibrated.rs"]
 pub mod gpu_calibrated;
@@ -103,6 +101,16 @@ static ENV_MODE: Lazy<Mode> = Lazy::new(|| {
 
 thread_local! {
     static FORCED: Cell<Option<Mode>> = const { Cell::new(None) };
+}
+
+/// The mode [`with_mode`] set on this thread, if any.
+pub(super) fn thread_mode() -> Option<Mode> {
+    FORCED.with(|c| c.get())
+}
+
+/// `HYBLAS_CUBLAS` (read once).
+pub(super) fn env_mode() -> Mode {
+    *ENV_MODE
 }
 
 /// The mode in force on this thread: [`with_mode`]'s, else `HYBLAS_CUBLAS` (read once).
@@ -181,7 +189,7 @@ impl fmt::Display for Reason {
                 let cmp = if splitk_us < vendor_us { "<" } else { ">=" };
                 write!(f, "predicted split-k {splitk_us:.1} us {cmp} cuBLAS {vendor_us:.1} us")
             }
-            Reason::GemmMaxMn { mn, max } => write!(f, "m*n={mn} > {GEMM_MAX_MN_KEY}={max}"),
+            Reason::GemmMaxMn { mn, max } => write!(f, "m*n={mn} > {}={max}", super::gemm::GEMM_MAX_MN_KEY),
             Reason::NoRuntime => write!(f, "no hyblas GPU runtime to run the model"),
             Reason::Calibrated { side, flips } => {
                 write!(f, "size {side} against the calibrated {} flip points {flips:?}", gpu_calibrated::DEVICE)
@@ -357,125 +365,10 @@ pub fn decide(degenerate: Option<&'static str>, model: impl FnOnce() -> Decision
     }
 }
 
-// ---- GEMM ----
-
-/// The key of the largest m*n that may run split-k, and its default (m = n = 256: far past the
-/// small outputs split-k is for; the model decides below it).
-pub const GEMM_MAX_MN_KEY: &str = "HYBLAS_CUBLAS_GEMM_MAX_MN";
-pub const GEMM_MAX_MN_DEFAULT: u64 = 1 << 16;
-
-static GEMM_MAX_MN: Lazy<u64> = Lazy::new(|| config::threshold(GEMM_MAX_MN_KEY, GEMM_MAX_MN_DEFAULT as usize) as u64);
-
-/// `HYBLAS_CUBLAS_GEMM`, when set to a valid mode.
-static ENV_GEMM_MODE: Lazy<Option<Mode>> = Lazy::new(|| {
-    let v = config::value("HYBLAS_CUBLAS_GEMM")?;
-    let m = Mode::parse(&v);
-    if m.is_none() {
-        eprintln!("hyblas: HYBLAS_CUBLAS_GEMM={v} is not auto, hyblas or vendor; ignored");
-    }
-    m
-});
-
-/// `HYBLAS_DETERMINISTIC`: `Some(true)` for 1/on/yes/true, `Some(false)` for 0/off/no/false,
-/// None when unset (or anything else).
-static DETERMINISTIC: Lazy<Option<bool>> = Lazy::new(|| {
-    let v = config::value("HYBLAS_DETERMINISTIC")?;
-    match v.trim().to_ascii_lowercase().as_str() {
-        "1" | "on" | "yes" | "true" => Some(true),
-        "0" | "off" | "no" | "false" => Some(false),
-        _ => {
-            eprintln!("hyblas: HYBLAS_DETERMINISTIC={v} is not 0 or 1; ignored");
-            None
-        }
-    }
-});
-
-/// The split-k reduction for a call whose caller allows atomics (`atomics_allowed`: the cuBLAS
-/// handle's atomics mode) or not: atomic when allowed or `HYBLAS_DETERMINISTIC=0`,
-/// deterministic otherwise and whenever `HYBLAS_DETERMINISTIC=1`.
-pub fn reduction(atomics_allowed: bool) -> Reduction {
-    match *DETERMINISTIC {
-        Some(true) => Reduction::Deterministic,
-        Some(false) => Reduction::Atomic,
-        None if atomics_allowed => Reduction::Atomic,
-        None => Reduction::Deterministic,
-    }
-}
-
-/// The decision for one GEMM call: degenerate calls go to cuBLAS, then a mode forced per
-/// thread ([`with_mode`]), then `HYBLAS_CUBLAS_GEMM`, then `HYBLAS_CUBLAS`, then `model`
-/// (normally [`gemm`]).
-pub fn decide_gemm(degenerate: Option<&'static str>, model: impl FnOnce() -> Decision) -> Decision {
-    if let Some(what) = degenerate {
-        return Decision { route: Route::Vendor, reason: Reason::Degenerate(what) };
-    }
-    let (m, reason) = match (FORCED.with(|c| c.get()), *ENV_GEMM_MODE) {
-        (Some(m), _) => (m, Reason::Forced(m)),
-        (None, Some(m)) => (m, Reason::ForcedGemm(m)),
-        (None, None) => (*ENV_MODE, Reason::Forced(*ENV_MODE)),
-    };
-    match m {
-        Mode::Hyblas => Decision { route: Route::Hyblas, reason },
-        Mode::Vendor => Decision { route: Route::Vendor, reason },
-        Mode::Auto => model(),
-    }
-}
-
-/// The split-k model for C := alpha*op(A)*op(B) + beta*C on `rt`'s device: cuBLAS when m*n >
-/// `HYBLAS_CUBLAS_GEMM_MAX_MN`, else split-k when `gpu::splitk::predict` says it is faster.
-/// Also returns the model's own account of its inputs (for the trace; not formatted again
-/// here).
-///
-/// Programs repeat their GEMM shapes, so decisions are kept per thread (keyed by device,
-/// precision, operations and sizes; at most [`GEMM_CACHE_MAX`] shapes): a repeated call costs
-/// one hash lookup, not a model evaluation. The model's text is kept only when tracing is on.
-/// `vector`: the operands take the split-k kernels' 16-byte loads (`splitk::vector_loads`).
-#[allow(clippy::too_many_arguments)]
-pub fn gemm<T: Scalar>(
-    rt: &Runtime,
-    ta: Trans,
-    tb: Trans,
-    m: i64,
-    n: i64,
-    k: i64,
-    vector: bool,
-) -> (Decision, Option<String>) {
-    let mn = count(m).saturating_mul(count(n));
-    let max = *GEMM_MAX_MN;
-    if mn > max {
-        return (Decision { route: Route::Vendor, reason: Reason::GemmMaxMn { mn, max } }, None);
-    }
-    let key: GemmKey =
-        (rt as *const Runtime as usize, T::PREFIX, op_code(ta) << 1 | vector as u8, op_code(tb), m, n, k);
-    let tracing = crate::trace::enabled();
-    let hit = GEMM_CACHE.try_with(|c| c.borrow().get(&key).cloned()).ok().flatten();
-    if let Some((d, why)) = hit {
-        return (d, if tracing { why } else { None });
-    }
-    let p = splitk::predict::<T>(rt, ta, tb, m, n, k, vector);
-    let route = if p.splitk { Route::Hyblas } else { Route::Vendor };
-    let d = Decision { route, reason: Reason::Predicted { splitk_us: p.splitk_us, vendor_us: p.vendor_us } };
-    let why = tracing.then_some(p.why);
-    let _ = GEMM_CACHE.try_with(|c| {
-        let mut c = c.borrow_mut();
-        if c.len() >= GEMM_CACHE_MAX {
-            c.clear();
-        }
-        c.insert(key, (d, why.clone()));
-    });
-    (d, why)
-}
-
-/// Shapes whose GEMM decision a thread keeps (then the cache starts over).
-pub const GEMM_CACHE_MAX: usize = 4096;
-
-/// (runtime, precision, op(A) with the 16-byte-loads bit, op(B), m, n, k).
-type GemmKey = (usize, char, u8, u8, i64, i64, i64);
-
 /// A multiply-rotate hasher (FxHash's): the cache keys are a few machine words, and SipHash's
 /// cost would show next to a 5 us cuBLAS call.
 #[derive(Default, Clone, Copy)]
-struct WordHasher(u64);
+pub(super) struct WordHasher(u64);
 
 impl std::hash::Hasher for WordHasher {
     fn finish(&self) -> u64 {
@@ -503,23 +396,13 @@ impl std::hash::Hasher for WordHasher {
     }
 }
 
-type GemmCache = HashMap<GemmKey, (Decision, Option<String>), std::hash::BuildHasherDefault<WordHasher>>;
-
-thread_local! {
-    static GEMM_CACHE: std::cell::RefCell<GemmCache> = std::cell::RefCell::new(GemmCache::default());
-}
-
-fn op_code(t: Trans) -> u8 {
+/// A transpose as one byte (decision cache keys).
+pub(super) fn op_code(t: Trans) -> u8 {
     match t {
         Trans::No => b'N',
         Trans::Trans => b'T',
         Trans::ConjTrans => b'C',
     }
-}
-
-/// A GEMM decision without a runtime to ask (the model cannot run): cuBLAS.
-pub fn gemm_no_runtime() -> Decision {
-    Decision { route: Route::Vendor, reason: Reason::NoRuntime }
 }
 
 /// How a routed call ended.

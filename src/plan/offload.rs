@@ -59,7 +59,6 @@ use once_cell::sync::Lazy;
 use parking_lot::RwLock;
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::ffi::c_void;
 use std::fmt;
 use std::sync::Arc;
 
@@ -123,8 +122,7 @@ pub fn with_split<R>(f: impl FnOnce() -> R) -> R {
 
 /// The side forced for this call, and by what (the other Level-3 routines' decisions).
 #[inline]
-#[allow(dead_code)]
-fn forced() -> Option<(Side, &'static str)> {
+pub(crate) fn forced() -> Option<(Side, &'static str)> {
     if let Some(s) = FORCED.with(|c| c.get()) {
         return Some((s, "forced"));
     }
@@ -169,7 +167,7 @@ fn price_to_split(best: f64, s: &SplitPrediction) -> f64 {
 
 /// What forces a GEMM's placement.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Force {
+pub(crate) enum Force {
     Side(Side, &'static str),
     /// A fixed GPU share.
     Share(f64, &'static str),
@@ -179,7 +177,7 @@ enum Force {
 
 /// The thread's settings, then the environment's.
 #[inline]
-fn forced_gemm() -> Option<Force> {
+pub(crate) fn forced_gemm() -> Option<Force> {
     if let Some(s) = FORCED.with(|c| c.get()) {
         return Some(Force::Side(s, "forced"));
     }
@@ -208,6 +206,11 @@ fn forced_gemm() -> Option<Force> {
 /// Set after a driver error on the offload path (a broken context stays broken): later calls
 /// stay on the CPU without trying the GPU again.
 static DISABLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether [`disable`] was called.
+pub(crate) fn disabled() -> bool {
+    DISABLED.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// Stop offloading in this process (the ABI layer, after a driver error that is not a lack of
 /// memory).
@@ -1713,167 +1716,6 @@ pub fn describe(d: &Decision, split: Option<&SplitPlan>) -> String {
     s
 }
 
-/// The planner's answer for a Level-3 call that is either on the CPU or on the GPU.
-pub enum Plan {
-    /// The CPU engine. None: decided on the fast path (small or forced), nothing to trace.
-    Cpu(Option<Decision>),
-    /// The GPU of `rt` through `hybrid::offload`.
-    Gpu(&'static Runtime, Decision),
-}
-
-impl Plan {
-    /// `d` carried out on the side it names.
-    fn on(rt: &'static Runtime, d: Decision) -> Plan {
-        match d.side {
-            Side::Cpu => Plan::Cpu(Some(d)),
-            Side::Gpu => Plan::Gpu(rt, d),
-        }
-    }
-}
-
-/// The planner's answer for a GEMM.
-pub enum GemmPlan {
-    /// The CPU engine. None: decided on the fast path (small or forced), nothing to trace.
-    Cpu(Option<Decision>),
-    /// The GPU of `rt` alone (`crate::hybrid::offload::gemm`).
-    Gpu(&'static Runtime, Decision),
-    /// Both (`crate::hybrid::offload::coexec`).
-    Split(&'static Runtime, Decision, SplitPlan),
-}
-
-/// `HYBLAS_OFFLOAD_MIN_FLOPS`: below it, the CPU without asking the model (default 2*256^3:
-/// ~20 us on a 16-core CPU, less than one offloaded call's fixed cost).
-pub const MIN_FLOPS_KEY: &str = "HYBLAS_OFFLOAD_MIN_FLOPS";
-pub const MIN_FLOPS_DEFAULT: f64 = 2.0 * 256.0 * 256.0 * 256.0;
-static MIN_FLOPS: Lazy<f64> = Lazy::new(|| config::float(MIN_FLOPS_KEY).unwrap_or(MIN_FLOPS_DEFAULT));
-
-/// Where a host-memory GEMM runs. `a`, `b` are the caller's pointers (C on the host: the
-/// device-C case was taken by `plan::on_gpu` before). Costs a few thread-local reads and a
-/// multiply when the answer is the CPU for a small call; never touches the driver then.
-#[inline]
-pub fn decide_gemm<T: Scalar>(
-    m: usize,
-    n: usize,
-    k: usize,
-    alpha_zero: bool,
-    beta_zero: bool,
-    a: *const c_void,
-    b: *const c_void,
-) -> GemmPlan {
-    let forced = forced_gemm();
-    let p = Problem::gemm::<T>(m, n, k, alpha_zero, beta_zero);
-    if let Some(Force::Side(Side::Cpu, _)) = forced {
-        if !times_forced_cpu(&p) {
-            return GemmPlan::Cpu(None);
-        }
-    }
-    if forced.is_none() && p.flops() < *MIN_FLOPS {
-        return GemmPlan::Cpu(None);
-    }
-    decide_gemm_slow(p, forced, a, b)
-}
-
-/// What every model decision needs: the runtime, the rates, the problem with its operands'
-/// places, the two whole-call predictions. Err: the CPU, with what to say (a forced call
-/// only; auto without a GPU is the ordinary CPU case).
-#[allow(clippy::result_large_err)]
-fn prepare(
-    mut p: Problem,
-    forced: bool,
-    a: *const c_void,
-    b: *const c_void,
-) -> Result<(&'static Runtime, Arc<Rates>, Problem), Option<Decision>> {
-    if DISABLED.load(std::sync::atomic::Ordering::Relaxed) {
-        let why = Reason::NoGpu("offload disabled after a device error".into());
-        return Err(forced.then_some(Decision { side: Side::Cpu, reason: why, pred: None, rates: None }));
-    }
-    let rt = Runtime::current().map_err(|e| {
-        forced.then(|| Decision { side: Side::Cpu, reason: Reason::NoGpu(e.to_string()), pred: None, rates: None })
-    })?;
-    if p.k > 0 {
-        p.host = [!gpu::runtime::is_device_pointer(a), !gpu::runtime::is_device_pointer(b), true];
-    }
-    Ok((rt, Rates::for_device(rt), p))
-}
-
-/// [`decide_gemm`]'s model part for a Level-3 call that runs on one side only (the other
-/// Level-3 routines' decisions are built on it).
-#[cold]
-#[allow(dead_code)]
-fn decide_slow(p: Problem, forced: Option<(Side, &'static str)>, a: *const c_void, b: *const c_void) -> Plan {
-    let (rt, rates, p) = match prepare(p, forced.is_some(), a, b) {
-        Ok(x) => x,
-        Err(d) => return Plan::Cpu(d),
-    };
-    let pred = rates.predict(&p, crate::cpu::threads::nthreads());
-    let src = Some(rates.source.clone());
-    if let Some((side, by)) = forced {
-        return Plan::on(rt, Decision { side, reason: Reason::Forced(by), pred: Some(pred), rates: src });
-    }
-    if !p.host[0] || !p.host[1] {
-        return Plan::Gpu(
-            rt,
-            Decision { side: Side::Gpu, reason: Reason::DeviceOperand, pred: Some(pred), rates: src },
-        );
-    }
-    let side = if pred.gpu_us < pred.cpu_us { Side::Gpu } else { Side::Cpu };
-    Plan::on(rt, Decision { side, reason: Reason::Model, pred: Some(pred), rates: src })
-}
-
-/// [`decide_slow`] for GEMM, with co-execution.
-#[cold]
-fn decide_gemm_slow(p: Problem, forced: Option<Force>, a: *const c_void, b: *const c_void) -> GemmPlan {
-    let (rt, rates, p) = match prepare(p, forced.is_some(), a, b) {
-        Ok(x) => x,
-        Err(d) => return GemmPlan::Cpu(d),
-    };
-    let threads = crate::cpu::threads::nthreads();
-    // A forced call needs only the whole-call predictions (its trace line's); the model's own
-    // choice, searched again over the shares whenever the learnt factors moved, is auto's
-    // (searched on every call of the H200 host's forced DGEMM n = 512 splits whose learnt
-    // factors kept moving, it took 100 us of calls of 0.6 ms, 25 us at the other shares).
-    let (pred, split) = match forced {
-        Some(_) => (rates.predict(&p, threads), None),
-        None => choose_cached(&rates, &p, threads),
-    };
-    let src = Some(rates.source.clone());
-    let dec = |side: Side, reason: Reason| Decision { side, reason, pred: Some(pred), rates: src.clone() };
-    // Co-execution needs A, B and C where the CPU can read them.
-    let host = p.host.iter().all(|&h| h);
-    match forced {
-        Some(Force::Side(Side::Cpu, by)) => return GemmPlan::Cpu(Some(dec(Side::Cpu, Reason::Forced(by)))),
-        Some(Force::Side(side, by)) => return GemmPlan::Gpu(rt, dec(side, Reason::Forced(by))),
-        Some(Force::Share(s, by)) if host => {
-            let d = |side| dec(side, Reason::Forced(by));
-            return match split_cols(s, p.n) {
-                0 => GemmPlan::Cpu(Some(d(Side::Cpu))),
-                c if c >= p.n => GemmPlan::Gpu(rt, d(Side::Gpu)),
-                _ => GemmPlan::Split(rt, d(Side::Gpu), SplitPlan { pred: rates.split_at(&p, s, threads), fixed: true }),
-            };
-        }
-        Some(Force::Split(by)) if host => {
-            let sp = match rates.best_split(&p, threads) {
-                Some(s) => s,
-                None => return GemmPlan::Gpu(rt, dec(Side::Gpu, Reason::Forced(by))),
-            };
-            return GemmPlan::Split(rt, dec(Side::Gpu, Reason::Forced(by)), SplitPlan { pred: sp, fixed: false });
-        }
-        Some(Force::Share(_, by) | Force::Split(by)) => return GemmPlan::Gpu(rt, dec(Side::Gpu, Reason::Forced(by))),
-        None => {}
-    }
-    if !p.host[0] || !p.host[1] {
-        return GemmPlan::Gpu(rt, dec(Side::Gpu, Reason::DeviceOperand));
-    }
-    if let Some(sp) = split {
-        return GemmPlan::Split(rt, dec(Side::Gpu, Reason::Model), model_split(sp));
-    }
-    if pred.gpu_us < pred.cpu_us {
-        GemmPlan::Gpu(rt, dec(Side::Gpu, Reason::Model))
-    } else {
-        GemmPlan::Cpu(Some(dec(Side::Cpu, Reason::Model)))
-    }
-}
-
 /// `HYBLAS_OFFLOAD_DYNAMIC_MIN_US` (default 5000): a co-execution the model chose and prices
 /// shorter than this runs its share as a fixed fence, as `tune` timed it; longer ones balance
 /// dynamically from it. In a short call the dynamic queue's units are coarse (a GPU claim is a
@@ -1886,12 +1728,6 @@ fn decide_gemm_slow(p: Problem, forced: Option<Force>, a: *const c_void, b: *con
 pub static DYNAMIC_MIN_US: Lazy<f64> = Lazy::new(|| {
     config::float("HYBLAS_OFFLOAD_DYNAMIC_MIN_US").filter(|x| x.is_finite() && *x >= 0.0).unwrap_or(5000.0)
 });
-
-/// The co-execution to run for the model's choice `sp`: a fixed fence for a short call
-/// ([`DYNAMIC_MIN_US`]), else the dynamic balance from its share.
-fn model_split(sp: SplitPrediction) -> SplitPlan {
-    SplitPlan { pred: sp, fixed: sp.us < *DYNAMIC_MIN_US }
-}
 
 /// The model's choices for the last few shapes of this thread (the split's search is a few
 /// hundred evaluations of the pipeline model, ~400 at n = 3000, 75-90 us; a program calls the
@@ -1925,7 +1761,7 @@ fn choice_holds(now: &[f64; 4], then: &[f64; 4], slack: f64) -> bool {
     now.iter().zip(then).all(|(a, b)| (a / b - 1.0).abs() < RESEARCH_DRIFT) || 2.0 * moved < slack
 }
 
-fn choose_cached(rates: &Arc<Rates>, p: &Problem, threads: usize) -> Choice {
+pub(crate) fn choose_cached(rates: &Arc<Rates>, p: &Problem, threads: usize) -> Choice {
     let generation = GENERATION.load(std::sync::atomic::Ordering::Relaxed);
     let key = (
         *p,
@@ -1964,9 +1800,9 @@ fn choose_cached(rates: &Arc<Rates>, p: &Problem, threads: usize) -> Choice {
 /// Whether a call forced onto the CPU is still priced and timed, to learn from
 /// ([`learned`]): past the flop threshold, and only in a process whose GPU runtime exists
 /// already (a forced CPU never starts the driver).
-fn times_forced_cpu(p: &Problem) -> bool {
+pub(crate) fn times_forced_cpu(p: &Problem) -> bool {
     learned::enabled()
-        && p.flops() >= *MIN_FLOPS
+        && p.flops() >= *super::gemm::MIN_FLOPS
         && !DISABLED.load(std::sync::atomic::Ordering::Relaxed)
         && Runtime::started()
 }
@@ -2884,6 +2720,21 @@ pub fn calibrate(rt: &'static Runtime) -> gpu::Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::gemm::{decide_host, HostPlan as GemmPlan};
+    use std::ffi::c_void;
+
+    /// The host decision (steps 6-10 of `plan::gemm`) for a GEMM on `a`, `b`.
+    fn decide_gemm<T: Scalar>(
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha_zero: bool,
+        beta_zero: bool,
+        a: *const c_void,
+        b: *const c_void,
+    ) -> GemmPlan {
+        decide_host(Problem::gemm::<T>(m, n, k, alpha_zero, beta_zero), true, &[a, b])
+    }
     use crate::types::C64;
 
     fn h200() -> DeviceProps {
@@ -2903,7 +2754,7 @@ mod tests {
         for (want_fixed, n) in [(true, n_of(0.0)), (false, n_of(*DYNAMIC_MIN_US))] {
             let n = n.expect("a size whose best split takes that long");
             let sp = r.best_split(&Problem::square('d', n), 16).unwrap();
-            let plan = model_split(sp);
+            let plan = crate::plan::gemm::model_split(sp);
             assert_eq!(plan.fixed, want_fixed, "n = {n}: {sp:?}");
             assert_eq!(plan.fixed, sp.us < *DYNAMIC_MIN_US);
             assert_eq!(plan.pred, sp);
@@ -3520,7 +3371,6 @@ mod tests {
         }
         // Auto above the threshold without a GPU: the CPU, nothing to say.
         assert!(matches!(decide_gemm::<f64>(4096, 4096, 4096, false, false, p, p), GemmPlan::Cpu(None)));
-        assert!(matches!(decide_slow(Problem::gemm::<f64>(9, 9, 9, false, false), None, p, p), Plan::Cpu(None)));
     }
 
     /// A search on a grid made before the learnt factors moved finds what a fresh search
@@ -3873,63 +3723,15 @@ impl Problem {
     }
 }
 
-/// Where a host-memory Level-3 call other than GEMM runs (SYMM/HEMM, SYRK/HERK, SYR2K/HER2K,
-/// TRMM, TRSM; `p` from [`Problem::level3`]). `operands` are the caller's pointers the call
-/// reads or writes: one in device memory sends the call to the GPU (only it can read them),
-/// like [`decide_gemm`]'s device operands. As cheap as [`decide_gemm`] when the answer is the
-/// CPU for a small call: the forced side, then the flop count, no driver call.
-#[inline]
-pub fn decide_level3(p: Problem, operands: &[*const c_void]) -> Plan {
-    let forced = forced();
-    if let Some((Side::Cpu, _)) = forced {
-        if !times_forced_cpu(&p) {
-            return Plan::Cpu(None);
-        }
-    }
-    if forced.is_none() && p.flops() < *MIN_FLOPS {
-        return Plan::Cpu(None);
-    }
-    decide_level3_slow(p, forced, operands)
-}
-
-#[cold]
-fn decide_level3_slow(p: Problem, forced: Option<(Side, &'static str)>, operands: &[*const c_void]) -> Plan {
-    if DISABLED.load(std::sync::atomic::Ordering::Relaxed) {
-        let why = Reason::NoGpu("offload disabled after a device error".into());
-        return Plan::Cpu(forced.map(|_| Decision { side: Side::Cpu, reason: why, pred: None, rates: None }));
-    }
-    let rt = match Runtime::current() {
-        Ok(rt) => rt,
-        Err(e) => {
-            let d = forced.map(|_| Decision {
-                side: Side::Cpu,
-                reason: Reason::NoGpu(e.to_string()),
-                pred: None,
-                rates: None,
-            });
-            return Plan::Cpu(d);
-        }
-    };
-    let on_device = operands.iter().any(|&x| gpu::runtime::is_device_pointer(x));
-    let rates = Rates::for_device(rt);
-    let pred = rates.predict(&p, crate::cpu::threads::nthreads());
-    let src = Some(rates.source.clone());
-    if let Some((side, by)) = forced {
-        return Plan::on(rt, Decision { side, reason: Reason::Forced(by), pred: Some(pred), rates: src });
-    }
-    if on_device {
-        return Plan::Gpu(
-            rt,
-            Decision { side: Side::Gpu, reason: Reason::DeviceOperand, pred: Some(pred), rates: src },
-        );
-    }
-    let side = if pred.gpu_us < pred.cpu_us { Side::Gpu } else { Side::Cpu };
-    Plan::on(rt, Decision { side, reason: Reason::Model, pred: Some(pred), rates: src })
-}
-
 #[cfg(test)]
 mod level3_tests {
     use super::*;
+    use crate::plan::gemm::{decide_host, HostPlan as Plan};
+    use std::ffi::c_void;
+
+    fn decide_level3(p: Problem, operands: &[*const c_void]) -> Plan {
+        decide_host(p, false, operands)
+    }
 
     #[test]
     fn level3_problems_have_their_flops_and_bytes() {
