@@ -1,6 +1,6 @@
 //! Host Level-3 offload (seed 002, phase 1): C := alpha*op(A)*op(B) + beta*C computed on the
 //! GPU from HOST memory, for a host-ABI `?gemm_` / `cblas_?gemm` call the planner
-//! (`plan::offload`) sent here.
+//! (`plan::gemm`) sent here.
 //!
 //! How one call runs:
 //! - C is cut into tiles (`tile_for`: a quarter to half of the larger side, 512..2048, or the
@@ -47,9 +47,9 @@
 //! written back ([`Failure::remaining`]) are computed by the CPU engine at the end: C is complete
 //! and no element is updated twice.
 //!
-//! `plan::gemm::host_gemm` is the host ABI's entry (`?gemm_`, `cblas_?gemm`): the planner's decision,
-//! then the CPU engine, the GPU pipeline or co-execution, the CPU fallback, the trace line
-//! (predicted and measured time) and the thread's [`crate::plan::offload::Outcome`].
+//! Nothing here decides where a call runs: the planner (`plan::gemm::host_gemm`) calls [`gemm`]
+//! or [`coexec`] with its numbers, then runs the CPU fallback of a failed offload, writes the
+//! trace line (predicted and measured time) and records the thread's outcome.
 
 use crate::config;
 use crate::cpu::threads;
