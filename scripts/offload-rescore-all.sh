@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Score the host offload model offline against every archived H200 offloadbench run that has
+# its recipe (bench/results/nvidia-h200-sm90-offload-<run>.csv + -<run>-recipe.txt), in three
+# forms: the calibrated model with learning (`--replay`: as the planner learnt from the run's
+# whole calls), the parametric pipeline model with learning (the recipe without its timed
+# whole calls, `gpu_call_ms` / `split_call_ms`), and the parametric model alone. Prints, per
+# run, the split sweep's points within 15% of the measured time, the sizes whose best share
+# the model put within 10 points of the measured best, and auto's misses (> 3% over the better
+# of CPU-only and GPU-only). No GPU needed; issue 45 item 3 uses it to weigh what the model
+# needs.
+#
+#   scripts/offload-rescore-all.sh [RUN ...]     (default: every run found)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --bin offloadbench >/dev/null 2>&1 || { echo "offload-rescore-all: build failed" >&2; exit 1; }
+B=target/release/offloadbench
+R=bench/results
+runs=("$@")
+if [ ${#runs[@]} -eq 0 ]; then
+    for c in "$R"/nvidia-h200-sm90-offload-*-recipe.txt; do
+        r=${c#"$R"/nvidia-h200-sm90-offload-}; runs+=("${r%-recipe.txt}")
+    done
+fi
+tmp=$(mktemp); trap 'rm -f "$tmp"' EXIT
+score() { # csv recipe [--replay]: "within15 of points, bestshare of sizes, auto misses"
+    "$B" --rescore "$1" --recipe "$2" ${3:-} 2>&1 | awk '
+        /split sweep: the model within/ { for (i = 1; i <= NF; i++) { if ($i == "at" && p == 0) { w = $(i+1) "/" $(i+3); p = 1 } if ($i == "at") a = $(i+1) "/" $(i+3) } }
+        /auto more than 3% slower/ { split($0, f, ": "); split(f[2], g, " "); m += g[1] }
+        END { printf "%-8s %-6s %s", w, a, m + 0 }'
+}
+printf '%-4s | %-26s | %-26s | %-26s\n' run "calibrated + learning" "parametric + learning" "parametric alone"
+printf '%-4s | %-26s | %-26s | %-26s\n' "" "split<=15% best auto-miss" "split<=15% best auto-miss" "split<=15% best auto-miss"
+for run in "${runs[@]}"; do
+    csv="$R/nvidia-h200-sm90-offload-$run.csv"; rec="$R/nvidia-h200-sm90-offload-$run-recipe.txt"
+    [ -e "$csv" ] && [ -e "$rec" ] || continue
+    grep -v 'gpu_call_ms\|split_call_ms' "$rec" > "$tmp"
+    printf '%-4s | %-26s | %-26s | %-26s\n' "$run" "$(score "$csv" "$rec" --replay)" "$(score "$csv" "$tmp" --replay)" "$(score "$csv" "$tmp")"
+done
