@@ -643,8 +643,10 @@ fn decide_host_model(mut p: off::Problem, gemm: bool, forced: Option<Force>, ope
         Ok(rt) => rt,
         Err(e) => return no_gpu(e.to_string()),
     };
-    let on_device: Vec<bool> = operands.iter().map(|&x| gpu::runtime::is_device_pointer(x)).collect();
-    if gemm && p.k > 0 {
+    // A GEMM with k = 0 (or alpha = 0) reads neither A nor B: they may be anything.
+    let reads = !gemm || p.k > 0;
+    let on_device: Vec<bool> = operands.iter().map(|&x| reads && gpu::runtime::is_device_pointer(x)).collect();
+    if gemm && reads {
         // The model prices no upload for an operand already on the device.
         p.host = [!on_device[0], !on_device[1], true];
     }
