@@ -100,9 +100,9 @@ pub unsafe fn gemm<T: Scalar>(
     plan::run::<T, _>("gemm", desc, || eng::gemm(alpha, av, ca, bv, cb, beta, cv));
 }
 
-/// `?gemm_` / `cblas_?gemm` with host C past the ABI's checks ([`gemm`], sizes non-zero): the planner's decision (`plan::offload::decide_gemm`) and its execution,
-/// the CPU fallback of a failed offload, the trace line (the decision, predicted and measured
-/// time) and the thread's `plan::offload::Outcome`. False: the caller runs the CPU engine (the
+/// `?gemm_` / `cblas_?gemm` with host C past the ABI's checks ([`gemm`], sizes non-zero): steps
+/// 6-10 ([`decide_host`]) and their plan carried out, the CPU fallback of a failed offload, the
+/// trace line (the decision, predicted and measured time) and the thread's [`Outcome`]. False: the caller runs the CPU engine (the
 /// planner's fast path: a small call, or the CPU forced; nothing to trace). True: C is done.
 ///
 /// # Safety
@@ -292,7 +292,7 @@ pub(crate) enum Level3Run {
 }
 
 /// A host SYMM/HEMM, SYRK/HERK, SYR2K/HER2K (and, from `level3_tri`, TRMM/TRSM) call that the
-/// offload planner (`plan::offload::decide_level3`) sends to the GPU runs through
+/// planner (steps 6-10, [`decide_host`]) sends to the GPU runs through
 /// `crate::hybrid::offload::l3`. A failed offload that wrote part of the output is finished by `finish`
 /// (the CPU engine on exactly the parts left), with a trace line. [`Level3Run::Cpu`]: the
 /// caller runs the CPU engine on the whole call (the planner said so, cheaply for small calls;

@@ -28,7 +28,7 @@
 //! which give the CPU's and the GPU's efficiency while both run. Before tuning, built-in
 //! conservative figures ([`Rates::builtin`]).
 //!
-//! The decision ([`decide_gemm`]) costs a few nanoseconds when it says CPU for a small call: a
+//! The decision (`plan::gemm::decide_host`) costs a few nanoseconds when it says CPU for a small call: a
 //! thread-local read, the flop count against `HYBLAS_OFFLOAD_MIN_FLOPS` (default 2*256^3), no
 //! driver call and no runtime creation. Above it, the runtime (created once, then a cached
 //! pointer) and the model's arithmetic (the split's search only for calls long enough for it,
