@@ -6,8 +6,8 @@
 #   headers       scripts/check-headers.sh        (cblas.h/cblas64.h: strict C/C++ compiles, reference prototypes)
 #   fmt           cargo fmt --check               (when rustfmt is installed)
 #   clippy        cargo clippy --release --all-targets -- -D warnings   (when clippy is installed)
-#   layers        scripts/layers.py src $LAYERS   (the crate's modules use only those below them:
-#                 abi -> plan -> hybrid -> gpu -> cpu -> trace -> config, types; docs/design.md)
+#   layers        python3 scripts/layers.py src abi plan hybrid gpu cpu trace config,types
+#                 (each module of the crate uses only those below it; docs/design.md)
 #   cargo-test    cargo test --release   (GPU tests print SKIPPED where there is no GPU)
 #   kernels       every kernels/*.cu compiled by the real NVRTC for sm_90 (scripts/nvrtc-local.sh
 #                 fetches NVIDIA's NVRTC wheel; no GPU needed)

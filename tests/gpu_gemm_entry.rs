@@ -23,6 +23,7 @@ use harness::*;
 use hyblas::abi::cublas::{self as cb, Handle, Status};
 use hyblas::gpu::driver::sys;
 use hyblas::gpu::splitk::Reduction;
+use hyblas::gpu::vendor::{GemmExFn as GemmExF, GemmFn as GemmF, GemmStridedFn as StridedF};
 use hyblas::gpu::{vendor, DeviceBuffer};
 use hyblas::plan::gemm as gemm_plan;
 use hyblas::plan::gpu::{self as policy, with_mode, Mode, Reason, Route};
@@ -33,64 +34,6 @@ const N: c_int = cb::CUBLAS_OP_N;
 const T: c_int = cb::CUBLAS_OP_T;
 const C: c_int = cb::CUBLAS_OP_C;
 const OPS: [c_int; 3] = [N, T, C];
-
-type GemmF<E, I> = unsafe extern "C" fn(
-    Handle,
-    c_int,
-    c_int,
-    I,
-    I,
-    I,
-    *const E,
-    *const E,
-    I,
-    *const E,
-    I,
-    *const E,
-    *mut E,
-    I,
-) -> Status;
-type GemmExF<I> = unsafe extern "C" fn(
-    Handle,
-    c_int,
-    c_int,
-    I,
-    I,
-    I,
-    *const c_void,
-    *const c_void,
-    c_int,
-    I,
-    *const c_void,
-    c_int,
-    I,
-    *const c_void,
-    *mut c_void,
-    c_int,
-    I,
-    c_int,
-    c_int,
-) -> Status;
-type StridedF<E, I> = unsafe extern "C" fn(
-    Handle,
-    c_int,
-    c_int,
-    I,
-    I,
-    I,
-    *const E,
-    *const E,
-    I,
-    i64,
-    *const E,
-    I,
-    i64,
-    *const E,
-    *mut E,
-    I,
-    i64,
-    I,
-) -> Status;
 
 macro_rules! entry_points {
     ($m:ident, $I:ty, $v2:literal, $plain:literal) => {

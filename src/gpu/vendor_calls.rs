@@ -253,16 +253,12 @@ pub fn level3_sym<T: Scalar>(r: Level3) -> &'static Sym {
     }
 }
 
-/// `sym`'s function as type F, or an error naming it.
-unsafe fn real<F: Copy>(sym: &'static Sym) -> gpu::Result<F> {
-    sym.get().ok_or_else(|| GpuError::Unavailable(format!("no real cuBLAS {}", sym.name)))
-}
-
-fn checked(s: Status, name: &'static str) -> gpu::Result<()> {
-    if s == CUBLAS_STATUS_SUCCESS {
-        Ok(())
-    } else {
-        Err(status_err(name, s))
+/// Call the real function `sym` (of type `F`); a status other than SUCCESS is an error.
+unsafe fn call<F: Copy>(sym: &'static Sym, f: impl FnOnce(F) -> Status) -> gpu::Result<()> {
+    let func: F = sym.get().ok_or_else(|| GpuError::Unavailable(format!("no real {} found", sym.name)))?;
+    match f(func) {
+        CUBLAS_STATUS_SUCCESS => Ok(()),
+        s => Err(status_err(sym.name, s)),
     }
 }
 
@@ -295,29 +291,24 @@ pub(crate) unsafe fn vendor_rank<T: Scalar>(
         (true, false) => Level3::Syr2k,
         (true, true) => Level3::Her2k,
     });
-    let r = match (two, herm) {
+    match (two, herm) {
         (false, false) => {
-            let f: SyrkFn<T, T> = real(s)?;
             let (al, be) = (A16(alpha), A16(beta));
-            f(h, u, t, i(n), i(k), &al.0, pa, ld(a), &be.0, pc, ld(c))
+            call(s, |f: SyrkFn<T, T>| f(h, u, t, i(n), i(k), &al.0, pa, ld(a), &be.0, pc, ld(c)))
         }
         (false, true) => {
-            let f: SyrkFn<T, T::Real> = real(s)?;
             let (al, be) = (A16(alpha.re()), A16(beta.re()));
-            f(h, u, t, i(n), i(k), &al.0, pa, ld(a), &be.0, pc, ld(c))
+            call(s, |f: SyrkFn<T, T::Real>| f(h, u, t, i(n), i(k), &al.0, pa, ld(a), &be.0, pc, ld(c)))
         }
         (true, false) => {
-            let f: Syr2kFn<T, T> = real(s)?;
             let (al, be) = (A16(alpha), A16(beta));
-            f(h, u, t, i(n), i(k), &al.0, pa, ld(a), pb, ld(b), &be.0, pc, ld(c))
+            call(s, |f: Syr2kFn<T, T>| f(h, u, t, i(n), i(k), &al.0, pa, ld(a), pb, ld(b), &be.0, pc, ld(c)))
         }
         (true, true) => {
-            let f: Syr2kFn<T, T::Real> = real(s)?;
             let (al, be) = (A16(alpha), A16(beta.re()));
-            f(h, u, t, i(n), i(k), &al.0, pa, ld(a), pb, ld(b), &be.0, pc, ld(c))
+            call(s, |f: Syr2kFn<T, T::Real>| f(h, u, t, i(n), i(k), &al.0, pa, ld(a), pb, ld(b), &be.0, pc, ld(c)))
         }
-    };
-    checked(r, s.name)
+    }
 }
 
 /// SYMM/HEMM on `ex`'s stream, `int` sizes.
@@ -340,11 +331,10 @@ pub(crate) unsafe fn vendor_symm<T: Scalar>(
 ) -> gpu::Result<()> {
     let h = own_handle(ex.rt, ex.stream)?;
     let s = level3_sym::<T>(if herm { Level3::Hemm } else { Level3::Symm });
-    let f: SymmFn<T> = real(s)?;
     let (al, be) = (A16(alpha), A16(beta));
     let (sd, u, i, ld) = (side_code(side), fill_code(uplo), |v: usize| v as c_int, |d: DMat| d.ld as c_int);
     let (pa, pb, pc) = (a.ptr as *const T, b.ptr as *const T, c.ptr as *mut T);
-    checked(f(h, sd, u, i(m), i(n), &al.0, pa, ld(a), pb, ld(b), &be.0, pc, ld(c)), s.name)
+    call(s, |f: SymmFn<T>| f(h, sd, u, i(m), i(n), &al.0, pa, ld(a), pb, ld(b), &be.0, pc, ld(c)))
 }
 
 /// TRSM (`solve`) or TRMM in place on B, on `ex`'s stream, `int` sizes.
@@ -371,15 +361,12 @@ pub(crate) unsafe fn vendor_tri<T: Scalar>(
     let (sd, u, t, d) = (side_code(side), fill_code(uplo), op_code(trans), diag_code(diag));
     let (i, ld) = (|v: usize| v as c_int, |d: DMat| d.ld as c_int);
     let (pa, pb) = (a.ptr as *const T, b.ptr as *mut T);
-    let r = if solve {
-        let f: TrsmFn<T> = real(s)?;
-        f(h, sd, u, t, d, i(m), i(n), &al.0, pa, ld(a), pb, ld(b))
+    if solve {
+        call(s, |f: TrsmFn<T>| f(h, sd, u, t, d, i(m), i(n), &al.0, pa, ld(a), pb, ld(b)))
     } else {
         // In place: cuBLAS's out-of-place TRMM with C = B.
-        let f: TrmmFn<T> = real(s)?;
-        f(h, sd, u, t, d, i(m), i(n), &al.0, pa, ld(a), pb, ld(b), pb, ld(b))
-    };
-    checked(r, s.name)
+        call(s, |f: TrmmFn<T>| f(h, sd, u, t, d, i(m), i(n), &al.0, pa, ld(a), pb, ld(b), pb, ld(b)))
+    }
 }
 
 // ---- The real cuBLAS Level 1/2 for host-ABI calls on device memory ----
@@ -446,15 +433,6 @@ pub mod host_vendor {
     /// Whether every value fits the `int` of the `_v2` entry points.
     fn fits(v: &[i64]) -> bool {
         v.iter().all(|&v| i32::try_from(v).is_ok())
-    }
-
-    /// Call the real function `sym` (of type `F`); a status other than SUCCESS is an error.
-    unsafe fn call<F: Copy>(sym: &'static Sym, f: impl FnOnce(F) -> Status) -> gpu::Result<()> {
-        let func: F = sym.get().ok_or_else(|| GpuError::Unavailable(format!("no real {} found", sym.name)))?;
-        match f(func) {
-            CUBLAS_STATUS_SUCCESS => Ok(()),
-            s => Err(status_err(sym.name, s)),
-        }
     }
 
     /// Call precision `$T`'s entry of `$syms`: the `_v2` one (`$I` = i32) when every value of

@@ -645,7 +645,11 @@ fn decide_host_model(mut p: off::Problem, gemm: bool, forced: Option<Force>, ope
     };
     // A GEMM with k = 0 (or alpha = 0) reads neither A nor B: they may be anything.
     let reads = !gemm || p.k > 0;
-    let on_device: Vec<bool> = operands.iter().map(|&x| reads && gpu::runtime::is_device_pointer(x)).collect();
+    // (At most three operands: A, B and the output.)
+    let mut on_device = [false; 3];
+    for (d, &x) in on_device.iter_mut().zip(operands) {
+        *d = reads && gpu::runtime::is_device_pointer(x);
+    }
     if gemm && reads {
         // The model prices no upload for an operand already on the device.
         p.host = [!on_device[0], !on_device[1], true];
