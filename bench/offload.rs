@@ -20,11 +20,12 @@
 //! low GPU shares at large n, where the CPU would take minutes); NVBLAS, which the model does not price, is skipped when its previous size
 //! extrapolates past `--max-s`. For n <= 2048 each result is checked against the CPU engine's.
 //!
-//! Writes `<out>/<gpu>-offload.csv` (routine,n,mode,gpu_share,us,tflops,pred_us,reps,check,
-//! measured_share,us_median,note), `<out>/<gpu>-offload.svg` (TFLOP/s against n per routine: auto, cpu,
-//! gpu, NVBLAS and the model's predictions) and `<out>/<gpu>-offload-split.svg` (time against
-//! the GPU's share for a few n, measured beside the model's prediction, as in the seed's
-//! figures), and prints tables with the ratios the issue's targets name.
+//! Writes `<out>/<gpu>-offload.csv` (routine,n,mode,gpu_share,us,tflops,pred_us,static_us,
+//! call_pred_us,reps,check,measured_share,us_median,note), `<out>/<gpu>-offload.svg` (TFLOP/s
+//! against n per routine: auto, cpu, gpu, NVBLAS and the model's predictions) and
+//! `<out>/<gpu>-offload-split.svg` (time against the GPU's share for a few n, measured beside
+//! the model's prediction, as in the seed's figures), and prints tables with the ratios the
+//! issue's targets name. `--rescore` scores an earlier run's CSV against the model instead.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -71,22 +72,14 @@ usage: offloadbench [options]
   --quick            fewer sizes, shares and reps
   --reps N           at most N timed calls per point (default 200; --quick 5; auto, cpu
                      and gpu: three times as many)
-  --samples FILE     write every timed call, in the order they ran (its time and, for
-                     co-execution, each side's and co-execution's own account of it, the
-                     GPU's columns, feeders and CPU engine threads), as CSV
   --rescore CSV      measure nothing: read an earlier run's CSV and score it against the model
                      (pred_us recomputed; prints the tables); with --recipe FILE (the recipe
                      file `hyblas tune offload` wrote on that machine) and --threads T (its
-                     CPU threads; default the recipe's cpu_threads); --samples FILE then
-                     names where the rescored CSV goes. Needs no GPU.
+                     CPU threads; default the recipe's cpu_threads). Needs no GPU.
+  --out-csv FILE     with --rescore: write the rescored CSV (pred_us recomputed) to FILE
   --replay           with --rescore: price each size as the planner did in the run, having
                      learnt from the whole calls (cpu, gpu, auto) of the sizes before it
-                     (plan::learned), and with --sides from every call, co-executed ones
-                     included (auto's too where the file says how they ran), in the order
-                     the run made them; without it, the calibrated model alone.
-  --sides FILE       with --rescore: the run's --samples file; prints each co-executed point's
-                     GPU side, CPU side and whole call (medians over its calls) beside the
-                     calibrated model's, to show which side the model has wrong
+                     (plan::offload's learnt table); without it, the calibrated model alone.
 ";
 
 /// The LP64 Fortran GEMM signature (NVBLAS's and hyblas's).
@@ -112,14 +105,11 @@ struct Opts {
     quick: bool,
     /// Most timed calls per point (None: 30, --quick 5).
     reps: Option<usize>,
-    /// Write every timed call here (CSV).
-    samples: Option<PathBuf>,
     /// Score this earlier CSV against the model instead of measuring (with `recipe`).
     rescore: Option<PathBuf>,
+    /// With `rescore`: write the rescored CSV here.
+    out_csv: Option<PathBuf>,
     replay: bool,
-    /// With `rescore`: an earlier run's samples file, whose co-executed calls' sides are set
-    /// against the model's (`--sides`).
-    sides: Option<PathBuf>,
     recipe: Option<PathBuf>,
     threads: Option<usize>,
 }
@@ -171,10 +161,9 @@ impl Default for Opts {
             out: default_out_dir(),
             quick: false,
             reps: None,
-            samples: None,
             rescore: None,
+            out_csv: None,
             replay: false,
-            sides: None,
             recipe: None,
             threads: None,
         }
@@ -249,10 +238,9 @@ fn parse_opts() -> Result<Opts, String> {
             "--deadline-s" => o.deadline = float(value()?, "--deadline-s")?,
             "--out" => o.out = PathBuf::from(value()?),
             "--reps" => o.reps = Some(value()?.parse().map_err(|_| "bad --reps")?),
-            "--samples" => o.samples = Some(PathBuf::from(value()?)),
             "--rescore" => o.rescore = Some(PathBuf::from(value()?)),
+            "--out-csv" => o.out_csv = Some(PathBuf::from(value()?)),
             "--replay" => o.replay = true,
-            "--sides" => o.sides = Some(PathBuf::from(value()?)),
             "--recipe" => o.recipe = Some(PathBuf::from(value()?)),
             "--threads" => o.threads = Some(value()?.parse().map_err(|_| "bad --threads")?),
             _ => return Err(format!("unknown argument `{arg}` (see --help)")),
@@ -393,13 +381,14 @@ struct Row {
     /// The median of its calls (beside `us`, for comparison).
     us_median: Option<f64>,
     /// The planner's prediction before the point was timed (with what it had learnt from the
-    /// calls before, `plan::learned`); `model` rows: its best split's time.
+    /// whole calls before, `plan::offload`'s learnt table); `model` rows: its best split's time.
     pred_us: Option<f64>,
     /// The calibrated model's prediction alone (nothing learnt).
     static_us: Option<f64>,
     /// Co-executed points: the median of the planner's predictions at the point's timed calls
-    /// (what its trace lines said; each made before its call, having learnt from the calls
-    /// before it, whole and co-executed).
+    /// (what its trace lines said; each made before its call, having learnt from the whole
+    /// calls before it); `--rescore --replay`: its prediction once the size's whole calls were
+    /// learnt from.
     call_pred_us: Option<f64>,
     reps: usize,
     /// Largest relative difference from the CPU engine's result (n <= 2048).
@@ -407,9 +396,6 @@ struct Row {
     /// The GPU's share of C as the call reported it (auto, split).
     measured_share: Option<f64>,
     note: String,
-    /// Split points: each timed call's round and microseconds (a measured run, or `--rescore`
-    /// with `--sides`), for [`could_be_best`].
-    rounds: Vec<(usize, f64)>,
 }
 
 impl Row {
@@ -428,7 +414,6 @@ impl Row {
             check: None,
             measured_share: None,
             note: String::new(),
-            rounds: Vec::new(),
         }
     }
     fn tflops(&self) -> Option<f64> {
@@ -456,9 +441,6 @@ struct Timed<'a> {
     /// The model's seconds for the call (no warm-up past 0.3 s).
     pred_s: Option<f64>,
     secs: Vec<f64>,
-    /// Per timed call: its place in the size's sequence of calls, the round it ran in and, for
-    /// co-execution, when each side finished and the co-execution's own account of the call (s).
-    calls: Vec<Call>,
     /// What hyblas reported for the point's last call.
     outcome: Option<off::Outcome>,
     /// The planner's prediction at each timed call (microseconds, where it priced one).
@@ -482,14 +464,6 @@ enum Role {
     Whole,
     Other,
 }
-
-/// How a co-executed call ran: the GPU's columns of C, feeders, CPU engine threads (zeros for
-/// a call that was not co-executed).
-type Ran = (usize, usize, usize);
-/// One timed call as `--samples` writes it: (its place among the size's timed calls, round,
-/// GPU side, CPU side, co-execution's whole call (seconds, 0 where the call was not
-/// co-executed), how it ran).
-type Call = (usize, usize, f64, f64, f64, Ran);
 
 /// Timed calls of hyblas's points (auto, cpu, gpu, split): the issue's "auto against the
 /// better of cpu and gpu" compares their medians, and the split sweep's model against them;
@@ -521,7 +495,6 @@ impl<'a> Timed<'a> {
             call: Box::new(call),
             pred_s,
             secs: Vec::new(),
-            calls: Vec::new(),
             outcome: None,
             preds: Vec::new(),
             min_reps: 1,
@@ -607,9 +580,9 @@ impl<'a> Timed<'a> {
 /// up 10% meanwhile put auto's median 5% above GPU-only's (their per-round ratio: 1.004). A
 /// point takes one warm-up call first (unless predicted longer than 0.3 s), then samples
 /// until it has `max_reps` or they add up to `budget` seconds (each times its `more`; at least
-/// one call; at least its `min_reps` while they add up to less than [`MIN_REPS_SECS`]). `seq`
-/// numbers the calls of the visits in the order they ran, the untimed ones too (the samples
-/// leave those numbers out).
+/// one call; at least its `min_reps` while they add up to less than [`MIN_REPS_SECS`]).
+/// Returns the calls of the visits in the order they ran, the untimed ones too, each as (point,
+/// round, timed) (for the tests).
 ///
 /// Auto and the whole call on the path its last call ran (gpu where the planner chose the GPU,
 /// cpu where it chose the CPU) are visited together where the round reaches either of them,
@@ -626,7 +599,8 @@ impl<'a> Timed<'a> {
 /// visited apart, auto came out 1.035x GPU-only's time at SGEMM n = 4096 of run n2 (16 of its
 /// 23 visits followed a co-executed point, 12 of GPU-only's) and 1.09x at ZGEMM n = 8192 of
 /// run n3 (five rounds; per-round ratios 0.91-1.15).
-fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize, seq: &mut usize) {
+fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize) -> Vec<(usize, usize, bool)> {
+    let mut ran = Vec::new();
     let mut est = vec![0.0f64; points.len()];
     for (p, e) in points.iter_mut().zip(&mut est) {
         *e = p.pred_s.unwrap_or(0.0);
@@ -664,7 +638,7 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize, seq: &mu
             let visit: Vec<usize> = std::iter::once(j).chain(partner).collect();
             if est[j] < 0.05 {
                 points[j].call_once();
-                *seq += 1;
+                ran.push((j, round, false));
             }
             // Calls left of each one's part: in turns while the pair runs one path; once auto
             // leaves it (the planner chose a split), the one in hand finishes its part, then the
@@ -685,16 +659,14 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize, seq: &mu
                 p.secs.push(secs);
                 let st = p.outcome.as_ref().and_then(|o| o.stats.as_ref());
                 p.preds.extend(st.map(|s| s.pred_us).filter(|u| *u > 0.0));
-                let sides = st.map_or((0.0, 0.0, 0.0), |s| (s.gpu_side_secs, s.cpu_side_secs, s.secs));
-                let ran = st.map_or((0, 0, 0), |s| (s.gpu_cols, s.feeders, s.cpu_threads));
-                p.calls.push((*seq, round, sides.0, sides.1, sides.2, ran));
-                *seq += 1;
+                ran.push((visit[i], round, true));
                 (left[i], last) = (left[i] - 1, Some(i));
                 quota[visit[i]] -= 1;
             }
         }
         round += 1;
     }
+    ran
 }
 
 /// The member of a visit whose call comes next, from the calls each has `left` and the one
@@ -718,10 +690,9 @@ fn shuffle(v: &mut [usize], seed: u64) {
 /// rescale and add to it) interleaved with one another, then each of `alone` (NVBLAS, on a C of
 /// its own) by itself, as the peer has always been timed.
 fn time_size(shared: &mut [Timed], alone: &mut [Timed], budget: f64, max_reps: usize) {
-    let mut seq = 0;
-    time_interleaved(shared, budget, max_reps, &mut seq);
+    time_interleaved(shared, budget, max_reps);
     for t in alone {
-        time_interleaved(std::slice::from_mut(t), budget, max_reps, &mut seq);
+        time_interleaved(std::slice::from_mut(t), budget, max_reps);
     }
 }
 
@@ -830,40 +801,9 @@ struct Bench<'a> {
     nv: Option<&'a Nvblas>,
     rows: Vec<Row>,
     started: Instant,
-    /// `--samples` CSV lines so far.
-    sample_lines: String,
 }
 
 impl Bench<'_> {
-    /// Every timed call of one size's points, as `--samples` lines (after a header).
-    fn samples(&mut self, timed: &[Timed], alone: &[Timed]) {
-        if self.o.samples.is_none() {
-            return;
-        }
-        // In the order the calls ran (`--rescore --replay` learns from them in the file's
-        // order within a round).
-        let mut lines: Vec<(usize, String)> = Vec::new();
-        for t in timed.iter().chain(alone) {
-            let r = &self.rows[t.row];
-            for (secs, &(seq, round, g, c, whole, (ng, feeders, ct))) in t.secs.iter().zip(&t.calls) {
-                let line = format!(
-                    "{},{},{},{},{round},{:.1},{:.1},{:.1},{:.1},{ng},{feeders},{ct}\n",
-                    r.routine,
-                    r.n,
-                    r.mode,
-                    sample_share(r),
-                    secs * 1e6,
-                    g * 1e6,
-                    c * 1e6,
-                    whole * 1e6
-                );
-                lines.push((seq, line));
-            }
-        }
-        lines.sort_by_key(|l| l.0);
-        self.sample_lines.extend(lines.into_iter().map(|l| l.1));
-    }
-
     fn routine<T: Sym>(&mut self, name: &str) {
         let o = self.o;
         let threads = hyblas::cpu::threads::nthreads();
@@ -1003,7 +943,6 @@ impl Bench<'_> {
                 }
             }
             time_size(&mut timed, &mut alone, o.budget, o.max_reps());
-            self.samples(&timed, &alone);
             if let Some(r) = rates.as_ref().filter(|_| o.modes.iter().any(|m| m == "split") && !late) {
                 self.rows.push(model_row(r, name, n, beta_zero, threads));
             }
@@ -1016,7 +955,6 @@ impl Bench<'_> {
                 row.us_median = Some(med * 1e6);
                 row.reps = reps;
                 if row.mode == "split" {
-                    row.rounds = t.calls.iter().zip(&t.secs).map(|(c, secs)| (c.1, secs * 1e6)).collect();
                     row.call_pred_us = (!t.preds.is_empty()).then(|| median(&t.preds));
                 }
                 last.insert(key, (n, secs));
@@ -1052,12 +990,6 @@ impl Bench<'_> {
             }
         }
     }
-}
-
-/// A row's share as a `--samples` file names it: the forced share to two decimals (cpu 0.00,
-/// gpu 1.00, a split's), nothing for auto (its share is what it ran) and NVBLAS.
-fn sample_share(r: &Row) -> String {
-    r.gpu_share.filter(|_| r.mode != "auto").map(|x| format!("{x:.2}")).unwrap_or_default()
 }
 
 fn share_label(r: &Row) -> String {
@@ -1114,62 +1046,6 @@ fn splits<'a>(rows: &'a [Row], routine: &str, n: usize) -> Vec<&'a Row> {
     let mut v: Vec<&Row> = rows.iter().filter(|r| r.routine == routine && r.n == n && r.mode == "split").collect();
     v.sort_by(|a, b| a.gpu_share.unwrap_or(0.0).total_cmp(&b.gpu_share.unwrap_or(0.0)));
     v
-}
-
-/// Give each split row its calls' (round, microseconds) from a `--samples` file's calls.
-fn attach_rounds(rows: &mut [Row], calls: &[SampleCall]) {
-    for (routine, n, mode, share, round, us, ..) in calls {
-        let row = rows.iter_mut().find(|r| {
-            r.mode == "split" && mode == "split" && &r.routine == routine && r.n == *n && sample_share(r) == *share
-        });
-        if let Some(r) = row {
-            r.rounds.push((*round, *us));
-        }
-    }
-}
-
-/// Resamples of [`could_be_best`]'s bootstrap.
-const BOOT_RESAMPLES: usize = 200;
-/// A share is one the rounds cannot tell from the measured best when it comes out fastest in
-/// at least this fraction of [`BOOT_RESAMPLES`].
-const BOOT_LEVEL: f64 = 0.05;
-
-/// The split points (of one size) that the measurement cannot tell from the fastest: a
-/// bootstrap over the size's rounds (every point's calls of the rounds drawn, with
-/// replacement, timed by [`center`]), the points fastest in at least [`BOOT_LEVEL`] of the
-/// resamples. Rounds, not calls, are drawn: the host's drift is shared by the points of a round
-/// (run p4's DGEMM n = 1024: 0.5 at 1.715 ms, 0.6 at 1.732, 0.7 at 1.726, all three could be
-/// the best; the model's 0.7 lay 20 points from the measured best). Empty without calls.
-fn could_be_best<'a>(points: &[&'a Row]) -> Vec<&'a Row> {
-    let mut rounds: Vec<usize> = points.iter().flat_map(|r| r.rounds.iter().map(|c| c.0)).collect();
-    rounds.sort_unstable();
-    rounds.dedup();
-    if rounds.is_empty() {
-        return Vec::new();
-    }
-    let mut wins = vec![0usize; points.len()];
-    let mut rng = common::Rng::new(0xB007);
-    // How many times each round was drawn in a resample.
-    let mut times = vec![0usize; rounds.last().map_or(0, |m| m + 1)];
-    for _ in 0..BOOT_RESAMPLES {
-        times.fill(0);
-        for _ in 0..rounds.len() {
-            times[rounds[(rng.next_u64() % rounds.len() as u64) as usize]] += 1;
-        }
-        let fastest = points
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| {
-                let v: Vec<f64> = r.rounds.iter().flat_map(|&(k, us)| std::iter::repeat_n(us, times[k])).collect();
-                (!v.is_empty()).then(|| (i, center(&sorted(&v))))
-            })
-            .min_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((i, _)) = fastest {
-            wins[i] += 1;
-        }
-    }
-    let level = (BOOT_LEVEL * BOOT_RESAMPLES as f64).ceil() as usize;
-    points.iter().zip(wins).filter(|(_, w)| *w >= level).map(|(r, _)| *r).collect()
 }
 
 /// The model's view of a square routine at n (beta as measured).
@@ -1234,56 +1110,6 @@ fn model_row(r: &Rates, routine: &str, n: usize, beta_zero: bool, threads: usize
     m
 }
 
-/// One call of a `--samples` file: (routine, n, mode, share label, round, in microseconds
-/// the call and its (CPU side, GPU side), and where the file has them, the GPU's columns,
-/// feeders and CPU engine threads it ran with), as written.
-type SampleCall = (String, usize, String, String, usize, f64, (f64, f64), Option<Ran>);
-
-fn read_calls(path: &Path) -> Result<Vec<SampleCall>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut out = Vec::new();
-    for l in text.lines().skip(1) {
-        let f: Vec<&str> = l.split(',').collect();
-        if f.len() < 8 {
-            continue;
-        }
-        let (Ok(n), Ok(round), Ok(us), Ok(g), Ok(c)) =
-            (f[1].parse(), f[4].parse(), f[5].parse::<f64>(), f[6].parse::<f64>(), f[7].parse::<f64>())
-        else {
-            continue;
-        };
-        // (Files written before session 30 end at coexec_us.)
-        let count = |i: usize| f.get(i).and_then(|v| v.parse::<usize>().ok());
-        let ran = match (count(9), count(10), count(11)) {
-            (Some(ng), Some(feeders), Some(ct)) => Some((ng, feeders, ct)),
-            _ => None,
-        };
-        out.push((f[0].to_string(), n, f[2].to_string(), f[3].to_string(), round, us, (c, g), ran));
-    }
-    Ok(out)
-}
-
-/// The calls of one size's rows (`rows`, the first at index `first`) in the order the run made
-/// them: by round, and within a round in the file's order (the order they ran).
-/// Returns (row index, in microseconds the call and its (CPU side, GPU side), and how it ran
-/// where the file says).
-fn size_calls(calls: &[SampleCall], rows: &[Row], first: usize) -> Vec<SizeCall> {
-    let mut out: Vec<(usize, SizeCall)> = calls
-        .iter()
-        .filter_map(|(routine, n, mode, share, round, us, sides, ran)| {
-            let j = rows
-                .iter()
-                .position(|r| &r.routine == routine && r.n == *n && &r.mode == mode && sample_share(r) == *share)?;
-            Some((*round, (first + j, *us, *sides, *ran)))
-        })
-        .collect();
-    out.sort_by_key(|c| c.0);
-    out.into_iter().map(|c| c.1).collect()
-}
-
-/// A call of [`size_calls`].
-type SizeCall = (usize, f64, (f64, f64), Option<Ran>);
-
 /// `--rescore`: an earlier run's CSV read back, every point's model time recomputed with
 /// `rates`, and the tables printed (the measured columns as they were).
 fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
@@ -1307,7 +1133,9 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
     let beta_zero = o.beta == 0.0;
     let calibrated = rates.clone();
     if o.replay {
-        rates.learned = Some(std::sync::Arc::new(Learned::default()));
+        let l = std::sync::Arc::new(Learned::default());
+        rates.teach_calls(&l);
+        rates.learned = Some(l);
     }
     let share_col = head.iter().position(|h| *h == "measured_share");
     let reps_col = head.iter().position(|h| *h == "reps");
@@ -1331,15 +1159,9 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
         r.us_median = median_col.and_then(|c| num(f[c]));
         rows.push(r);
     }
-    let calls = o.sides.as_ref().map(|f| read_calls(f)).transpose()?;
-    if let Some(calls) = &calls {
-        attach_rounds(&mut rows, calls);
-    }
-    let calls = calls.filter(|_| o.replay);
     // Each size's points priced before the size's calls are learnt from (as the planner did
-    // in the run, `--replay`), then its calls taught to the rates: every call in the order
-    // it ran with `--sides` (the run's --samples file), else each whole-call point's median
-    // as many times as it ran.
+    // in the run, `--replay`), then each whole-call point's time taught to the rates as many
+    // times as it ran.
     let mut model_rows = Vec::new();
     let mut i = 0;
     while i < rows.len() {
@@ -1347,7 +1169,8 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
         let end = rows[i..].iter().position(|r| r.routine != routine || r.n != n).map_or(rows.len(), |j| i + j);
         let p = point_problem(&routine, n, beta_zero);
         let e = calibrated.predict(&p, threads);
-        // A whole call's side, and its time over the calibrated model's.
+        // A whole call's side, and its time over the calibrated model's (what it teaches;
+        // a co-executed call teaches nothing, `plan::offload`'s learnt table).
         let whole = |r: &Row| {
             let side = match (r.mode.as_str(), r.measured_share) {
                 ("cpu", _) | ("auto" | "split", Some(0.0)) => Side::Cpu,
@@ -1357,80 +1180,27 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
             Some((side, r.us? / if side == Side::Cpu { e.cpu_us } else { e.gpu_us }))
         };
         let learn = rates.learned.clone().filter(|_| o.replay);
-        // The run's calls of this size, in the order they ran, when its --samples file is
-        // given ([`size_calls`]).
-        let calls = calls.as_ref().map(|c| size_calls(c, &rows[i..end], i)).filter(|c| !c.is_empty());
-        // What a call of row `r` teaches: a co-executed call its sides' and its share cell's
-        // ([`off::learn_split`]; auto's too where the file says how it ran), a whole call its
-        // side's time. (A file without the configurations: a forced share in the calibrated
-        // model's configuration for it.)
-        let teach = |l: &Learned, r: &Row, us: f64, sides: Option<(f64, f64)>, ran: Option<Ran>| {
-            let whole = whole(r);
-            let split = match (ran, r.gpu_share, r.mode.as_str(), whole) {
-                (Some(ran), ..) => Some(ran).filter(|&(ng, ..)| ng > 0 && ng < n),
-                (None, Some(x), "split", None) => {
-                    let sp = calibrated.split_at(&p, x, threads);
-                    Some((off::split_cols(x, n), sp.feeders, sp.cpu_threads))
-                }
-                _ => None,
-            };
-            if let (Some(ran), Some((c, g))) = (split, sides) {
-                off::learn_split(&rates, l, &p, ran, (c * 1e-6, g * 1e-6), us * 1e-6);
-            } else if let (None, Some((side, _))) = (split, whole) {
-                l.observe(&p, side, us / if side == Side::Cpu { e.cpu_us } else { e.gpu_us });
-            }
-        };
-        for (j, r) in rows.iter_mut().enumerate().take(end).skip(i) {
+        for r in &mut rows[i..end] {
             let forced = if r.mode == "split" { r.gpu_share } else { None };
             r.pred_us = point_pred(&rates, &r.routine, r.n, &r.mode, forced, beta_zero, threads);
             r.static_us = point_pred(&calibrated, &r.routine, r.n, &r.mode, forced, beta_zero, threads);
-            // The run's checked call (n <= 2048) right after the point was priced (its sides:
-            // the point's first timed call's).
-            if let (Some(l), true) = (&learn, n <= 2048) {
-                match calls.as_ref().and_then(|c| c.iter().find(|c| c.0 == j)) {
-                    Some(&(_, us, sides, ran)) => teach(l, r, us, Some(sides), ran),
-                    None => teach(l, r, r.us.unwrap_or(f64::NAN), None, None),
-                }
+            // The run's checked call (n <= 2048), right after the point was priced.
+            if let (Some(l), true, Some((side, ratio))) = (&learn, n <= 2048, whole(r)) {
+                l.observe(&p, side, ratio);
             }
         }
-        // Then the size's timed calls, and what the planner predicted for its co-executed
-        // calls among them, and its best share after them.
+        // Then the size's timed calls, what the planner predicted for its split points after
+        // them, and its best share.
         if let Some(l) = &learn {
-            match &calls {
-                Some(calls) => {
-                    // Each co-executed call priced as it ran, then learnt from.
-                    let mut preds: Vec<Vec<f64>> = vec![Vec::new(); end - i];
-                    for &(j, us, sides, ran) in calls {
-                        let r = &rows[j];
-                        if r.mode == "split" {
-                            preds[j - i].extend(point_pred(
-                                &rates,
-                                &r.routine,
-                                n,
-                                "split",
-                                r.gpu_share,
-                                beta_zero,
-                                threads,
-                            ));
-                        }
-                        teach(l, r, us, Some(sides), ran);
-                    }
-                    for (r, v) in rows[i..end].iter_mut().zip(&preds) {
-                        r.call_pred_us = (!v.is_empty()).then(|| median(v));
+            for r in &rows[i..end] {
+                if let Some((side, ratio)) = whole(r) {
+                    for _ in 0..r.reps.min(200) {
+                        l.observe(&p, side, ratio);
                     }
                 }
-                None => {
-                    for r in &rows[i..end] {
-                        if let Some((side, ratio)) = whole(r) {
-                            for _ in 0..r.reps.min(200) {
-                                l.observe(&p, side, ratio);
-                            }
-                        }
-                    }
-                    for r in rows[i..end].iter_mut().filter(|r| r.mode == "split") {
-                        r.call_pred_us = point_pred(&rates, &r.routine, r.n, &r.mode, r.gpu_share, beta_zero, threads);
-                    }
-                }
+            }
+            for r in rows[i..end].iter_mut().filter(|r| r.mode == "split") {
+                r.call_pred_us = point_pred(&rates, &r.routine, r.n, &r.mode, r.gpu_share, beta_zero, threads);
             }
             if rows[i..end].iter().any(|r| r.mode == "split") {
                 model_rows.push(model_row(&rates, &routine, n, beta_zero, threads));
@@ -1453,72 +1223,13 @@ fn rescore(o: &Opts, path: &Path) -> Result<(), String> {
         "offloadbench --rescore {}: rates {}, {threads} CPU threads{}",
         path.display(),
         rates.source,
-        match (o.replay, &o.sides) {
-            (true, Some(_)) => ", replaying what the planner learnt from the run's calls, one by one",
-            (true, None) => ", replaying what the planner learnt from the run's whole calls",
-            _ => "",
-        }
+        if o.replay { ", replaying what the planner learnt from the run's whole calls" } else { "" }
     );
     print!("{}", table(&rows, &o2, Some(&rates), threads));
-    if let Some(f) = &o.sides {
-        print!("{}", sides_table(f, &calibrated, beta_zero, threads)?);
-    }
-    if let Some(out) = &o.samples {
+    if let Some(out) = &o.out_csv {
         std::fs::write(out, csv(&rows)).map_err(|e| format!("{}: {e}", out.display()))?;
     }
     Ok(())
-}
-
-/// `--sides`: per co-executed point of a samples file (routine,n,mode,share,round,us,
-/// gpu_side_us,cpu_side_us[,coexec_us,gpu_cols,feeders,cpu_threads]), the medians of each side
-/// and of the call beside the calibrated model's.
-fn sides_table(path: &Path, rates: &Rates, beta_zero: bool, threads: usize) -> Result<String, String> {
-    // (routine, n, share) -> each call's (time, GPU side, CPU side), microseconds.
-    type Point = ((String, usize, String), [Vec<f64>; 3]);
-    let mut points: Vec<Point> = Vec::new();
-    for (routine, n, mode, share, _, us, (c, g), _) in read_calls(path)? {
-        if mode != "split" {
-            continue;
-        }
-        let key = (routine, n, share);
-        let i = match points.iter().position(|p| p.0 == key) {
-            Some(i) => i,
-            None => {
-                points.push((key, Default::default()));
-                points.len() - 1
-            }
-        };
-        for (v, x) in points[i].1.iter_mut().zip([us, g, c]) {
-            v.push(x);
-        }
-    }
-    let mut s = String::from(
-        "\nco-executed calls' sides (ms; medians over each point's calls) against the calibrated model\n\
-         routine      n share | call    gpu     cpu   | model   gpu     cpu   | call   gpu    cpu  | feeders\n",
-    );
-    for ((routine, n, share), v) in &points {
-        let Ok(x) = share.parse::<f64>() else { continue };
-        if x <= 0.0 || x >= 1.0 {
-            continue;
-        }
-        let e = rates.split_at(&point_problem(routine, *n, beta_zero), x, threads);
-        let m = [median(&v[0]), median(&v[1]), median(&v[2])];
-        let pm = [e.us, e.gpu_us, e.cpu_us];
-        let err: Vec<String> = pm.iter().zip(&m).map(|(p, m)| format!("{:+5.0}%", (p / m - 1.0) * 100.0)).collect();
-        let _ = writeln!(
-            s,
-            "{routine:<8} {n:>6} {share:>5} | {:7.3} {:7.3} {:7.3} | {:7.3} {:7.3} {:7.3} | {} | {}",
-            m[0] / 1e3,
-            m[1] / 1e3,
-            m[2] / 1e3,
-            pm[0] / 1e3,
-            pm[1] / 1e3,
-            pm[2] / 1e3,
-            err.join(" "),
-            e.feeders
-        );
-    }
-    Ok(s)
 }
 
 fn pct(pred: Option<f64>, meas: Option<f64>) -> Option<f64> {
@@ -1612,12 +1323,10 @@ fn table(rows: &[Row], o: &Opts, rates: Option<&Rates>, threads: usize) -> Strin
     // The split sweep against the model.
     let _ = writeln!(
         s,
-        "\nsplit sweep (GPU share forced; measured best share against the model's best; err = model/measured - 1 at the measured shares;\ncould be: the shares the rounds cannot tell from the measured best, could_be_best)\n{:>6} {:>6} {:>11} {:>10} {:>11} {:>10} {:>6} {:>11} {:>9} {:>9} {:>11} {:>7}",
-        "prec", "n", "meas share", "meas ms", "model share", "model ms", "d(pp)", "could be", "max |err|", "mean|err|", "at model sh", "points"
+        "\nsplit sweep (GPU share forced; measured best share against the model's best; err = model/measured - 1 at the measured shares)\n{:>6} {:>6} {:>11} {:>10} {:>11} {:>10} {:>6} {:>9} {:>9} {:>11} {:>7}",
+        "prec", "n", "meas share", "meas ms", "model share", "model ms", "d(pp)", "max |err|", "mean|err|", "at model sh", "points"
     );
     let mut share_ok = (0, 0);
-    // The same against any share that could be the best (sizes with their calls' rounds).
-    let mut could_ok = (0, 0);
     let (mut errs, mut before, mut fixed) = (Vec::new(), Vec::new(), Vec::new());
     for routine in &o.routines {
         for &n in &o.ns {
@@ -1655,30 +1364,17 @@ fn table(rows: &[Row], o: &Opts, rates: Option<&Rates>, threads: usize) -> Strin
                     share_ok.0 += 1;
                 }
             }
-            let could: Vec<&Row> = could_be_best(&meas.iter().map(|r| **r).collect::<Vec<_>>());
-            if let (Some(m), false) = (model_share, could.is_empty()) {
-                could_ok.1 += 1;
-                if could.iter().any(|r| near(m, r)) {
-                    could_ok.0 += 1;
-                }
-            }
-            let could_txt = match (could.first(), could.last()) {
-                (Some(a), Some(b)) if could.len() > 1 => format!("{:.2}-{:.2}", ran_share(a), ran_share(b)),
-                (Some(a), _) => format!("{:.2}", ran_share(a)),
-                _ => "-".into(),
-            };
             let at_model = model_share
                 .and_then(|m| meas.iter().min_by(|x, y| (ran_share(x) - m).abs().total_cmp(&(ran_share(y) - m).abs())));
             let _ = writeln!(
                 s,
-                "{:>6} {n:>6} {:>11.3} {:>10} {:>11} {:>10} {:>6} {:>11} {:>8.0}% {:>8.0}% {:>11} {:>7}",
+                "{:>6} {n:>6} {:>11.3} {:>10} {:>11} {:>10} {:>6} {:>8.0}% {:>8.0}% {:>11} {:>7}",
                 routine,
                 ran_share(mb),
                 ms(mb.us),
                 model_share.map(|m| format!("{m:.3}")).unwrap_or_else(|| "-".into()),
                 best_of_model.map(|m| format!("{:.3}", m.1 / 1e3)).unwrap_or_else(|| "-".into()),
                 d.map(|d| format!("{d:.0}")).unwrap_or_else(|| "-".into()),
-                could_txt,
                 maxe,
                 meane,
                 at_model.map(|r| ms(r.us)).unwrap_or_else(|| "-".into()),
@@ -1721,15 +1417,6 @@ fn table(rows: &[Row], o: &Opts, rates: Option<&Rates>, threads: usize) -> Strin
             errs.len(),
             share_ok.0,
             share_ok.1
-        );
-    }
-    if could_ok.1 > 0 {
-        let _ = writeln!(
-            s,
-            "  split sweep: the model's best share within 10 points of a share the rounds cannot tell from the measured best (bootstrap over rounds, {:.0}%) at {} of {} sizes",
-            BOOT_LEVEL * 100.0,
-            could_ok.0,
-            could_ok.1
         );
     }
     s
@@ -2037,7 +1724,7 @@ fn main() -> ExitCode {
         o.max_call_s
     );
     let started = Instant::now();
-    let mut b = Bench { o: &o, rt, nv: nv.as_ref(), rows: Vec::new(), started, sample_lines: String::new() };
+    let mut b = Bench { o: &o, rt, nv: nv.as_ref(), rows: Vec::new(), started };
     for r in &o.routines {
         match r.as_str() {
             "sgemm" => b.routine::<f32>(r),
@@ -2049,15 +1736,6 @@ fn main() -> ExitCode {
         // Rewritten after every routine, so an interrupted run keeps what it measured.
         let _ = std::fs::create_dir_all(&o.out);
         let _ = std::fs::write(o.out.join(format!("{device}-offload.csv")), csv(&b.rows));
-        if let Some(path) = &o.samples {
-            let _ = std::fs::write(
-                path,
-                format!(
-                    "routine,n,mode,share,round,us,gpu_side_us,cpu_side_us,coexec_us,gpu_cols,feeders,cpu_threads\n{}",
-                    b.sample_lines
-                ),
-            );
-        }
     }
     print!("{}", table(&b.rows, &o, rates.as_deref(), threads));
     println!("offloadbench: measured in {:.0} s", started.elapsed().as_secs_f64());
@@ -2292,7 +1970,6 @@ fn level3_routine(b: &mut Bench, name: &str) {
             }
         }
         time_size(&mut timed, &mut alone, o.budget, o.max_reps());
-        b.samples(&timed, &alone);
         for t in timed.iter().chain(&alone) {
             let (secs, med, reps) = t.center();
             let row = &mut b.rows[t.row];
@@ -2329,26 +2006,37 @@ fn level3_routine(b: &mut Bench, name: &str) {
 mod tests {
     use super::*;
 
-    /// The visits of `pts` in the order they ran, each as the points of its timed calls in
-    /// order (a visit's untimed first call takes a number of `seq` and parts them).
-    fn visits(pts: &[Timed]) -> Vec<Vec<usize>> {
-        let mut calls: Vec<(usize, usize)> =
-            pts.iter().enumerate().flat_map(|(i, p)| p.calls.iter().map(move |c| (c.0, i))).collect();
-        calls.sort_unstable();
-        let mut out: Vec<Vec<usize>> = Vec::new();
-        for (k, &(s, i)) in calls.iter().enumerate() {
+    /// The visits of a run's calls, each given as (what to keep of it, whether it was timed),
+    /// in the order they ran: each visit as its timed calls in order (a visit's untimed first
+    /// call parts them).
+    fn group<T>(calls: impl IntoIterator<Item = (T, bool)>) -> Vec<Vec<T>> {
+        let mut out: Vec<Vec<T>> = Vec::new();
+        let mut open = false;
+        for (c, timed) in calls {
             match out.last_mut() {
-                Some(v) if k > 0 && calls[k - 1].0 + 1 == s => v.push(i),
-                _ => out.push(vec![i]),
+                Some(v) if timed && open => v.push(c),
+                _ if timed => out.push(vec![c]),
+                _ => {}
             }
+            open = timed;
         }
         out
     }
 
+    /// The visits of [`time_interleaved`]'s calls, each as the points of its timed calls.
+    fn visits(trace: &[(usize, usize, bool)]) -> Vec<Vec<usize>> {
+        group(trace.iter().map(|&(i, _, timed)| (i, timed)))
+    }
+
+    /// The rounds of point `i`'s timed calls in [`time_interleaved`]'s calls.
+    fn rounds(trace: &[(usize, usize, bool)], i: usize) -> Vec<usize> {
+        trace.iter().filter(|c| c.0 == i && c.2).map(|c| c.1).collect()
+    }
+
     /// Points the model prices alike run in the same rounds, whatever their warm-up calls took
     /// (auto and the side it runs are held against each other's medians), in visits of the
-    /// same length; the order of a round changes from round to round; the calls are numbered
-    /// in the order they ran, the untimed first call of each visit too.
+    /// same length; the order of a round changes from round to round; the calls come back in
+    /// the order they ran, the untimed first call of each visit too.
     #[test]
     fn interleaved_points_priced_alike_share_their_rounds() {
         let sleep = |ms| move || std::thread::sleep(std::time::Duration::from_millis(ms));
@@ -2359,31 +2047,28 @@ mod tests {
             Timed::new(1, Some(0.012), sleep(4)),
             Timed::new(2, None, sleep(8)),
         ];
-        let mut seq = 0;
-        time_interleaved(&mut pts, 60.0, 6, &mut seq);
-        let rounds = |p: &Timed| p.calls.iter().map(|c| c.1).collect::<Vec<_>>();
-        assert_eq!(rounds(&pts[0]), vec![0, 0, 1, 1, 2, 2]);
-        assert_eq!(rounds(&pts[0]), rounds(&pts[1]));
+        let trace = time_interleaved(&mut pts, 60.0, 6);
+        assert_eq!(rounds(&trace, 0), vec![0, 0, 1, 1, 2, 2]);
+        assert_eq!(rounds(&trace, 0), rounds(&trace, 1));
         // Unpriced: sized by its warm-up call (8 ms: visits of three).
-        assert_eq!(rounds(&pts[2]), vec![0, 0, 0, 1, 1, 1]);
+        assert_eq!(rounds(&trace, 2), vec![0, 0, 0, 1, 1, 1]);
         let lens = |v: &[Vec<usize>], i: usize| v.iter().filter(|c| c[0] == i).map(|c| c.len()).collect::<Vec<_>>();
-        let v = visits(&pts);
+        let v = visits(&trace);
         assert_eq!((lens(&v, 0), lens(&v, 2)), (vec![2; 3], vec![3; 2]), "{v:?}");
         // 18 timed calls in eight visits, each opened by an untimed call.
-        let mut seqs: Vec<usize> = pts.iter().flat_map(|p| p.calls.iter().map(|c| c.0)).collect();
-        seqs.sort_unstable();
-        seqs.dedup();
-        assert_eq!((seqs.len(), v.len(), seq), (18, 8, 26));
+        let timed = trace.iter().filter(|c| c.2).count();
+        assert_eq!((timed, pts.iter().map(|p| p.secs.len()).sum::<usize>()), (18, 18));
+        assert_eq!((v.len(), trace.len()), (8, 26));
         // A point with three times the calls (auto, cpu, gpu) takes three visits a round, of
         // the split point's length: the same rounds, the same visits.
         let mut two = vec![
             Timed::new(0, Some(0.012), sleep(1)).min_reps_for("auto"),
             Timed::new(1, Some(0.012), sleep(1)).min_reps_for("split"),
         ];
-        time_interleaved(&mut two, 60.0, 4, &mut 0);
-        assert_eq!(rounds(&two[0]), [[0; 6], [1; 6]].concat());
-        assert_eq!(rounds(&two[1]), vec![0, 0, 1, 1]);
-        let v = visits(&two);
+        let trace = time_interleaved(&mut two, 60.0, 4);
+        assert_eq!(rounds(&trace, 0), [[0; 6], [1; 6]].concat());
+        assert_eq!(rounds(&trace, 1), vec![0, 0, 1, 1]);
+        let v = visits(&trace);
         assert_eq!((lens(&v, 0), lens(&v, 1)), (vec![2; 6], vec![2; 2]), "{v:?}");
         // The order of a round: a permutation, a different one from round to round.
         let mut orders = std::collections::HashSet::new();
@@ -2444,11 +2129,11 @@ mod tests {
             Timed::new(2, Some(0.007), ran("gpu", Side::Gpu)).min_reps_for("auto"),
             Timed::new(3, Some(0.007), ran("split", Side::Gpu)).min_reps_for("split"),
         ];
-        time_interleaved(&mut pts, 60.0, 8, &mut 0);
+        let trace = time_interleaved(&mut pts, 60.0, 8);
         assert_eq!(pts.iter().map(|p| p.secs.len()).collect::<Vec<_>>(), vec![24, 24, 24, 8]);
         // Auto (2) and GPU-only (1): visits of their own, two calls each in turns; CPU-only
         // and the split: visits of four calls.
-        let v = visits(&pts);
+        let v = visits(&trace);
         let pairs = v.iter().filter(|c| c.contains(&1) || c.contains(&2)).collect::<Vec<_>>();
         assert_eq!(pairs.len(), 12, "{v:?}");
         for c in &pairs {
@@ -2470,21 +2155,14 @@ mod tests {
             Timed::new(0, Some(0.007), ran("gpu", Side::Gpu)).min_reps_for("gpu"),
             Timed::new(1, Some(0.007), turning).min_reps_for("auto"),
         ];
-        time_interleaved(&mut pts, 60.0, 4, &mut 0);
-        let co = |i: usize, k: usize| i == 1 && pts[1].calls[k].2 > 0.0;
-        // (point, co-executed) of each timed call, by visit.
-        let mut k = [0, 0];
-        let v: Vec<Vec<(usize, bool)>> = visits(&pts)
-            .into_iter()
-            .map(|c| {
-                c.into_iter()
-                    .map(|i| {
-                        k[i] += 1;
-                        (i, co(i, k[i] - 1))
-                    })
-                    .collect()
-            })
-            .collect();
+        let trace = time_interleaved(&mut pts, 60.0, 4);
+        // (point, co-executed) of each timed call, by visit: auto's calls from its fourth on
+        // (its warm-up call the first) co-executed.
+        let mut made = 1;
+        let v: Vec<Vec<(usize, bool)>> = group(trace.iter().map(|&(i, _, timed)| {
+            made += usize::from(i == 1);
+            ((i, i == 1 && made > 3), timed)
+        }));
         let t = v.iter().position(|c| c.iter().any(|x| x.1)).expect("auto turned to a split");
         let f = v[t].iter().position(|x| x.1).unwrap();
         assert!(v[t][..f].windows(2).all(|w| w[0].0 != w[1].0), "in turns first: {v:?}");
@@ -2500,42 +2178,11 @@ mod tests {
                 Timed::new(0, Some(0.012), ran("gpu", Side::Gpu)).min_reps_for("gpu"),
                 Timed::new(1, Some(0.012), ran(mode, Side::Gpu)).min_reps_for("auto"),
             ];
-            time_interleaved(&mut co, 60.0, 4, &mut 0);
+            let trace = time_interleaved(&mut co, 60.0, 4);
             assert_eq!(co[1].path, None, "{mode}");
-            let v = visits(&co);
+            let v = visits(&trace);
             assert!(v.iter().all(|c| c.len() == 2 && c[0] == c[1]), "{mode}: {v:?}");
         }
-    }
-
-    /// Points whose calls the rounds cannot tell apart could each be the best; a point slower
-    /// in every round cannot; without calls nothing is said.
-    #[test]
-    fn the_best_share_the_rounds_cannot_tell_apart() {
-        let mut rng = common::Rng::new(7);
-        // 20 rounds of 5 calls; each round's host speed shared by its points, calls +-2%.
-        let mut pts: Vec<Row> =
-            [0.5, 0.6, 0.7].iter().map(|&x| Row { gpu_share: Some(x), ..Row::new("dgemm", 1024, "split") }).collect();
-        let base = [1000.0, 1003.0, 1100.0];
-        for round in 0..20 {
-            let host = 1.0 + 0.1 * rng.unit();
-            for (p, b) in pts.iter_mut().zip(base) {
-                for _ in 0..5 {
-                    p.rounds.push((round, b * host * (1.0 + 0.02 * rng.unit())));
-                }
-            }
-        }
-        let refs: Vec<&Row> = pts.iter().collect();
-        let could: Vec<f64> = could_be_best(&refs).iter().map(|r| r.gpu_share.unwrap()).collect();
-        assert_eq!(could, vec![0.5, 0.6], "0.3% apart: either; 10% slower: not");
-        // 5% apart in every round: only the faster.
-        for c in &mut pts[1].rounds {
-            c.1 *= 1.05;
-        }
-        let refs: Vec<&Row> = pts.iter().collect();
-        let could: Vec<f64> = could_be_best(&refs).iter().map(|r| r.gpu_share.unwrap()).collect();
-        assert_eq!(could, vec![0.5]);
-        let bare = [Row::new("dgemm", 1024, "split")];
-        assert!(could_be_best(&bare.iter().collect::<Vec<_>>()).is_empty());
     }
 
     #[test]
@@ -2639,7 +2286,7 @@ mod tests {
         let (runp, recipe, outp) = (dir.join("run.csv"), dir.join("recipe.txt"), dir.join("out.csv"));
         std::fs::write(&runp, &c).unwrap();
         std::fs::write(&recipe, "offload cpu_threads 8\noffload cpu_gflops_d 400\n").unwrap();
-        let o = Opts { rescore: Some(runp.clone()), recipe: Some(recipe), samples: Some(outp.clone()), ..opts.clone() };
+        let o = Opts { rescore: Some(runp.clone()), recipe: Some(recipe), out_csv: Some(outp.clone()), ..opts.clone() };
         rescore(&o, &runp).unwrap();
         let back = std::fs::read_to_string(&outp).unwrap();
         let r8 = Rates::builtin(&h200()).with_lines("offload cpu_threads 8\noffload cpu_gflops_d 400\n", "t");
@@ -2666,47 +2313,6 @@ mod tests {
         assert!((moved > 1.0) == (r1024 > 1.0) && (moved - 1.0).abs() > 0.01, "{moved} {r1024}");
         assert!(learnt.lines().any(|l| l.starts_with("dgemm,2048,model,")), "{learnt}");
         assert!(rescore(&o, &dir.join("missing.csv")).is_err());
-        // --sides: each co-executed point's sides (medians of its calls) beside the model's;
-        // whole calls and the ends of the sweep are left out.
-        let sp = dir.join("samples.csv");
-        std::fs::write(
-            &sp,
-            "routine,n,mode,share,round,us,gpu_side_us,cpu_side_us\n\
-             dgemm,2048,split,0.30,0,9000,5000,8900\ndgemm,2048,split,0.30,1,7000,3000,6900\n\
-             dgemm,2048,split,0.30,2,8000,4000,7900\ndgemm,2048,split,0.00,0,9000,0,9000\n\
-             dgemm,2048,cpu,0.00,0,9000,0,0\n",
-        )
-        .unwrap();
-        let t = sides_table(&sp, &r8, false, 8).unwrap();
-        let e = r8.split_at(&point_problem("dgemm", 2048, false), 0.3, 8);
-        let row = t.lines().find(|l| l.starts_with("dgemm") && l.contains(" 0.30 |")).unwrap_or_else(|| panic!("{t}"));
-        assert!(row.contains("|   8.000   4.000   7.900 |"), "the medians: {row}");
-        assert!(row.contains(&format!("{:7.3} {:7.3} {:7.3}", e.us / 1e3, e.gpu_us / 1e3, e.cpu_us / 1e3)), "{row}");
-        assert_eq!(t.lines().filter(|l| l.starts_with("dgemm")).count(), 1, "{t}");
-        assert!(sides_table(&dir.join("missing.csv"), &r8, false, 8).is_err());
-        // Replayed call by call from a --samples file: the co-executed calls teach the split.
-        // Two runs alike but for the CPU side of the point at 0.30 (as the model, or twice
-        // it): only that point's prediction at the calls differs, and it follows.
-        let e2048 = r8.split_at(&point_problem("dgemm", 2048, false), 0.3, 8);
-        let per_call = |cpu_x: f64| -> String {
-            let mut text = String::from("routine,n,mode,share,round,us,gpu_side_us,cpu_side_us\n");
-            for round in 0..3 {
-                let c = cpu_x * e2048.cpu_us * (1.0 + 0.01 * round as f64);
-                let _ = writeln!(text, "dgemm,2048,split,0.30,{round},{:.1},{:.1},{c:.1}", c + 50.0, 0.1 * c);
-                let _ = writeln!(text, "dgemm,2048,cpu,0.00,{round},{:.1},0,0", 8.0 * 2048.0 * 2048.0 * 1e-3);
-            }
-            std::fs::write(&sp, text).unwrap();
-            rescore(&Opts { replay: true, sides: Some(sp.clone()), ..o.clone() }, &runp).unwrap();
-            std::fs::read_to_string(&outp).unwrap()
-        };
-        let (same, slow) = (per_call(1.0), per_call(2.0));
-        let call_pred = |text: &str, share: &str| -> Option<f64> {
-            let l = text.lines().find(|l| l.starts_with(&format!("dgemm,2048,split,{share},")))?;
-            l.split(',').nth(8)?.parse().ok()
-        };
-        let (a, b) = (call_pred(&same, "0.30").unwrap(), call_pred(&slow, "0.30").unwrap());
-        assert!(b / a > 1.3, "a CPU side twice the model's: {a} -> {b}");
-        assert_eq!(call_pred(&same, "0.20"), None, "no calls, no prediction at them");
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(c.starts_with(
             "routine,n,mode,gpu_share,us,tflops,pred_us,static_us,call_pred_us,reps,check,measured_share,us_median,note\n"

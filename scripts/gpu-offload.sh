@@ -151,8 +151,6 @@ if [ "$mode" != tests ]; then
     args=(--out "$RESULTS" --deadline-s "$deadline" --routines "${OFFLOAD_ROUTINES:-dgemm,sgemm,dsyrk,dtrsm}")
     [ "$quick" -eq 1 ] && args=(--quick "${args[@]}")
     [ -e "$CPUBLAS/libopenblas.so.0" ] && args+=(--cpu-blas "$CPUBLAS/libopenblas.so.0")
-    # Every timed call, for a look at the spread behind each median.
-    args+=(--samples "$LOGS/offload-samples.csv")
     if [ "$stages" != zgemm ]; then
         run offload env LD_LIBRARY_PATH="$CPUBLAS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$STAGE/offloadbench" "${args[@]}"
         sed -n '/^NVBLAS:/p;/^offloadbench: .*CPU threads/p;/^[sdcz]gemm (ms/,$p' "$LOGS/offload.log" | head -n 120
@@ -161,7 +159,7 @@ if [ "$mode" != tests ]; then
     if [ -z "${OFFLOAD_ROUTINES:-}" ] && [ "$stages" != main ]; then
         deadline=$(($(left) - 15))
         [ "$deadline" -lt 20 ] && deadline=20
-        zargs=(--out "$RESULTS/zgemm" --deadline-s "$deadline" --routines zgemm --samples "$LOGS/offload-zgemm-samples.csv")
+        zargs=(--out "$RESULTS/zgemm" --deadline-s "$deadline" --routines zgemm)
         [ "$quick" -eq 1 ] && zargs=(--quick "${zargs[@]}")
         [ -e "$CPUBLAS/libopenblas.so.0" ] && zargs+=(--cpu-blas "$CPUBLAS/libopenblas.so.0")
         run offload-zgemm env LD_LIBRARY_PATH="$CPUBLAS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$STAGE/offloadbench" "${zargs[@]}"

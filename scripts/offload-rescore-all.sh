@@ -26,7 +26,7 @@ tmp=$(mktemp); trap 'rm -f "$tmp"' EXIT
 score() { # csv recipe [--replay]: "within15 of points, bestshare of sizes, auto misses"
     "$B" --rescore "$1" --recipe "$2" ${3:-} 2>&1 | awk '
         /split sweep: the model within/ { n = 0; for (i = 1; i <= NF; i++) if ($i == "at") { n++; if (n == 1) w = $(i+1) "/" $(i+3); if (n == 2) w20 = $(i+1); if (n == 3) a = $(i+1) "/" $(i+3) } gsub(/[);]/, "", w20) }
-        /^ +[sdcz]gemm +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ / { if ($11 + 0 > 1.03 * $4) c++ }
+        /^ +[sdcz]gemm +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ / { if ($10 + 0 > 1.03 * $4) c++ }
         END { printf "%-8s %-4s %-6s %s", w, w20, a, c + 0 }'
 }
 printf '%-4s | %-26s | %-26s | %-26s\n' run "calibrated + learning" "parametric + learning" "parametric alone"

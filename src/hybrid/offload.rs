@@ -179,7 +179,7 @@ pub const PIECES: usize = 8;
 /// upload and its copy back; 60-70 us each in the H200 hosts' calibrations) stay few: at
 /// n = 2048 a quarter (16 tiles of 512) ran GPU-only DGEMM in 5.42 ms and SGEMM in 3.89, half
 /// (4 of 1024) in 3.54 and 3.07 (H200, `bench/results/nvidia-h200-sm90-offload-tile-diag.txt`),
-/// as the model prices them (`plan::offload_h200`'s `the_default_tile_is_the_models_cheapest`).
+/// as the model prices them (`plan::offload`'s test `the_default_tile_is_the_models_cheapest`).
 /// At n = 1024 the quarter (512) stays for 8- and 16-byte elements (DGEMM ran as fast with one
 /// tile, ZGEMM and DSYRK 23-35% slower), while SGEMM ran 9% faster with one tile than with four
 /// (session 35, 8 pieces and the crew: 1.18 against 1.29 ms), as the model prices it.

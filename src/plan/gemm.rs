@@ -246,9 +246,6 @@ pub unsafe fn host_gemm<T: Scalar>(
             let (mut stats, err) = coexec::<T>(rt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, &sp.split());
             stats.pred_us = sp.pred.us;
             stats.secs = start.elapsed().as_secs_f64();
-            if warm.stayed() {
-                off::observe_split(&off::Rates::for_device(rt), &problem, &stats);
-            }
             if let Some(e) = &err {
                 if off::disables(e) {
                     trace::note(&format!("{} co-execution: device error, later calls stay on the CPU: {e}", name()));

@@ -6,7 +6,7 @@
 
 pub mod gemm;
 pub mod gpu;
-pub mod learned;
+pub mod host;
 pub mod offload;
 
 use crate::trace;
