@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Every test of hyblas, in order, as CI runs them (.ci/run calls exactly this):
+# Every test of hyblas, in order, as CI runs them (.ci/run calls exactly this). First
+# scripts/setup.sh installs the system packages the stages need where they are missing (Debian or
+# Ubuntu, root or password-less sudo; elsewhere it names them and the run stops):
 #
 #   build         cargo build --release
 #   header-drift  git diff --exit-code include/   (build.rs regenerates hyblas.h; it must be committed)
@@ -22,7 +24,7 @@
 # when the build failed (they count as failed). Logs go to build/test-all/<stage>.log. The last
 # line is "N passed, N failed"; the exit status is 0 only if every stage passed.
 #
-# Usage: scripts/test-all.sh [--no-clippy] [--only STAGE[,STAGE...]]
+# Usage: scripts/test-all.sh [--no-setup] [--no-clippy] [--only STAGE[,STAGE...]]
 # Environment: HYBLAS_STAGE (install prefix, default ./stage).
 set -uo pipefail
 
@@ -34,16 +36,22 @@ CTEST_BUILD="$ROOT/build/ctest"
 mkdir -p "$LOGS"
 
 want_clippy=1
+want_setup=1
 only=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --no-clippy) want_clippy=0 ;;
+        --no-setup) want_setup=0 ;;
         --only) only=",$2,"; shift ;;
         -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "test-all: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
 done
+
+if [[ $want_setup -eq 1 ]]; then
+    scripts/setup.sh || { echo "test-all: the machine is not set up (scripts/setup.sh above); nothing was run" >&2; exit 1; }
+fi
 
 names=()
 results=()
