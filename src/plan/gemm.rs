@@ -653,10 +653,8 @@ fn decide_host_model(mut p: off::Problem, gemm: bool, forced: Option<Force>, ope
     }
     let rates = off::Rates::for_device(rt);
     let threads = crate::cpu::threads::nthreads();
-    // A forced call needs only the whole-call predictions (its trace line's); the model's own
-    // choice, searched again over the shares whenever the learnt factors moved, is auto's
-    // (searched on every call of the H200 host's forced DGEMM n = 512 splits whose learnt
-    // factors kept moving, it took 100 us of calls of 0.6 ms, 25 us at the other shares).
+    // A forced call needs only the whole-call predictions (its trace line's); the search over
+    // the shares (`off::choose_cached`, 35-40 us when it runs) is auto's.
     let (pred, split) = match forced {
         None if gemm => off::choose_cached(&rates, &p, threads),
         _ => (rates.predict(&p, threads), None),

@@ -115,7 +115,7 @@ pub(super) fn env_mode() -> Mode {
 
 /// The mode in force on this thread: [`with_mode`]'s, else `HYBLAS_CUBLAS` (read once).
 pub fn mode() -> Mode {
-    FORCED.with(|c| c.get()).unwrap_or_else(|| *ENV_MODE)
+    thread_mode().unwrap_or_else(env_mode)
 }
 
 /// Run `f` with every cuBLAS-layer call of this thread routed under mode `m` (tests and

@@ -277,10 +277,7 @@ pub static DYNAMIC_MIN_US: Lazy<f64> = Lazy::new(|| {
 /// threshold, and only in a process whose GPU runtime exists already (a forced CPU never
 /// starts the driver).
 pub(crate) fn times_forced_cpu(p: &Problem) -> bool {
-    super::offload::learning()
-        && p.flops() >= *super::gemm::MIN_FLOPS
-        && !DISABLED.load(std::sync::atomic::Ordering::Relaxed)
-        && Runtime::started()
+    super::offload::learning() && p.flops() >= *super::gemm::MIN_FLOPS && !disabled() && Runtime::started()
 }
 
 /// Learn from a call that ran on `side` as decided in `d` and took `secs`: its time over the

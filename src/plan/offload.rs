@@ -398,7 +398,7 @@ impl Rates {
     pub fn teach_calls(&self, l: &Learned) {
         let model = self.calibrated();
         for (p, secs) in &self.calls {
-            let us = model.gpu_secs(p, 1.0).0 * 1e6 * model.op_factor(p).1;
+            let us = model.predict(p, 1).gpu_us;
             if us > 0.0 {
                 l.observe(p, Side::Gpu, secs * 1e6 / us);
             }
@@ -590,8 +590,13 @@ impl Rates {
     /// to themselves, once the GPU's are the engine has its cores back (on the H200 host at
     /// n = 8192 and shares of 0.1..0.7 the CPU side took its share of the CPU alone, not the
     /// 1.2-1.3x the shared rate gave).
-    fn split_eval(&self, p: &Problem, ng: usize, (f, ct, x, eff): Config) -> SplitPrediction {
-        let (dc, dg) = self.drift(p);
+    fn split_eval(&self, p: &Problem, ng: usize, cfg: Config) -> SplitPrediction {
+        self.split_priced(p, ng, cfg, self.drift(p))
+    }
+
+    /// [`Rates::split_eval`] with the learnt `(CPU, GPU)` factors read once by the caller (a
+    /// search prices a hundred splits of one problem; each read takes the table's lock).
+    fn split_priced(&self, p: &Problem, ng: usize, (f, ct, x, eff): Config, (dc, dg): (f64, f64)) -> SplitPrediction {
         let gc = self.pipe_secs(p, ng, x).0 * dg;
         let cc = self.cpu_cols_secs(p, p.n - ng, ct, eff) * dc;
         let (c, g) = if gc > cc {
@@ -631,7 +636,11 @@ impl Rates {
                 cpu_cols_per_s: cols / (pr.cpu_us * 1e-6).max(1e-9),
             };
         }
-        self.split_configs(threads).map(|cfg| self.split_eval(p, ng, cfg)).min_by(|a, b| a.us.total_cmp(&b.us)).unwrap()
+        let drift = self.drift(p);
+        self.split_configs(threads)
+            .map(|cfg| self.split_priced(p, ng, cfg, drift))
+            .min_by(|a, b| a.us.total_cmp(&b.us))
+            .unwrap()
     }
 
     /// The best split of `p` on `threads` threads (None when C has fewer than two columns): in
@@ -643,26 +652,27 @@ impl Rates {
         if p.n < 2 || p.m == 0 {
             return None;
         }
+        let drift = self.drift(p);
         let in_cfg = |cfg: Config| {
-            let at = |ng: usize| self.split_eval(p, ng, cfg);
+            // (columns, the split there)
+            let at = |ng: usize| (ng, self.split_priced(p, ng, cfg, drift));
             let gpu_longer = |s: &SplitPrediction| s.gpu_us >= s.cpu_us;
             let (mut lo, mut hi) = (at(1), at(p.n - 1));
-            if gpu_longer(&lo) || !gpu_longer(&hi) {
-                return if gpu_longer(&lo) { lo } else { hi };
+            if gpu_longer(&lo.1) || !gpu_longer(&hi.1) {
+                return if gpu_longer(&lo.1) { lo.1 } else { hi.1 };
             }
-            let cols = |s: &SplitPrediction| split_cols(s.share, p.n);
-            while cols(&hi) - cols(&lo) > 1 {
-                let mid = at(cols(&lo) + (cols(&hi) - cols(&lo)) / 2);
-                if gpu_longer(&mid) {
+            while hi.0 - lo.0 > 1 {
+                let mid = at(lo.0 + (hi.0 - lo.0) / 2);
+                if gpu_longer(&mid.1) {
                     hi = mid;
                 } else {
                     lo = mid;
                 }
             }
-            if lo.us <= hi.us {
-                lo
+            if lo.1.us <= hi.1.us {
+                lo.1
             } else {
-                hi
+                hi.1
             }
         };
         self.split_configs(threads.max(1)).map(in_cfg).min_by(|a, b| a.us.total_cmp(&b.us))
@@ -714,10 +724,16 @@ static SPLIT_GAIN: Lazy<f64> = Lazy::new(|| {
     config::float("HYBLAS_OFFLOAD_SPLIT_GAIN").filter(|g| g.is_finite()).map_or(0.15, |g| g.clamp(0.0, 0.9))
 });
 
+/// The price (us) at or under which a split is chosen over the better side alone, priced in
+/// `pred`: `HYBLAS_OFFLOAD_SPLIT_GAIN` under it.
+fn split_needed(pred: &Prediction) -> f64 {
+    pred.cpu_us.min(pred.gpu_us) * (1.0 - *SPLIT_GAIN)
+}
+
 /// Whether the split `s` is predicted at least `HYBLAS_OFFLOAD_SPLIT_GAIN` faster than the
 /// better side alone.
 fn pays(pred: &Prediction, s: &SplitPrediction) -> bool {
-    s.us <= pred.cpu_us.min(pred.gpu_us) * (1.0 - *SPLIT_GAIN)
+    s.us <= split_needed(pred)
 }
 
 /// Seconds of a side that takes `shared` at its rate beside the other side and `alone()` at its
@@ -1042,8 +1058,7 @@ pub(crate) fn choose_cached(rates: &Arc<Rates>, p: &Problem, threads: usize) -> 
         Some(prev) => prev.and_then(|s| rates.split_like(p, &s, threads)),
         None => {
             let best = rates.best_split(p, threads);
-            let floor = pred.cpu_us.min(pred.gpu_us) * (1.0 - *SPLIT_GAIN);
-            let slack = best.map_or(f64::INFINITY, |s| (s.us / floor).ln().max(0.0));
+            let slack = best.map_or(f64::INFINITY, |s| (s.us / split_needed(&pred)).ln().max(0.0));
             SPLITS.with(|c| {
                 let mut c = c.borrow_mut();
                 c.retain(|e| e.0 != key);
