@@ -445,6 +445,8 @@ struct Timed<'a> {
     outcome: Option<off::Outcome>,
     /// The planner's prediction at each timed call (microseconds, where it priced one).
     preds: Vec<f64>,
+    /// Co-executed calls: when each side finished (GPU, CPU seconds from the call's start).
+    sides: Vec<(f64, f64)>,
     /// Timed calls wanted past the budget (up to [`MIN_REPS_SECS`]).
     min_reps: usize,
     /// This point's budget and most calls, in the run's (`--budget-s`, `--reps`).
@@ -497,6 +499,7 @@ impl<'a> Timed<'a> {
             secs: Vec::new(),
             outcome: None,
             preds: Vec::new(),
+            sides: Vec::new(),
             min_reps: 1,
             more: 1,
             role: Role::Other,
@@ -659,6 +662,7 @@ fn time_interleaved(points: &mut [Timed], budget: f64, max_reps: usize) -> Vec<(
                 p.secs.push(secs);
                 let st = p.outcome.as_ref().and_then(|o| o.stats.as_ref());
                 p.preds.extend(st.map(|s| s.pred_us).filter(|u| *u > 0.0));
+                p.sides.extend(st.filter(|s| s.co_executed()).map(|s| (s.gpu_side_secs, s.cpu_side_secs)));
                 ran.push((visit[i], round, true));
                 (left[i], last) = (left[i] - 1, Some(i));
                 quota[visit[i]] -= 1;
@@ -956,6 +960,16 @@ impl Bench<'_> {
                 row.reps = reps;
                 if row.mode == "split" {
                     row.call_pred_us = (!t.preds.is_empty()).then(|| median(&t.preds));
+                    row.note = sides_note(
+                        &t.sides,
+                        t.outcome.as_ref(),
+                        rates.as_deref(),
+                        name,
+                        n,
+                        row.gpu_share,
+                        beta_zero,
+                        threads,
+                    );
                 }
                 last.insert(key, (n, secs));
                 // NVBLAS leaves no outcome; hyblas says where the call ran.
@@ -990,6 +1004,36 @@ impl Bench<'_> {
             }
         }
     }
+}
+
+/// A co-executed point's sides: when each finished (the medians over its calls) beside the
+/// model's sides at its share, and the configuration its last call ran in, e.g. "sides gpu 3.1
+/// cpu 14.2 ms (model 2.0 7.8), 2 feeders + 14 threads". Where a split's price misses, this
+/// says which side it missed on.
+#[allow(clippy::too_many_arguments)]
+fn sides_note(
+    sides: &[(f64, f64)],
+    out: Option<&off::Outcome>,
+    rates: Option<&Rates>,
+    routine: &str,
+    n: usize,
+    share: Option<f64>,
+    beta_zero: bool,
+    threads: usize,
+) -> String {
+    let Some(st) = out.and_then(|o| o.stats.as_ref()).filter(|s| s.co_executed() && !sides.is_empty()) else {
+        return String::new();
+    };
+    let g = median(&sides.iter().map(|s| s.0 * 1e3).collect::<Vec<_>>());
+    let c = median(&sides.iter().map(|s| s.1 * 1e3).collect::<Vec<_>>());
+    let model = match (rates, share) {
+        (Some(r), Some(x)) => {
+            let s = r.split_at(&point_problem(routine, n, beta_zero), x, threads);
+            format!(" (model {:.1} {:.1}; {} + {})", s.gpu_us / 1e3, s.cpu_us / 1e3, s.feeders, s.cpu_threads)
+        }
+        _ => String::new(),
+    };
+    format!("sides gpu {g:.1} cpu {c:.1} ms{model}, {} feeders + {} threads", st.feeders, st.cpu_threads)
 }
 
 fn share_label(r: &Row) -> String {

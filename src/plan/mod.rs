@@ -8,6 +8,7 @@ pub mod gemm;
 pub mod gpu;
 pub mod host;
 pub mod offload;
+pub mod problem;
 
 use crate::trace;
 use crate::types::Scalar;

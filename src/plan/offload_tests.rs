@@ -3,7 +3,7 @@
 use super::tune::{fit_coexec, fit_pipeline, Sample, SplitSample};
 use super::*;
 use crate::plan::gemm::{decide_host, HostPlan as Plan};
-use crate::types::C64;
+use crate::types::{Scalar, C64};
 use std::ffi::c_void;
 
 /// The host decision (steps 6-10 of `plan::gemm`) for a GEMM on `a`, `b`.
@@ -350,23 +350,40 @@ fn fits_recover_the_parameters_they_fit() {
     // (4096, 0.5): the GPU side ends first, the CPU's runs alone after.
     let splits: Vec<SplitSample> = [(2048usize, 0.8), (4096, 0.9), (2048, 0.6), (4096, 0.5)]
         .iter()
-        .map(|&(n, share)| {
-            let p = Problem::square('d', n);
-            let x = truth.split_at(&p, share, 16);
-            SplitSample {
-                p,
-                ng: split_cols(share, n),
-                threads: 16,
-                feeders: x.feeders,
-                gpu_secs: x.gpu_us / 1e6,
-                cpu_secs: x.cpu_us / 1e6,
-                secs: x.us / 1e6,
-            }
-        })
+        .map(|&(n, share)| split_sample(&truth, n, share))
         .collect();
     let start = Rates { latency: 350e-6, piece: 60e-6, bw_eff: 0.775, ..tuned() };
     let (c, g, l) = fit_coexec(&start, &splits);
     assert!((c - 0.8).abs() < 1e-6 && (g - 0.6).abs() < 1e-6 && (l - 250e-6).abs() < 1e-9, "{c} {g} {l}");
+}
+
+/// A DGEMM n x n co-executed at `share` on 16 threads, timed as `truth` prices it.
+fn split_sample(truth: &Rates, n: usize, share: f64) -> SplitSample {
+    let p = Problem::square('d', n);
+    let x = truth.split_at(&p, share, 16);
+    SplitSample {
+        p,
+        ng: split_cols(share, n),
+        threads: 16,
+        feeders: x.feeders,
+        gpu_secs: x.gpu_us / 1e6,
+        cpu_secs: x.cpu_us / 1e6,
+        secs: x.us / 1e6,
+    }
+}
+
+/// The co-execution fit weighs each sample by its side's time: five short calls whose feeders
+/// ran at full rate (factor 1) against three long ones at 0.6 (on the H200 host the short sides
+/// ran before the contention set in) give the long calls' factor, where a plain median gave the
+/// short ones'.
+#[test]
+fn the_coexec_fit_follows_the_long_calls() {
+    let sample = |gpu_coexec: f64, n: usize, share: f64| split_sample(&Rates { gpu_coexec, ..tuned() }, n, share);
+    let mut splits: Vec<SplitSample> = [0.3, 0.5, 0.7, 0.9, 0.6].iter().map(|&x| sample(1.0, 512, x)).collect();
+    splits.extend([0.5, 0.7, 0.9].iter().map(|&x| sample(0.6, 4096, x)));
+    assert!(splits.iter().all(|s| s.gpu_secs > 0.0));
+    let (_, g, _) = fit_coexec(&tuned(), &splits);
+    assert!((g - 0.6).abs() < 1e-6, "{g}");
 }
 
 /// The recipe's timed GPU-only calls are the learnt table's first lessons: one call's time

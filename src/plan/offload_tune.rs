@@ -330,17 +330,27 @@ pub struct SplitSample {
 }
 
 /// Fit the CPU engine's and the GPU side's efficiencies while co-executing, and the split's
-/// own fixed cost, to measured co-executed calls: each the median over the samples of the
-/// factor that makes that side's prediction exact. Returns `(cpu_coexec, gpu_coexec,
-/// split_latency)`.
+/// own fixed cost, to measured co-executed calls: each side's the median of the factor that
+/// makes its prediction exact, each sample weighted by the side's measured time; the fixed
+/// cost the plain median. Returns `(cpu_coexec, gpu_coexec, split_latency)`.
+///
+/// Why weighted: on the H200 host (session 62) GPU sides of 0.4-2.3 ms ran at their feeders'
+/// rate alone (factor 0.96-1.32) and sides of 4-70 ms at 0.5-0.9 of it (the CPU engine's
+/// threads contend for memory once they run at full tilt). The plain median of the 44 samples,
+/// 20 of them short, gave 0.96 and priced the long calls' GPU side 20-45% short; the weighted
+/// one gives 0.66. A long call is where a wrong price costs a user.
 pub fn fit_coexec(r: &Rates, samples: &[SplitSample]) -> (f64, f64, f64) {
-    let median = |mut v: Vec<f64>, dflt: f64| {
-        v.retain(|x| x.is_finite());
-        if v.is_empty() {
-            return dflt;
-        }
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
+    let median = |v: Vec<(f64, f64)>, dflt: f64| {
+        let mut v: Vec<(f64, f64)> = v.into_iter().filter(|(x, w)| x.is_finite() && *w > 0.0).collect();
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let half = v.iter().map(|x| x.1).sum::<f64>() / 2.0;
+        let mut seen = 0.0;
+        v.into_iter()
+            .find(|x| {
+                seen += x.1;
+                seen >= half
+            })
+            .map_or(dflt, |x| x.0)
     };
     let mut cpu = Vec::new();
     let mut gpu = Vec::new();
@@ -361,7 +371,7 @@ pub fn fit_coexec(r: &Rates, samples: &[SplitSample]) -> (f64, f64, f64) {
                 )
             };
             if s.gpu_secs >= 0.5 * s.cpu_secs {
-                cpu.extend(solve_factor(at, s.cpu_secs));
+                cpu.extend(solve_factor(at, s.cpu_secs).map(|x| (x, s.cpu_secs)));
             }
         }
         if s.ng > 0 && s.gpu_secs > 0.0 {
@@ -371,10 +381,10 @@ pub fn fit_coexec(r: &Rates, samples: &[SplitSample]) -> (f64, f64, f64) {
             let at = |g: f64| r.pipe_secs(&s.p, s.ng, Xfer { h2d: x.h2d * g * shared, d2h: x.d2h * g * shared }).0;
             // Only where the transfers matter (a compute-bound side says nothing about them).
             if at(FACTOR_RANGE.0) > 1.05 * at(FACTOR_RANGE.1) {
-                gpu.extend(solve_factor(at, s.gpu_secs));
+                gpu.extend(solve_factor(at, s.gpu_secs).map(|x| (x, s.gpu_secs)));
             }
         }
-        lat.push((s.secs - s.gpu_secs.max(s.cpu_secs)).max(0.0));
+        lat.push(((s.secs - s.gpu_secs.max(s.cpu_secs)).max(0.0), 1.0));
     }
     (
         median(cpu, r.cpu_coexec).clamp(0.2, 1.5),
