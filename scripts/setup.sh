@@ -14,14 +14,17 @@
 #   libblas3, libblas-dev       the reference BLAS (the netlib judge, the export list, cblas.h)
 #   libblas-test                the 24 netlib BLAS test programs and their inputs
 #   libopenblas0-pthread        OpenBLAS, the peer the CPU benchmarks compare against
+#   scalapack-mpi-test          the ScaLAPACK and PBLAS test programs and inputs (scalapack stage)
+#   openmpi-bin, liblapack3     mpirun for them (Open MPI); the reference LAPACK every rank
+#                               loads, so that all of its BLAS calls go to hyblas
 #
 # Usage: scripts/setup.sh [--check]   (--check: install nothing, only report)
 set -uo pipefail
 
 PACKAGES=(build-essential binutils gfortran cmake pkg-config python3 python3-pip git curl ca-certificates
-    libblas3 libblas-dev libblas-test libopenblas0-pthread)
+    libblas3 libblas-dev libblas-test libopenblas0-pthread scalapack-mpi-test openmpi-bin liblapack3)
 # The commands the stages call, for machines without dpkg.
-COMMANDS=(cc make nm readelf gfortran cmake pkg-config python3 git curl)
+COMMANDS=(cc make nm readelf gfortran cmake pkg-config python3 git curl mpirun)
 
 check_only=0
 [[ "${1:-}" == "--check" ]] && check_only=1
@@ -67,5 +70,7 @@ echo "setup: not a Debian/Ubuntu system. The tests need the commands ${COMMANDS[
 [[ ${#missing[@]} -gt 0 ]] && echo "setup: missing commands: ${missing[*]}" >&2
 echo "setup: and the reference BLAS (libblas.so.3), its 24 netlib test programs with their inputs" >&2
 echo "  (Debian's libblas-test layout under /usr/lib/x86_64-linux-gnu/blas, or NETLIB_DIR) and OpenBLAS" >&2
-echo "  (libopenblas.so.0). Install them, then run scripts/test-all.sh --no-setup." >&2
+echo "  (libopenblas.so.0), and for the scalapack stage Debian's ScaLAPACK testers for Open MPI (SCALAPACK_TESTS)," >&2
+echo "  Open MPI's mpirun and the reference LAPACK (SCALAPACK_LAPACK). Install them, then run" >&2
+echo "  scripts/test-all.sh --no-setup." >&2
 exit 1

@@ -19,6 +19,8 @@
 #   exports       scripts/check-exports.sh        (the full reference ABI, LP64 + ILP64)
 #   ctest         CMake: configure ctest/ against $STAGE, build, run (C, Fortran, drop-in programs)
 #   netlib        scripts/netlib-tests.sh $STAGE/lib/hyblas   (the 24 netlib BLAS test programs)
+#   scalapack     scripts/scalapack-tests.sh $STAGE/lib/hyblas   (Debian's ScaLAPACK and PBLAS
+#                 testers, 4 Open MPI ranks, hyblas the BLAS of every rank; docs/scalapack.md)
 #
 # A failed stage does not stop the others, except that stages needing the library are not run
 # when the build failed (they count as failed). Logs go to build/test-all/<stage>.log. The last
@@ -186,13 +188,14 @@ if [[ $build_ok -eq 1 ]]; then
     if [[ $install_ok -eq 1 ]]; then
         stage ctest ctest_stage
         stage netlib env NETLIB_LOGDIR="$LOGS/netlib" scripts/netlib-tests.sh "$STAGE/lib/hyblas"
+        stage scalapack env SCALAPACK_LOGDIR="$LOGS/scalapack" scripts/scalapack-tests.sh "$STAGE/lib/hyblas"
     else
-        for s in ctest netlib; do
+        for s in ctest netlib scalapack; do
             if [[ -z "$only" || "$only" == *",$s,"* ]]; then record "$s" "not run (install failed)" 0; fi
         done
     fi
 else
-    for s in install exports ctest netlib; do
+    for s in install exports ctest netlib scalapack; do
         if [[ -z "$only" || "$only" == *",$s,"* ]]; then record "$s" "not run (build failed)" 0; fi
     done
 fi
