@@ -182,13 +182,15 @@ impl TraceTap {
     fn path(&mut self, routine: &str) -> String {
         let lines = self.drain();
         let field = |l: &str, key: &str| l.split_whitespace().find_map(|w| w.strip_prefix(key)).map(String::from);
-        let traced =
-            lines.iter().rev().find(|l| l.split_whitespace().nth(1) == Some(routine)).and_then(|l| {
-                match field(l, "engine=")?.as_str() {
-                    "gpu" => Some("gpu (device memory)".to_string()),
-                    "gpu-offload" => Some("gpu (host memory, offloaded)".to_string()),
-                    e => Some(format!("{e}, {} threads", field(l, "threads=")?)),
-                }
+        // (An offloaded call also writes a line of its offload decision, without `engine=`.)
+        let traced = lines
+            .iter()
+            .rev()
+            .find(|l| l.split_whitespace().nth(1) == Some(routine) && l.contains(" engine="))
+            .and_then(|l| match field(l, "engine=")?.as_str() {
+                "gpu" => Some("gpu (device memory)".to_string()),
+                "gpu-offload" => Some("gpu (host memory, offloaded)".to_string()),
+                e => Some(format!("{e}, {} threads", field(l, "threads=")?)),
             });
         traced.unwrap_or_else(|| {
             let why = match &self.file {
@@ -240,6 +242,8 @@ struct Peer {
     dgemv: DgemvFn,
     daxpy: DaxpyFn,
     ddot: DdotFn,
+    /// Its call that sets its thread count, where it has one.
+    set_threads: Option<unsafe extern "C" fn(c_int)>,
 }
 
 fn dlerror_text() -> String {
@@ -255,9 +259,11 @@ fn dlerror_text() -> String {
 
 impl Peer {
     /// The library named by `HYBLAS_DEMO_PEER` (default `libblas.so.3`, as the loader finds
-    /// it). None, saying why on stderr, when it is switched off, missing, lacks a routine, or
-    /// is hyblas itself (installed as the system's BLAS).
-    fn load() -> Option<Peer> {
+    /// it), set to `threads` threads where it says how (OpenBLAS, BLIS, MKL), and tried once on
+    /// the demo's sizes in a child process first ([`Peer::survives`]). None, saying why on
+    /// stderr, when it is switched off, missing, lacks a routine, is hyblas itself (installed
+    /// as the system's BLAS), or crashed in the trial.
+    fn load(threads: usize, sizes: &Sizes) -> Option<Peer> {
         let want = std::env::var("HYBLAS_DEMO_PEER").unwrap_or_else(|_| "libblas.so.3".into());
         if want.is_empty() || want == "none" {
             eprintln!("demo: no comparison (HYBLAS_DEMO_PEER={want})");
@@ -297,17 +303,156 @@ impl Peer {
         } else {
             want
         };
+        // The same thread count as hyblas's: a library left to itself may take every core of
+        // a large host (past a container's share of it). Set after the trial's fork (below), so
+        // the library starts no threads before it.
+        let set_threads = ["openblas_set_num_threads", "bli_thread_set_num_threads", "MKL_Set_Num_Threads"]
+            .into_iter()
+            .find_map(|n| sym(n))
+            // SAFETY: each of these takes one int (BLIS: a dim_t, in the same register).
+            .map(|f| unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int)>(f) });
         // SAFETY: the Fortran BLAS prototypes of these routines (hidden string lengths last).
-        unsafe {
-            Some(Peer {
+        let peer = unsafe {
+            Peer {
                 file,
                 dgemm: std::mem::transmute::<*mut c_void, DgemmFn>(dgemm),
                 zgemm: std::mem::transmute::<*mut c_void, ZgemmFn>(zgemm),
                 dgemv: std::mem::transmute::<*mut c_void, DgemvFn>(dgemv),
                 daxpy: std::mem::transmute::<*mut c_void, DaxpyFn>(daxpy),
                 ddot: std::mem::transmute::<*mut c_void, DdotFn>(ddot),
-            })
+                set_threads,
+            }
+        };
+        match peer.survives(threads, sizes) {
+            Ok(()) => {
+                peer.threads(threads);
+                Some(peer)
+            }
+            Err(why) => {
+                eprintln!("demo: {} {why} in a trial of the demo's calls: no comparison", peer.file);
+                None
+            }
         }
+    }
+
+    fn threads(&self, n: usize) {
+        if let Some(f) = self.set_threads {
+            // SAFETY: the library's own setter (see `load`).
+            unsafe { f(n as c_int) };
+        }
+    }
+
+    /// Each routine once at the demo's sizes, on `threads` threads, in a child process given
+    /// [`TRIAL_SECS`]: a library that crashes or hangs (on the H200 host the system's OpenBLAS
+    /// died in its first DGEMM n = 2048, with no message) costs the comparison, not the demo.
+    fn survives(&self, threads: usize, z: &Sizes) -> Result<(), String> {
+        // SAFETY: fork before the demo's first BLAS call; the child only calls the library and
+        // leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            self.threads(threads);
+            self.trial(z);
+            // SAFETY: ends the child without running the parent's exit handlers.
+            unsafe { libc::_exit(0) }
+        }
+        if pid < 0 {
+            return Err("could not be tried (fork failed)".into());
+        }
+        let start = Instant::now();
+        let mut status = 0;
+        loop {
+            // SAFETY: polls the child just forked.
+            match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
+                0 if start.elapsed().as_secs_f64() < TRIAL_SECS => {
+                    std::thread::sleep(std::time::Duration::from_millis(20))
+                }
+                0 => {
+                    // SAFETY: our own child.
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                        libc::waitpid(pid, &mut status, 0);
+                    }
+                    return Err(format!("did not finish in {TRIAL_SECS} s"));
+                }
+                r if r == pid => break,
+                _ => return Err("could not be tried (waitpid failed)".into()),
+            }
+        }
+        if libc::WIFSIGNALED(status) {
+            Err(format!("crashed (signal {})", libc::WTERMSIG(status)))
+        } else if libc::WEXITSTATUS(status) != 0 {
+            Err(format!("exited with status {}", libc::WEXITSTATUS(status)))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The trial's calls, on zeros.
+    fn trial(&self, z: &Sizes) {
+        let (g, c, v, l) = (z.dgemm, z.zgemm, z.dgemv, z.level1);
+        let (gd, zz, vd, ld) = (vec![0.0f64; g * g], vec![Z::default(); c * c], vec![0.0f64; v * v], vec![0.0f64; l]);
+        let (mut out, mut zout) = (vec![0.0f64; g * g], vec![Z::default(); c * c]);
+        let (gi, ci, vi, li, inc) = (g as c_int, c as c_int, v as c_int, l as c_int, 1 as c_int);
+        let (one, zone, no) = (1.0f64, Z { re: 1.0, im: 0.0 }, b'N' as c_char);
+        // SAFETY: square operands of the sizes given, unit strides.
+        unsafe {
+            (self.dgemm)(
+                &no,
+                &no,
+                &gi,
+                &gi,
+                &gi,
+                &one,
+                gd.as_ptr(),
+                &gi,
+                gd.as_ptr(),
+                &gi,
+                &one,
+                out.as_mut_ptr(),
+                &gi,
+                1,
+                1,
+            );
+            (self.zgemm)(
+                &no,
+                &no,
+                &ci,
+                &ci,
+                &ci,
+                &zone,
+                zz.as_ptr(),
+                &ci,
+                zz.as_ptr(),
+                &ci,
+                &zone,
+                zout.as_mut_ptr(),
+                &ci,
+                1,
+                1,
+            );
+            (self.dgemv)(&no, &vi, &vi, &one, vd.as_ptr(), &vi, vd.as_ptr(), &inc, &one, out.as_mut_ptr(), &inc, 1);
+            (self.daxpy)(&li, &one, ld.as_ptr(), &inc, out.as_mut_ptr(), &inc);
+            (self.ddot)(&li, ld.as_ptr(), &inc, ld.as_ptr(), &inc);
+        }
+    }
+}
+
+/// Seconds the comparison library's trial may take (its calls take well under one on any
+/// machine the demo is meant for).
+const TRIAL_SECS: f64 = 30.0;
+
+/// The demo's sizes (`--quick` divides them by 4).
+struct Sizes {
+    dgemm: usize,
+    zgemm: usize,
+    dgemv: usize,
+    level1: usize,
+    trmv: usize,
+}
+
+impl Sizes {
+    fn new(div: usize) -> Sizes {
+        Sizes { dgemm: 2048 / div, zgemm: 1024 / div, dgemv: 4096 / div, level1: (1 << 22) / div, trmv: 8192 / div }
     }
 }
 
@@ -664,19 +809,24 @@ pub fn demo(quick: bool) -> ExitCode {
         threads::nthreads(),
         simd::describe()
     );
-    let peer = Peer::load();
+    let z = Sizes::new(div);
+    let peer = Peer::load(threads::nthreads(), &z);
     if let Some(p) = &peer {
-        eprintln!("demo: comparing with {} (HYBLAS_DEMO_PEER names another; none skips it)", p.file);
+        eprintln!(
+            "demo: comparing with {} on {} threads (HYBLAS_DEMO_PEER names another; none skips it)",
+            p.file,
+            threads::nthreads()
+        );
     }
     let p = peer.as_ref();
     let mut steps = vec![
-        demo_dgemm(2048 / div, &mut rng, &mut tap, p),
-        demo_zgemm(1024 / div, &mut rng, &mut tap, p),
-        demo_dgemv(4096 / div, &mut rng, &mut tap, p),
-        demo_daxpy((1 << 22) / div, &mut rng, &mut tap, p),
-        demo_ddot((1 << 22) / div, &mut rng, &mut tap, p),
+        demo_dgemm(z.dgemm, &mut rng, &mut tap, p),
+        demo_zgemm(z.zgemm, &mut rng, &mut tap, p),
+        demo_dgemv(z.dgemv, &mut rng, &mut tap, p),
+        demo_daxpy(z.level1, &mut rng, &mut tap, p),
+        demo_ddot(z.level1, &mut rng, &mut tap, p),
     ];
-    steps.extend(demo_gpu_strmv(8192 / div, &mut rng, &mut tap));
+    steps.extend(demo_gpu_strmv(z.trmv, &mut rng, &mut tap));
     tap.finish();
     println!(
         "{:<7} {:<25} {:<26} {:>10} {:>9} {:>9} {:>7}  check",
@@ -702,8 +852,15 @@ pub fn demo(quick: bool) -> ExitCode {
             s.tol
         );
     }
-    let cpu_peer = peer.as_ref().map_or("none found".to_string(), |p| p.file.clone());
-    println!("other: the same call on {cpu_peer} (CPU steps) and the real cuBLAS (device step); ratio: its time over hyblas's");
+    let mut others: Vec<String> = peer.iter().map(|p| format!("{} (host memory)", p.file)).collect();
+    if steps.iter().any(|s| s.routine == "strmv" && s.peer.is_some()) {
+        others.push("the real cuBLAS (device memory)".into());
+    }
+    if others.is_empty() {
+        println!("other: no library to compare with (see above)");
+    } else {
+        println!("other: the same call on {}; ratio: its time over hyblas's", others.join(" and "));
+    }
     let peer_bad: Vec<&str> = steps
         .iter()
         .filter(|s| s.peer.is_some_and(|r| r.resid.is_nan() || r.resid > s.tol))
