@@ -63,7 +63,10 @@ set -uo pipefail
 export HOME=/root DEBIAN_FRONTEND=noninteractive
 cd /root
 t=$SECONDS
-curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y >/dev/null 2>&1 || { echo "rustup failed"; exit 1; }
+# (rustup-init itself, which https://sh.rustup.rs downloads: that name does not resolve on every
+# network that reaches static.rust-lang.org.)
+curl --proto '=https' --tlsv1.2 -sSf -o rustup-init https://static.rust-lang.org/rustup/dist/x86_64-unknown-linux-gnu/rustup-init &&
+    chmod +x rustup-init && ./rustup-init -y >/dev/null 2>&1 || { echo "rustup failed"; exit 1; }
 . "$HOME/.cargo/env"
 echo "== rust: $(rustc --version) in $((SECONDS - t)) s"
 git -c safe.directory='*' clone -q /src hyblas && cd hyblas
