@@ -6,6 +6,7 @@
 #   build         cargo build --release
 #   header-drift  git diff --exit-code include/   (build.rs regenerates hyblas.h; it must be committed)
 #   headers       scripts/check-headers.sh        (cblas.h/cblas64.h: strict C/C++ compiles, reference prototypes)
+#   readme        scripts/check-readme.sh         (every README command run here or found where CI runs it; paths, variables)
 #   fmt           cargo fmt --check               (when rustfmt is installed)
 #   clippy        cargo clippy --release --all-targets -- -D warnings   (when clippy is installed)
 #   layers        python3 scripts/layers.py src abi plan hybrid gpu cpu trace config,types
@@ -161,6 +162,7 @@ build_ok=1
 stage build cargo build --release || build_ok=0
 stage header-drift header_drift
 stage headers scripts/check-headers.sh
+stage readme scripts/check-readme.sh
 if have_cargo_sub fmt; then
     stage fmt cargo fmt --all -- --check
 else

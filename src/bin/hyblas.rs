@@ -54,7 +54,7 @@ commands:
 environment (also accepted as KEY=value lines in the file named by HYBLAS_CONFIG):
   HYBLAS_NUM_THREADS   threads of the CPU engine (else OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, cores)
   HYBLAS_TRACE         stderr or a file path: one line per BLAS call (engine, threads, time)
-  HYBLAS_DEVICE        auto | cpu | gpu
+  HYBLAS_DEVICE        auto | cpu | gpu | split
   HYBLAS_CACHE_DIR     compiled kernels and tuning recipes (default $XDG_CACHE_HOME/hyblas)
   HYBLAS_COMPILE       background (default: calls never wait for a kernel compile) | wait
   HYBLAS_<NAME>        size thresholds, e.g. HYBLAS_GEMM_PAR_MIN, HYBLAS_L1_PAR_MIN
