@@ -308,7 +308,7 @@ impl Peer {
         // the library starts no threads before it.
         let set_threads = ["openblas_set_num_threads", "bli_thread_set_num_threads", "MKL_Set_Num_Threads"]
             .into_iter()
-            .find_map(|n| sym(n))
+            .find_map(sym)
             // SAFETY: each of these takes one int (BLIS: a dim_t, in the same register).
             .map(|f| unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(c_int)>(f) });
         // SAFETY: the Fortran BLAS prototypes of these routines (hidden string lengths last).
