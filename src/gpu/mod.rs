@@ -34,6 +34,7 @@ pub mod nvrtc;
 pub mod occupancy;
 pub mod runtime;
 pub mod splitk;
+pub mod strassen;
 pub mod timing;
 pub mod trmv;
 pub mod tune;
