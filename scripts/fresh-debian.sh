@@ -49,6 +49,12 @@ debootstrap --variant=minbase --include=git,curl,ca-certificates,gcc,libc6-dev b
     > "$DIR.debootstrap.log" 2>&1 || { echo "fresh-debian: debootstrap failed, see $DIR.debootstrap.log" >&2; exit 1; }
 echo "   $((SECONDS - s)) s"
 cp /etc/resolv.conf "$DIR/etc/resolv.conf"
+# This machine's own CA certificates (a network whose TLS goes through a proxy needs them; a
+# fresh machine on that network would be given them too). Nothing else is copied in.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+    cp /usr/local/share/ca-certificates/*.crt "$DIR/usr/local/share/ca-certificates/"
+    chroot "$DIR" update-ca-certificates >/dev/null 2>&1
+fi
 mnt proc proc "$DIR/proc"
 mnt sysfs sys "$DIR/sys"
 mnt bind /dev "$DIR/dev"
