@@ -1811,9 +1811,9 @@ mod tests {
         let (take, hy, cu, _) = m.table_verdict::<f64>(Trans::No, Trans::No, 16, 16, 1 << 17, true).unwrap();
         assert!(!take && hy > 10.0 && hy < 30.5 && cu > 20.0 && cu < 31.0);
         // Edge 9..16 uses the 16 row; past 2^20 the last point, scaled with k.
-        let (take, hy, _, _) = m
-            .table_verdict::<f64>(Trans::No, Trans::ConjTrans, 9, 16, 1 << 21, true)
-            .map_or((false, 0.0, 0.0, String::new()), |v| v);
+        let none = (false, 0.0, 0.0, String::new());
+        let (take, hy, _, _) =
+            m.table_verdict::<f64>(Trans::No, Trans::ConjTrans, 9, 16, 1 << 21, true).unwrap_or(none);
         assert!(!take && hy == 0.0, "no nt row: the model decides");
         let (take, hy, _, _) = m.table_verdict::<f64>(Trans::No, Trans::No, 9, 16, 1 << 21, true).unwrap();
         assert!(take && (hy - 140.0).abs() < 1e-6);
