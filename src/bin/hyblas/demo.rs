@@ -274,7 +274,11 @@ impl Peer {
         // process is short and the functions are used to its end).
         let h = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         if h.is_null() {
-            eprintln!("demo: no BLAS to compare with ({want}: {}); set HYBLAS_DEMO_PEER to one", dlerror_text());
+            eprintln!(
+                "demo: no BLAS to compare with ({want}: {}); install one (Debian: libopenblas0-pthread, which \
+                 scripts/test-all.sh's set-up installs) or name one in HYBLAS_DEMO_PEER",
+                dlerror_text()
+            );
             return None;
         }
         let sym = |s: &str| {
