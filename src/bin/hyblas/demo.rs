@@ -391,11 +391,12 @@ impl Peer {
         }
     }
 
-    /// The trial's calls, on zeros.
+    /// The trial's calls, on zeros (each output its own buffer of its own size).
     fn trial(&self, z: &Sizes) {
         let (g, c, v, l) = (z.dgemm, z.zgemm, z.dgemv, z.level1);
         let (gd, zz, vd, ld) = (vec![0.0f64; g * g], vec![Z::default(); c * c], vec![0.0f64; v * v], vec![0.0f64; l]);
         let (mut out, mut zout) = (vec![0.0f64; g * g], vec![Z::default(); c * c]);
+        let (mut vout, mut lout) = (vec![0.0f64; v], vec![0.0f64; l]);
         let (gi, ci, vi, li, inc) = (g as c_int, c as c_int, v as c_int, l as c_int, 1 as c_int);
         let (one, zone, no) = (1.0f64, Z { re: 1.0, im: 0.0 }, b'N' as c_char);
         // SAFETY: square operands of the sizes given, unit strides.
@@ -434,8 +435,8 @@ impl Peer {
                 1,
                 1,
             );
-            (self.dgemv)(&no, &vi, &vi, &one, vd.as_ptr(), &vi, vd.as_ptr(), &inc, &one, out.as_mut_ptr(), &inc, 1);
-            (self.daxpy)(&li, &one, ld.as_ptr(), &inc, out.as_mut_ptr(), &inc);
+            (self.dgemv)(&no, &vi, &vi, &one, vd.as_ptr(), &vi, vd.as_ptr(), &inc, &one, vout.as_mut_ptr(), &inc, 1);
+            (self.daxpy)(&li, &one, ld.as_ptr(), &inc, lout.as_mut_ptr(), &inc);
             (self.ddot)(&li, ld.as_ptr(), &inc, ld.as_ptr(), &inc);
         }
     }
