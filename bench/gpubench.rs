@@ -26,6 +26,8 @@ use std::time::Instant;
 
 #[path = "gpubench_gemm.rs"]
 mod gemm_smallout;
+#[path = "gpubench_strassen.rs"]
+mod strassen;
 mod svg_axes;
 
 const HELP: &str = "\
@@ -2122,6 +2124,10 @@ fn main() -> ExitCode {
     // (gpu::loader; by default a routed call takes cuBLAS while the unit compiles).
     if std::env::var_os("HYBLAS_COMPILE").is_none() {
         std::env::set_var("HYBLAS_COMPILE", "wait");
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("strassen") {
+        return strassen::main(&args[1..]);
     }
     let o = match parse_opts() {
         Ok(o) => o,

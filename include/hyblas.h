@@ -29,6 +29,14 @@ void openblas_set_num_threads(int n);
 // OpenBLAS-compatible: threads in use.
 int openblas_get_num_threads(void);
 
+// Strassen-Winograd (seed 003) for this thread's next GEMMs on device memory (real data;
+// `cublasSgemm_v2`/`cublasDgemm_v2`, `cublasGemmEx` R_32F/R_64F, and `?gemm_`/`cblas_?gemm`
+// on device pointers): -1 auto (the model picks 0, 1 or 2 levels per call), 0 off, 1 to 4
+// levels forced wherever a call can run them, -2 back to `HYBLAS_STRASSEN` (default off: its
+// error bound is normwise and grows per level). Returns the thread's setting before (-2 when it
+// had none), or -3 for any other value, with nothing changed.
+int hyblas_set_strassen(int mode);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -653,6 +653,8 @@ unsafe fn gemm<T: Scalar, I: Int>(
     let (ta, tb) = (ta.unwrap_or(Trans::No), tb.unwrap_or(Trans::No));
     // The model's own account of its inputs, for the trace line (moved, not formatted, here).
     let why: RefCell<Option<String>> = RefCell::new(None);
+    // The route decided (the run below takes Strassen or split-k by it).
+    let route = std::cell::Cell::new(Route::Vendor);
     dispatch_with(
         s,
         h,
@@ -669,25 +671,78 @@ unsafe fn gemm<T: Scalar, I: Int>(
             shape
         },
         |d| {
-            gemm_plan::decide_device(d, || match runtime() {
+            let d = gemm_plan::decide_device(d, || match runtime() {
                 Ok(rt) => {
+                    let mut w = None;
+                    if gemm_plan::strassen_mode() != gemm_plan::Strassen::Off {
+                        let compute = ex_types.map(|t| t[3]);
+                        let blocked = strassen_blocked::<T>(h, compute);
+                        // Host pointer mode (else `blocked` says so): the scalars are readable.
+                        let (az, bz) = match blocked {
+                            None => (alpha.read().is_zero(), beta.read().is_zero()),
+                            Some(_) => (false, false),
+                        };
+                        if let Some(d) = gemm_plan::strassen_step::<T>(rt, mm, nn, kk, az, bz, blocked, &mut w) {
+                            return d;
+                        }
+                    }
                     let (am, bm) = (DMat { ptr: a as u64, ld: la }, DMat { ptr: b as u64, ld: lb });
                     let vector = gpu::splitk::vector_loads::<T>(ta, tb, mm, nn, am, bm);
-                    let (d, w) = gemm_plan::splitk_model::<T>(rt, ta, tb, mm, nn, kk, vector);
-                    *why.borrow_mut() = w;
+                    let (d, sk) = gemm_plan::splitk_model::<T>(rt, ta, tb, mm, nn, kk, vector);
+                    *why.borrow_mut() = match (w, sk) {
+                        (Some(w), Some(sk)) => Some(format!("{w}; {sk}")),
+                        (w, sk) => w.or(sk),
+                    };
                     d
                 }
                 Err(_) => gemm_plan::gemm_no_runtime(),
-            })
+            });
+            route.set(d.route);
+            d
         },
         |ex, cx| {
             let (am, bm, cm) =
                 (DMat { ptr: a as u64, ld: la }, DMat { ptr: b as u64, ld: lb }, DMat { ptr: c as u64, ld: lc });
+            if let Route::Strassen(levels) = route.get() {
+                let (Some(al), Some(be)) = (cx.input(alpha).host(), cx.input(beta).host()) else {
+                    return Err(GpuError::Unsupported("Strassen with device scalars"));
+                };
+                return gpu::strassen::run::<T>(ex, ta, tb, mm, nn, kk, al, am, bm, be, cm, levels).map(|_| ());
+            }
             let red = gemm_plan::reduction(cx.atomics);
             gpu::splitk::gemm::<T>(ex, ta, tb, mm, nn, kk, cx.input(alpha), am, bm, cx.input(beta), cm, red)
         },
         vendor,
     )
+}
+
+static GET_MATH_MODE: Sym = Sym::new("cublasGetMathMode");
+
+/// Why the handle `h` keeps a GEMM of precision `T` from Strassen (`compute`: GemmEx's compute
+/// type): device pointer mode (the schedule folds alpha and beta in on the host side), or, for
+/// SGEMM, a math mode that lets cuBLAS use TF32 tensor cores (cuBLAS is then far faster than
+/// any FP32 Strassen; `CUBLAS_COMPUTE_32F_PEDANTIC` rules TF32 out whatever the mode).
+unsafe fn strassen_blocked<T: Scalar>(h: Handle, compute: Option<c_int>) -> Option<&'static str> {
+    let Some(ctx) = context(h) else {
+        return Some("the handle's modes cannot be read");
+    };
+    if ctx.device {
+        return Some("device pointer mode");
+    }
+    if T::PREFIX == 's' && compute != Some(CUBLAS_COMPUTE_32F_PEDANTIC) {
+        type GetMath = unsafe extern "C" fn(Handle, *mut c_int) -> Status;
+        let mut mode = CUBLAS_DEFAULT_MATH;
+        let ok = GET_MATH_MODE.get::<GetMath>().is_some_and(|f| f(h, &mut mode) == CUBLAS_STATUS_SUCCESS);
+        if !ok {
+            return Some("the handle's math mode cannot be read");
+        }
+        // CUBLAS_TENSOR_OP_MATH (1, deprecated) and CUBLAS_TF32_TENSOR_OP_MATH (3); the high
+        // bits are flags.
+        if matches!(mode & 0xf, 1 | 3) {
+            return Some("the handle's math mode allows TF32 (cuBLAS is faster)");
+        }
+    }
+    None
 }
 
 /// `cublasGemmEx`: hyblas's GEMM for the four full-precision combinations (A, B, C of one

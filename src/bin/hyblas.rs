@@ -30,12 +30,15 @@ commands:
   tune offload  measure only the offload model's rates (host<->device through the staging
                 pipeline, cuBLAS and CPU-engine GEMM rates, per-call latency) and replace the
                 `offload` lines of the recipe file
+  tune strassen measure only the Strassen-Winograd model's numbers (cuBLAS SGEMM/DGEMM rates
+                at the sub-product sizes, the addition pass's bandwidth) and replace the
+                `strassen` lines of the recipe file
   compile [--arch sm_XY[,sm_XY...]] [--all] [--if-gpu] [UNIT|FAMILY ...]
                 compile GPU kernel units with NVRTC into the kernel cache ahead of time, a
                 line per unit: by default every unit calls can reach on the present GPU (or on
                 each architecture named: no GPU needed; a shared HYBLAS_CACHE_DIR serves a
                 cluster), --all every unit, else the units (level1_d, splitk_d_skm16) or
-                families (level1 gemv trmv splitk) named. Without it a program's first call
+                families (level1 gemv trmv splitk strassen) named. Without it a program's first call
                 of a kind runs on cuBLAS while its unit compiles in the background.
                 --if-gpu: compile for the present GPU, or say why not and succeed (install).
                 HYBLAS_KERNEL_DEFINES and HYBLAS_CACHE_DIR apply as at run time
@@ -68,6 +71,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some("tune") if args.get(1).map(String::as_str) == Some("offload") => tune_offload_cmd(),
+        Some("tune") if args.get(1).map(String::as_str) == Some("strassen") => tune_strassen_cmd(),
         Some("tune") => tune_cmd(),
         Some("compile") => compile_cmd(&args[1..]),
         Some("demo") => {
@@ -471,16 +475,23 @@ fn offload_calibration(rt: &'static hyblas::gpu::Runtime, path: &std::path::Path
     let start = Instant::now();
     let lines = hyblas::plan::offload::calibrate(rt).map_err(|e| e.to_string())?;
     println!("offload model:");
-    for l in &lines {
+    replace_lines(path, "offload", &lines)?;
+    hyblas::plan::offload::reload();
+    println!("offload rates written to {} in {:.1} s", path.display(), start.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Print `lines` and put them in the recipe file at `path` in place of its earlier `<prefix> `
+/// and `# <prefix>` lines, keeping every other line.
+fn replace_lines(path: &std::path::Path, prefix: &str, lines: &[String]) -> Result<(), String> {
+    for l in lines {
         println!("  {l}");
     }
     let old = std::fs::read_to_string(path).unwrap_or_default();
-    let mut text: String = old
-        .lines()
-        .filter(|l| !(l.starts_with("offload ") || l.starts_with("# offload")))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    for l in &lines {
+    let (p, c) = (format!("{prefix} "), format!("# {prefix}"));
+    let mut text: String =
+        old.lines().filter(|l| !(l.starts_with(&p) || l.starts_with(&c))).map(|l| format!("{l}\n")).collect();
+    for l in lines {
         text += l;
         text.push('\n');
     }
@@ -488,10 +499,39 @@ fn offload_calibration(rt: &'static hyblas::gpu::Runtime, path: &std::path::Path
         .map(std::fs::create_dir_all)
         .unwrap_or(Ok(()))
         .and_then(|_| std::fs::write(path, text))
-        .map_err(|e| format!("writing {}: {e}", path.display()))?;
-    hyblas::plan::offload::reload();
-    println!("offload rates written to {} in {:.1} s", path.display(), start.elapsed().as_secs_f64());
-    Ok(())
+        .map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// `hyblas tune strassen`: the Strassen model's numbers alone (cuBLAS's GEMM rates at the
+/// sub-product sizes and the addition bandwidth; `gpu::strassen::calibrate`).
+fn tune_strassen_cmd() -> ExitCode {
+    let rt = match hyblas::gpu::Runtime::get(0).and_then(|rt| rt.bind().map(|_| rt)) {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("hyblas tune strassen: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let start = Instant::now();
+    println!(
+        "Strassen model: cuBLAS SGEMM and DGEMM at n = {:?}, the addition pass ...",
+        hyblas::gpu::strassen::TUNE_SIZES
+    );
+    let path = hyblas::gpu::tune::recipe_path(&rt.props);
+    let done = hyblas::gpu::strassen::calibrate(rt)
+        .map_err(|e| e.to_string())
+        .and_then(|lines| replace_lines(&path, "strassen", &lines));
+    match done {
+        Ok(()) => {
+            hyblas::gpu::strassen::reload(rt);
+            println!("Strassen numbers written to {} in {:.1} s", path.display(), start.elapsed().as_secs_f64());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("hyblas tune strassen: {e}");
+            ExitCode::from(1)
+        }
+    }
 }
 
 /// `hyblas tune offload`: the offload model's rates alone.

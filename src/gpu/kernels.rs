@@ -5,8 +5,9 @@
 //! family's source (NVRTC gets no include path: the sources are self-contained). Entry points
 //! are `extern "C"` and named by precision and variant (`daxpy`, `sgemv_t`, ...).
 //!
-//! A family is compiled in units ([`Unit`]): one precision of Level 1, GEMV/GER or TRMV, and one
-//! precision and kernel configuration of split-k GEMM. A unit is what one kind of call needs,
+//! A family is compiled in units ([`Unit`]): one precision of Level 1, GEMV/GER, TRMV or
+//! Strassen's additions (s and d only), and one precision and kernel configuration of split-k
+//! GEMM. A unit is what one kind of call needs,
 //! compiles in seconds (the whole split-k family took 74-105 s), and a process compiles only the
 //! units its calls use (`gpu::loader` gets them, in the background).
 
@@ -23,9 +24,11 @@ pub enum Family {
     Trmv,
     /// Split-k GEMM for small outputs (seed 000).
     Gemm,
+    /// Strassen-Winograd's additions (seed 003; real precisions only).
+    Strassen,
 }
 
-pub const FAMILIES: &[Family] = &[Family::Level1, Family::Gemv, Family::Trmv, Family::Gemm];
+pub const FAMILIES: &[Family] = &[Family::Level1, Family::Gemv, Family::Trmv, Family::Gemm, Family::Strassen];
 
 pub const COMMON: &str = include_str!("../../kernels/common.cuh");
 
@@ -36,6 +39,7 @@ impl Family {
             Family::Gemv => "gemv",
             Family::Trmv => "trmv",
             Family::Gemm => "splitk",
+            Family::Strassen => "strassen",
         }
     }
     fn file(self) -> &'static str {
@@ -44,6 +48,7 @@ impl Family {
             Family::Gemv => "gemv.cu",
             Family::Trmv => "trmv.cu",
             Family::Gemm => "gemm_splitk.cu",
+            Family::Strassen => "strassen.cu",
         }
     }
     fn body(self) -> &'static str {
@@ -52,6 +57,7 @@ impl Family {
             Family::Gemv => include_str!("../../kernels/gemv.cu"),
             Family::Trmv => include_str!("../../kernels/trmv.cu"),
             Family::Gemm => include_str!("../../kernels/gemm_splitk.cu"),
+            Family::Strassen => include_str!("../../kernels/strassen.cu"),
         }
     }
     /// The whole family's source (every unit's entry points; `scripts/kernel-regs.py` and the
@@ -66,6 +72,7 @@ impl Family {
                 .iter()
                 .flat_map(|&(v, precs)| precs.chars().map(move |p| Unit { family: self, prec: p, variant: v }))
                 .collect(),
+            Family::Strassen => "sd".chars().map(|p| Unit { family: self, prec: p, variant: "" }).collect(),
             _ => PRECISIONS.chars().map(|p| Unit { family: self, prec: p, variant: "" }).collect(),
         }
     }
@@ -150,7 +157,8 @@ impl Unit {
 pub fn reachable_units(cc: (i32, i32)) -> Vec<Unit> {
     use super::splitk::reachable_variants as rv;
     use crate::types::{C32, C64};
-    let mut units: Vec<Unit> = [Family::Level1, Family::Gemv, Family::Trmv].iter().flat_map(|f| f.units()).collect();
+    let mut units: Vec<Unit> =
+        [Family::Level1, Family::Gemv, Family::Trmv, Family::Strassen].iter().flat_map(|f| f.units()).collect();
     for (p, variants) in [('s', rv::<f32>(cc)), ('d', rv::<f64>(cc)), ('c', rv::<C32>(cc)), ('z', rv::<C64>(cc))] {
         units.extend(variants.into_iter().map(|v| Unit::splitk(p, v)));
     }

@@ -148,6 +148,8 @@ pub const CUDA_C_64F: c_int = 5;
 /// `cublasComputeType_t` values hyblas runs in `cublasGemmEx` (full precision only).
 pub const CUBLAS_COMPUTE_32F: c_int = 68;
 pub const CUBLAS_COMPUTE_32F_PEDANTIC: c_int = 69;
+/// `cublasMath_t`: CUBLAS_DEFAULT_MATH.
+pub const CUBLAS_DEFAULT_MATH: c_int = 0;
 pub const CUBLAS_COMPUTE_64F: c_int = 70;
 pub const CUBLAS_COMPUTE_64F_PEDANTIC: c_int = 71;
 /// `cublasGemmAlgo_t`: DEFAULT (-1), ALGO0..23, DEFAULT_TENSOR_OP (99), ALGO0..15_TENSOR_OP.

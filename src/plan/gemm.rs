@@ -6,20 +6,21 @@
 //!
 //! | step | decision | setting (default) | the trace line says |
 //! | --- | --- | --- | --- |
-//! | 1 | where the operands live: all in device memory (2-5), else the host (6-10) | | `engine=gpu` / `gpu-offload` / `split-offload` / `cpu` |
+//! | 1 | where the operands live: all in device memory (2-6), else the host (7-11) | | `engine=gpu` / `gpu-offload` / `split-offload` / `cpu` |
 //! | 2 | a degenerate call (empty output, k = 0, GemmEx types hyblas lacks): the real cuBLAS | | `k = 0: left to cuBLAS` |
 //! | 3 | a route forced: hyblas's split-k or the real cuBLAS | `plan::gpu::with_mode`, `HYBLAS_CUBLAS_GEMM`, `HYBLAS_CUBLAS` (auto) | `HYBLAS_CUBLAS_GEMM=hyblas` |
-//! | 4 | an output too large for split-k: the real cuBLAS | `HYBLAS_CUBLAS_GEMM_MAX_MN` (65536) | `m*n=.. > HYBLAS_CUBLAS_GEMM_MAX_MN=..` |
-//! | 5 | the split-k model (seed 000, `gpu::splitk::predict`): the faster of split-k and cuBLAS | | `predicted split-k .. us < cuBLAS .. us` |
-//! | 6 | a side, a GPU share or co-execution forced | `plan::offload::with_side` / `with_share` / `with_split`, `HYBLAS_DEVICE` (auto), `HYBLAS_OFFLOAD_SHARE` | `side=gpu (HYBLAS_DEVICE=gpu)` |
-//! | 7 | too few flops to offload: the CPU engine | `HYBLAS_OFFLOAD_MIN_FLOPS` (2*256^3) | (the CPU engine's line only) |
-//! | 8 | no usable GPU (none, or offload disabled after a device error): the CPU engine | | `(GPU wanted, none usable: ..)` |
-//! | 9 | A or B in device memory, C on the host: the GPU | | `(A or B in device memory)` |
-//! | 10 | the offload model (seed 002, `plan::offload`): co-execution where it pays, else the faster side | `HYBLAS_OFFLOAD_SPLIT_GAIN` (0.15) | `side=.. (model) predicted cpu=.. gpu=.. [split=..]` |
+//! | 4 | Strassen-Winograd (seed 003, `gpu::strassen::Model`): forced levels, or the model's pick where it predicts a gain; real data, host scalars, no TF32 | `HYBLAS_STRASSEN` (off), `with_strassen`, `hyblas_set_strassen`, `HYBLAS_STRASSEN_MIN_GAIN` (5) | `Strassen model: predicted cuBLAS .. us, 1 level .. us, 2 levels .. us` |
+//! | 5 | an output too large for split-k: the real cuBLAS | `HYBLAS_CUBLAS_GEMM_MAX_MN` (65536) | `m*n=.. > HYBLAS_CUBLAS_GEMM_MAX_MN=..` |
+//! | 6 | the split-k model (seed 000, `gpu::splitk::predict`): the faster of split-k and cuBLAS | | `predicted split-k .. us < cuBLAS .. us` |
+//! | 7 | a side, a GPU share or co-execution forced | `plan::offload::with_side` / `with_share` / `with_split`, `HYBLAS_DEVICE` (auto), `HYBLAS_OFFLOAD_SHARE` | `side=gpu (HYBLAS_DEVICE=gpu)` |
+//! | 8 | too few flops to offload: the CPU engine | `HYBLAS_OFFLOAD_MIN_FLOPS` (2*256^3) | (the CPU engine's line only) |
+//! | 9 | no usable GPU (none, or offload disabled after a device error): the CPU engine | | `(GPU wanted, none usable: ..)` |
+//! | 10 | A or B in device memory, C on the host: the GPU | | `(A or B in device memory)` |
+//! | 11 | the offload model (seed 002, `plan::offload`): co-execution where it pays, else the faster side | `HYBLAS_OFFLOAD_SPLIT_GAIN` (0.15) | `side=.. (model) predicted cpu=.. gpu=.. [split=..]` |
 //!
-//! [`decide_device`] + [`splitk_model`] are steps 2-5, [`decide_host`] steps 6-10. Then the
-//! call runs: [`gemm`] (the Fortran/CBLAS GEMM: steps 1-10 and the engines), [`device_gemm`],
-//! [`host_gemm`], [`offload_level3`]; `abi::cublas` runs steps 2-5 through its dispatcher.
+//! [`decide_device`] + [`splitk_model`] are steps 2-6, [`decide_host`] steps 7-11. Then the
+//! call runs: [`gemm`] (the Fortran/CBLAS GEMM: steps 1-11 and the engines), [`device_gemm`],
+//! [`host_gemm`], [`offload_level3`]; `abi::cublas` runs steps 2-6 through its dispatcher.
 
 use super::gpu::{self as policy, Decision, Mode, Reason as GpuReason, Route, WordHasher};
 use super::offload::{self as off, Force, Outcome, Reason, Side, SplitPlan};
@@ -289,7 +290,7 @@ pub(crate) enum Level3Run {
 }
 
 /// A host SYMM/HEMM, SYRK/HERK, SYR2K/HER2K (and, from `level3_tri`, TRMM/TRSM) call that the
-/// planner (steps 6-10, [`decide_host`]) sends to the GPU runs through
+/// planner (steps 7-11, [`decide_host`]) sends to the GPU runs through
 /// `crate::hybrid::offload::l3`. A failed offload that wrote part of the output is finished by `finish`
 /// (the CPU engine on exactly the parts left), with a trace line. [`Level3Run::Cpu`]: the
 /// caller runs the CPU engine on the whole call (the planner said so, cheaply for small calls;
@@ -402,12 +403,25 @@ pub fn device_gemm<T: Scalar>(
 ) -> gpu::Result<DeviceGemm> {
     let mut why = None;
     let decision = decide_device(None, || {
+        if let Some(d) = strassen_step::<T>(ex.rt, m, n, k, alpha.is_zero(), beta.is_zero(), None, &mut why) {
+            return d;
+        }
         let vector = gpu::splitk::vector_loads::<T>(ta, tb, m, n, a, b);
         let (d, w) = splitk_model::<T>(ex.rt, ta, tb, m, n, k, vector);
-        why = w;
+        why = match (why.take(), w) {
+            (Some(s), Some(w)) => Some(format!("{s}; {w}")),
+            (s, w) => s.or(w),
+        };
         d
     });
     let mut declined = None;
+    if let Route::Strassen(levels) = decision.route {
+        let run = || gpu::strassen::run::<T>(ex, ta, tb, m, n, k, alpha, a, b, beta, c, levels).map(|_| ());
+        match gpu::loader::routed(decision.forced_hyblas() || !gpu::vendor::present(), run) {
+            Ok(()) => return Ok(DeviceGemm { decision, declined, why }),
+            Err(e) => declined = Some(e),
+        }
+    }
     if decision.route == Route::Hyblas {
         // Host-ABI callers have no atomics mode to set: HYBLAS_DETERMINISTIC=0 allows atomics.
         let red = reduction(false);
@@ -446,7 +460,7 @@ fn vendor_device_gemm<T: Scalar>(
 
 // ==== The decisions ====
 
-// ---- Device operands (steps 2-5) ----
+// ---- Device operands (steps 2-6) ----
 
 /// `HYBLAS_CUBLAS_GEMM_MAX_MN`: the largest m*n that may run split-k, and its default (m = n =
 /// 256: far past the small outputs split-k is for; the model decides below it).
@@ -493,7 +507,7 @@ pub fn reduction(atomics_allowed: bool) -> Reduction {
 
 /// Steps 2-3 for a GEMM on device operands: a degenerate call goes to cuBLAS, then a mode
 /// forced per thread (`plan::gpu::with_mode`), then `HYBLAS_CUBLAS_GEMM`, then `HYBLAS_CUBLAS`;
-/// auto asks `model` (steps 4-5: [`splitk_model`], or [`gemm_no_runtime`]).
+/// auto asks `model` (steps 4-6: [`strassen_step`], then [`splitk_model`], or [`gemm_no_runtime`]).
 pub fn decide_device(degenerate: Option<&'static str>, model: impl FnOnce() -> Decision) -> Decision {
     if let Some(what) = degenerate {
         return Decision { route: Route::Vendor, reason: GpuReason::Degenerate(what) };
@@ -510,7 +524,119 @@ pub fn decide_device(degenerate: Option<&'static str>, model: impl FnOnce() -> D
     }
 }
 
-/// Steps 4-5 on `rt`'s device: cuBLAS when m*n > `HYBLAS_CUBLAS_GEMM_MAX_MN`, else split-k when
+/// `HYBLAS_STRASSEN`: Strassen-Winograd (seed 003) for real GEMMs on device memory. Off by
+/// default: its error bound is normwise and grows with each level (the README's error model),
+/// so a user opts in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strassen {
+    Off,
+    /// The model decides per call (levels 0, 1 or 2).
+    Auto,
+    /// This many levels wherever the call can run it (1 or 2; tests and benchmarks).
+    Levels(u32),
+}
+
+impl Strassen {
+    /// `off`, `auto`, `0`..`4` (0 is off); case-insensitive.
+    pub fn parse(s: &str) -> Option<Strassen> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "off" | "0" | "no" => Some(Strassen::Off),
+            "auto" | "on" => Some(Strassen::Auto),
+            v => v.parse::<u32>().ok().filter(|l| (1..=4).contains(l)).map(Strassen::Levels),
+        }
+    }
+    /// The native API's code: -1 auto, 0 off, 1..4 levels (`hyblas_set_strassen`).
+    pub fn from_code(c: i32) -> Option<Strassen> {
+        match c {
+            -1 => Some(Strassen::Auto),
+            0 => Some(Strassen::Off),
+            1..=4 => Some(Strassen::Levels(c as u32)),
+            _ => None,
+        }
+    }
+    pub fn code(self) -> i32 {
+        match self {
+            Strassen::Auto => -1,
+            Strassen::Off => 0,
+            Strassen::Levels(l) => l as i32,
+        }
+    }
+}
+
+static ENV_STRASSEN: Lazy<Strassen> = Lazy::new(|| {
+    let v = config::value("HYBLAS_STRASSEN").unwrap_or_default();
+    Strassen::parse(&v).unwrap_or_else(|| {
+        eprintln!("hyblas: HYBLAS_STRASSEN={v} is not off, auto or a level count 1-4; using off");
+        Strassen::Off
+    })
+});
+
+thread_local! {
+    static STRASSEN_LOCAL: std::cell::Cell<Option<Strassen>> = const { std::cell::Cell::new(None) };
+}
+
+/// The Strassen setting in force on this thread: its own ([`with_strassen`],
+/// [`set_thread_strassen`]), else `HYBLAS_STRASSEN` (read once).
+pub fn strassen_mode() -> Strassen {
+    STRASSEN_LOCAL.with(|c| c.get()).unwrap_or(*ENV_STRASSEN)
+}
+
+/// Run `f` with this thread's GEMMs under Strassen setting `s` (tests and benchmarks).
+pub fn with_strassen<R>(s: Strassen, f: impl FnOnce() -> R) -> R {
+    config::with_local(&STRASSEN_LOCAL, Some(s), f)
+}
+
+/// Set this thread's Strassen setting (None: back to `HYBLAS_STRASSEN`) for its next calls;
+/// returns the one before (the native API's `hyblas_set_strassen`).
+pub fn set_thread_strassen(s: Option<Strassen>) -> Option<Strassen> {
+    STRASSEN_LOCAL.with(|c| c.replace(s))
+}
+
+/// Step 4 for a GEMM on device operands in `rt`'s device: Strassen-Winograd where the setting
+/// allows it and the call can run it (a real precision, alpha != 0, no `blocked` reason such as
+/// TF32 math or device scalars), at the forced level count or where the model
+/// (`gpu::strassen::Model::choose`) predicts a gain. None: the steps after it decide; `why`
+/// then gets the model's account when it was asked (for the trace).
+#[allow(clippy::too_many_arguments)]
+pub fn strassen_step<T: Scalar>(
+    rt: &Runtime,
+    m: i64,
+    n: i64,
+    k: i64,
+    alpha_zero: bool,
+    beta_zero: bool,
+    blocked: Option<&'static str>,
+    why: &mut Option<String>,
+) -> Option<Decision> {
+    let mode = strassen_mode();
+    if mode == Strassen::Off || alpha_zero || m < 2 || n < 2 || k < 2 {
+        return None;
+    }
+    let blocked = blocked.or(T::IS_COMPLEX.then_some("complex data"));
+    if let Some(b) = blocked {
+        if trace::enabled() {
+            *why = Some(format!("Strassen not run: {b}"));
+        }
+        return None;
+    }
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    match mode {
+        Strassen::Levels(l) => Some(Decision { route: Route::Strassen(l), reason: GpuReason::StrassenForced(l) }),
+        _ => {
+            let p = gpu::strassen::model(rt).choose(std::mem::size_of::<T>(), m, n, k, beta_zero);
+            let reason = GpuReason::Strassen { us: p.us, min_gain: *gpu::strassen::MIN_GAIN };
+            if p.levels > 0 {
+                return Some(Decision { route: Route::Strassen(p.levels), reason });
+            }
+            if trace::enabled() {
+                *why = Some(format!("{reason}: declined"));
+            }
+            None
+        }
+    }
+}
+
+/// Steps 5-6 on `rt`'s device: cuBLAS when m*n > `HYBLAS_CUBLAS_GEMM_MAX_MN`, else split-k when
 /// the seed-000 model (`gpu::splitk::predict`) says it is faster. Also returns the model's own
 /// account of its inputs (for the trace; not formatted again here).
 ///
@@ -574,12 +700,12 @@ thread_local! {
     static GEMM_CACHE: std::cell::RefCell<GemmCache> = std::cell::RefCell::new(GemmCache::default());
 }
 
-/// Steps 4-5 without a runtime to ask (the model cannot run): cuBLAS.
+/// Steps 5-6 without a runtime to ask (the model cannot run): cuBLAS.
 pub fn gemm_no_runtime() -> Decision {
     Decision { route: Route::Vendor, reason: GpuReason::NoRuntime }
 }
 
-// ---- Host operands (steps 6-10) ----
+// ---- Host operands (steps 7-11) ----
 
 /// `HYBLAS_OFFLOAD_MIN_FLOPS`: below it, the CPU without asking the model (default 2*256^3:
 /// ~20 us on a 16-core CPU, less than one offloaded call's fixed cost).
@@ -598,32 +724,32 @@ pub enum HostPlan {
     Split(&'static Runtime, off::Decision, SplitPlan),
 }
 
-/// Steps 6-10 for a host-memory GEMM (`gemm`: co-execution and the forced shares apply) or
+/// Steps 7-11 for a host-memory GEMM (`gemm`: co-execution and the forced shares apply) or
 /// another Level-3 routine, priced as `p` ([`off::Problem::gemm`], [`off::Problem::level3`]).
 /// `operands`: the caller's pointers the call reads (for GEMM A and B; C is on the host,
 /// `plan::on_gpu` took the all-device case before). Costs a few thread-local reads and a
 /// multiply when the answer is the CPU for a small call; never touches the driver then.
 #[inline]
 pub fn decide_host(p: off::Problem, gemm: bool, operands: &[*const c_void]) -> HostPlan {
-    // 6. A side, share or split forced for this thread or the process.
+    // 7. A side, share or split forced for this thread or the process.
     let forced = if gemm { off::forced_gemm() } else { off::forced().map(|(s, by)| Force::Side(s, by)) };
     if let Some(Force::Side(Side::Cpu, _)) = forced {
         if !off::times_forced_cpu(&p) {
             return HostPlan::Cpu(None);
         }
     }
-    // 7. Too small to be worth asking the model.
+    // 8. Too small to be worth asking the model.
     if forced.is_none() && p.flops() < *MIN_FLOPS {
         return HostPlan::Cpu(None);
     }
     decide_host_model(p, gemm, forced, operands)
 }
 
-/// [`decide_host`] past the fast path: steps 8-10 (and step 6's forced plans, which need the
+/// [`decide_host`] past the fast path: steps 9-11 (and step 7's forced plans, which need the
 /// runtime and the model's prices for their trace line).
 #[cold]
 fn decide_host_model(mut p: off::Problem, gemm: bool, forced: Option<Force>, operands: &[*const c_void]) -> HostPlan {
-    // 8. No usable GPU: the CPU (said only where something was forced; auto without a GPU is
+    // 9. No usable GPU: the CPU (said only where something was forced; auto without a GPU is
     // the ordinary CPU case).
     let no_gpu = |why: String| {
         HostPlan::Cpu(forced.is_some().then_some(off::Decision {
@@ -663,7 +789,7 @@ fn decide_host_model(mut p: off::Problem, gemm: bool, forced: Option<Force>, ope
     let dec = |side: Side, reason: Reason| off::Decision { side, reason, pred: Some(pred), rates: src.clone() };
     // Co-execution needs A, B and C where the CPU can read them.
     let host = !on_device.contains(&true);
-    // 6. (carried out) The forced side, share or split.
+    // 7. (carried out) The forced side, share or split.
     match forced {
         Some(Force::Side(Side::Cpu, by)) => return HostPlan::Cpu(Some(dec(Side::Cpu, Reason::Forced(by)))),
         Some(Force::Side(side, by)) => return HostPlan::Gpu(rt, dec(side, Reason::Forced(by))),
@@ -685,11 +811,11 @@ fn decide_host_model(mut p: off::Problem, gemm: bool, forced: Option<Force>, ope
         Some(Force::Share(_, by) | Force::Split(by)) => return HostPlan::Gpu(rt, dec(Side::Gpu, Reason::Forced(by))),
         None => {}
     }
-    // 9. An operand in device memory: only the GPU can read it.
+    // 10. An operand in device memory: only the GPU can read it.
     if !host {
         return HostPlan::Gpu(rt, dec(Side::Gpu, Reason::DeviceOperand));
     }
-    // 10. The offload model (seed 002): co-execution where it predicts a gain of
+    // 11. The offload model (seed 002): co-execution where it predicts a gain of
     // `HYBLAS_OFFLOAD_SPLIT_GAIN` over the better side alone (`off::choose_cached`), else the
     // side predicted faster.
     if let Some(sp) = split {
@@ -706,4 +832,31 @@ fn decide_host_model(mut p: off::Problem, gemm: bool, forced: Option<Force>, ope
 /// (`HYBLAS_OFFLOAD_DYNAMIC_MIN_US`), else the dynamic balance from its share.
 pub(crate) fn model_split(sp: off::SplitPrediction) -> SplitPlan {
     SplitPlan { pred: sp, fixed: sp.us < *off::DYNAMIC_MIN_US }
+}
+
+#[cfg(test)]
+mod strassen_setting_tests {
+    use super::*;
+
+    #[test]
+    fn strassen_settings_parse_and_nest() {
+        assert_eq!(Strassen::parse("OFF"), Some(Strassen::Off));
+        assert_eq!(Strassen::parse("auto"), Some(Strassen::Auto));
+        assert_eq!(Strassen::parse(" 2 "), Some(Strassen::Levels(2)));
+        assert_eq!(Strassen::parse("0"), Some(Strassen::Off));
+        assert_eq!(Strassen::parse("5"), None);
+        assert_eq!(Strassen::parse("fast"), None);
+        for c in -1..=4 {
+            assert_eq!(Strassen::from_code(c).map(Strassen::code), Some(c));
+        }
+        assert_eq!(Strassen::from_code(-3), None);
+        let outer = strassen_mode();
+        with_strassen(Strassen::Levels(1), || {
+            assert_eq!(strassen_mode(), Strassen::Levels(1));
+            let before = set_thread_strassen(Some(Strassen::Auto));
+            assert_eq!(before, Some(Strassen::Levels(1)));
+            assert_eq!(strassen_mode(), Strassen::Auto);
+        });
+        assert_eq!(strassen_mode(), outer);
+    }
 }

@@ -53,6 +53,9 @@ pub enum Route {
     Hyblas,
     /// The real cuBLAS function.
     Vendor,
+    /// GEMM by Strassen-Winograd at this many levels (seed 003, `gpu::strassen`), its products
+    /// on the real cuBLAS; any error before it starts still falls back to cuBLAS.
+    Strassen(u32),
 }
 
 impl Route {
@@ -60,6 +63,7 @@ impl Route {
         match self {
             Route::Hyblas => "hyblas",
             Route::Vendor => "vendor",
+            Route::Strassen(_) => "strassen",
         }
     }
 }
@@ -177,6 +181,11 @@ pub enum Reason {
     GemmMaxMn { mn: u64, max: u64 },
     /// No GPU runtime to ask the model with: cuBLAS.
     NoRuntime,
+    /// GEMM: `HYBLAS_STRASSEN` (or the thread's setting) forced Strassen at this many levels.
+    StrassenForced(u32),
+    /// GEMM: the Strassen model (`gpu::strassen::Model`) predicted these us at 0, 1, 2 levels
+    /// and a gain of at least `min_gain` (a fraction) at the chosen one.
+    Strassen { us: [f64; 3], min_gain: f64 },
 }
 
 impl fmt::Display for Reason {
@@ -191,6 +200,15 @@ impl fmt::Display for Reason {
             }
             Reason::GemmMaxMn { mn, max } => write!(f, "m*n={mn} > {}={max}", super::gemm::GEMM_MAX_MN_KEY),
             Reason::NoRuntime => write!(f, "no hyblas GPU runtime to run the model"),
+            Reason::StrassenForced(l) => write!(f, "HYBLAS_STRASSEN={l}"),
+            Reason::Strassen { us, min_gain } => write!(
+                f,
+                "Strassen model: predicted cuBLAS {:.1} us, 1 level {:.1} us, 2 levels {:.1} us (gain >= {:.0}%)",
+                us[0],
+                us[1],
+                us[2],
+                min_gain * 100.0
+            ),
             Reason::Calibrated { side, flips } => {
                 write!(f, "size {side} against the calibrated {} flip points {flips:?}", gpu_calibrated::DEVICE)
             }
@@ -219,8 +237,11 @@ impl Decision {
     /// [`with_mode`]): such a call waits for its kernel's compile rather than taking cuBLAS
     /// meanwhile (`gpu::loader`).
     pub fn forced_hyblas(&self) -> bool {
-        self.route == Route::Hyblas
-            && matches!(self.reason, Reason::Forced(Mode::Hyblas) | Reason::ForcedGemm(Mode::Hyblas))
+        match self.route {
+            Route::Hyblas => matches!(self.reason, Reason::Forced(Mode::Hyblas) | Reason::ForcedGemm(Mode::Hyblas)),
+            Route::Strassen(_) => matches!(self.reason, Reason::StrassenForced(_)),
+            Route::Vendor => false,
+        }
     }
 }
 
@@ -430,8 +451,8 @@ impl<'a> Outcome<'a> {
     pub fn describe(&self, d: &Decision) -> String {
         match self {
             Outcome::Done => format!("route={} ({})", d.route.name(), d.reason),
-            Outcome::Declined(e) => format!("route=hyblas->vendor ({}; hyblas declined: {e})", d.reason),
-            Outcome::NotReady(e) => format!("route=vendor ({e}; planned hyblas: {})", d.reason),
+            Outcome::Declined(e) => format!("route={0}->vendor ({1}; {0} declined: {e})", d.route.name(), d.reason),
+            Outcome::NotReady(e) => format!("route=vendor ({e}; planned {}: {})", d.route.name(), d.reason),
         }
     }
 }

@@ -6,7 +6,7 @@ use crate::plan::gemm::{decide_host, HostPlan as Plan};
 use crate::types::{Scalar, C64};
 use std::ffi::c_void;
 
-/// The host decision (steps 6-10 of `plan::gemm`) for a GEMM on `a`, `b`.
+/// The host decision (steps 7-11 of `plan::gemm`) for a GEMM on `a`, `b`.
 fn decide_gemm<T: Scalar>(m: usize, n: usize, k: usize, a: *const c_void, b: *const c_void) -> Plan {
     decide_host(Problem::gemm::<T>(m, n, k, false, false), true, &[a, b])
 }
