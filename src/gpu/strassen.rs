@@ -598,7 +598,23 @@ pub fn reload(rt: &super::Runtime) {
 
 /// Square sizes `hyblas tune strassen` times cuBLAS at: the sub-products of the sizes Strassen
 /// is for (n >= 2048 at one or two levels).
-pub const TUNE_SIZES: [usize; 10] = [512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 16384];
+/// Steps of 256 from 1024 to 8192: cuBLAS's rate moves by up to 15% between neighbouring sizes
+/// there (its kernel choice: SGEMM at 2304 ran 16% under its neighbours' rate), and a coarser table
+/// picked the slower level count for SGEMM at n = 8192..11264 (session 63).
+pub const TUNE_SIZES: [usize; 34] = {
+    let mut s = [0; 34];
+    s[0] = 512;
+    s[1] = 768;
+    let mut i = 0;
+    while i < 29 {
+        s[2 + i] = 1024 + 256 * i;
+        i += 1;
+    }
+    s[31] = 10240;
+    s[32] = 12288;
+    s[33] = 16384;
+    s
+};
 
 /// Measure the model's numbers on this device: cuBLAS SGEMM and DGEMM (N, N, random data in
 /// [-1, 1)) at [`TUNE_SIZES`] and the addition pass's bandwidth (a 8192 x 8192 double addition, beside a
@@ -680,13 +696,22 @@ pub fn calibrate(rt: &'static super::Runtime) -> super::Result<Vec<String>> {
     let copy = timer.median(2, 10, &mut || {
         check(unsafe { sys::cuMemcpyDtoDAsync_v2(c.ptr, a.ptr, q * q * 8, ex.stream) }, "cuMemcpyDtoDAsync")
     })?;
+    // The fused combine on 4096 x 4096 quadrants of an 8192 x 8192 C (5 blocks read, 3 written).
+    let h = q / 2;
+    let combine = timer.median(2, 10, &mut || {
+        Ops::<f64>::combine(&mut dev, h, h, Blk { ptr: a.ptr, ld: h }, Blk { ptr: c.ptr, ld: q })
+    })?;
     let moved = 3.0 * (q * q * 8) as f64;
+    let copy_bw = 2.0 * (q * q * 8) as f64 / copy;
+    let combine_bw = 8.0 * (h * h * 8) as f64 / combine;
     lines.push(format!("strassen add_bw {:.4e}", moved / add));
     lines.push(format!(
-        "# strassen: addition pass {:.0} GB/s, device copy {:.0} GB/s (read + write): {:.0}% of the copy",
+        "# strassen: addition pass {:.0} GB/s, combine pass {:.0} GB/s, device copy {:.0} GB/s (read + write): {:.0}% and {:.0}% of the copy",
         moved / add / 1e9,
-        2.0 * (q * q * 8) as f64 / copy / 1e9,
-        100.0 * (moved / add) / (2.0 * (q * q * 8) as f64 / copy)
+        combine_bw / 1e9,
+        copy_bw / 1e9,
+        100.0 * (moved / add) / copy_bw,
+        100.0 * combine_bw / copy_bw
     ));
     Ok(lines)
 }
