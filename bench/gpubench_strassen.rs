@@ -135,13 +135,7 @@ fn fill<T: Scalar>(ex: &Exec, elems: usize, len: usize, seed: u64) -> Result<Fil
     let host: Vec<T> = chunk.iter().map(|&v| T::from_f64(v)).collect();
     let buf = DeviceBuffer::new(elems * es).map_err(|e| e.to_string())?;
     let src = DeviceBuffer::from_slice(&host).map_err(|e| e.to_string())?;
-    let mut at = 0;
-    while at < elems {
-        let take = len.min(elems - at);
-        let r = unsafe { sys::cuMemcpyDtoDAsync_v2(buf.ptr + (at * es) as u64, src.ptr, take * es, ex.stream) };
-        check(r, "cuMemcpyDtoDAsync").map_err(|e| e.to_string())?;
-        at += take;
-    }
+    hyblas::gpu::strassen::fill_repeat(ex, buf.ptr, elems, es, &src).map_err(|e| e.to_string())?;
     ex.rt.sync(ex.stream).map_err(|e| e.to_string())?;
     assert!(chunk.iter().all(|&v| (v * 2f64.powi(FIX)).fract() == 0.0), "chunk values are multiples of 2^-52");
     let fixed = chunk.iter().map(|&v| fixed(v)).collect();

@@ -9,7 +9,8 @@
 
 #define STR_U 4
 
-// z := x + s*y (s = 1 or -1, so s*y is exact: the pass rounds once, as an addition does).
+// z := x + s*y. The schedule's additions take s = 1 or -1 (s*y exact: the pass rounds once, as
+// an addition does); C := W + beta*C (beta != 0) is this pass with x = W, y = z = C.
 template <typename T>
 __device__ __forceinline__ void mat_add_body(i64 rows, i64 cols, const T* x, i64 ldx, T s, const T* y, i64 ldy,
                                              T* z, i64 ldz) {
@@ -31,30 +32,6 @@ __device__ __forceinline__ void mat_add_body(i64 rows, i64 cols, const T* x, i64
         for (int u = 0; u < STR_U; u++) {
             i64 i = i0 + (i64)u * blockDim.x;
             if (i < rows) zc[i] = a[u] + s * b[u];
-        }
-    }
-}
-
-// c := w + beta*c (beta != 0: the caller's C folded into the product held in w).
-template <typename T>
-__device__ __forceinline__ void mat_axpby_body(i64 rows, i64 cols, const T* w, i64 ldw, T beta, T* c, i64 ldc) {
-    const i64 i0 = (i64)blockIdx.x * blockDim.x * STR_U + threadIdx.x;
-    for (i64 j = blockIdx.y; j < cols; j += gridDim.y) {
-        const T* wc = w + j * ldw;
-        T* cc = c + j * ldc;
-        T a[STR_U], b[STR_U];
-#pragma unroll
-        for (int u = 0; u < STR_U; u++) {
-            i64 i = i0 + (i64)u * blockDim.x;
-            if (i < rows) {
-                a[u] = wc[i];
-                b[u] = cc[i];
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < STR_U; u++) {
-            i64 i = i0 + (i64)u * blockDim.x;
-            if (i < rows) cc[i] = a[u] + beta * b[u];
         }
     }
 }
@@ -115,10 +92,6 @@ __device__ __forceinline__ void combine_body(i64 rows, i64 cols, const T* p, i64
     extern "C" __global__ void P##mat_add(i64 rows, i64 cols, const T* x, i64 ldx, T s, const T* y,      \
                                           i64 ldy, T* z, i64 ldz) {                                       \
         mat_add_body<T>(rows, cols, x, ldx, s, y, ldy, z, ldz);                                           \
-    }                                                                                                     \
-    extern "C" __global__ void P##mat_axpby(i64 rows, i64 cols, const T* w, i64 ldw, T beta, T* c,       \
-                                            i64 ldc) {                                                    \
-        mat_axpby_body<T>(rows, cols, w, ldw, beta, c, ldc);                                              \
     }                                                                                                     \
     extern "C" __global__ void P##mat_scale(i64 rows, i64 cols, T beta, T* c, i64 ldc) {                 \
         mat_scale_body<T>(rows, cols, beta, c, ldc);                                                      \

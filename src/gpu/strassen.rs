@@ -241,7 +241,6 @@ fn level<T: Scalar, O: Ops<T>>(ops: &mut O, g: Gemm<T>, levels: u32, work: Blk) 
 pub struct Device<'a> {
     ex: &'a Exec<'a>,
     add: Function,
-    axpby: Function,
     scale: Function,
     combine: Function,
     pub products: usize,
@@ -281,7 +280,6 @@ impl<'a> Device<'a> {
         Ok(Device {
             ex,
             add: f("mat_add")?,
-            axpby: f("mat_axpby")?,
             scale: f("mat_scale")?,
             combine: f("strassen_combine")?,
             products: 0,
@@ -333,9 +331,8 @@ impl<T: Scalar> Ops<T> for Device<'_> {
         self.pass(self.add, rows, cols, &mut a)
     }
     fn axpby(&mut self, rows: usize, cols: usize, w: Blk, beta: T, c: Blk) -> super::Result<()> {
-        let mut a = Args::new();
-        a.arg(rows as i64).arg(cols as i64).arg(w.ptr).arg(w.ld as i64).arg(beta).arg(c.ptr).arg(c.ld as i64);
-        self.pass(self.axpby, rows, cols, &mut a)
+        // The addition pass with s = beta: c := w + beta*c.
+        Ops::<T>::add(self, rows, cols, w, beta, c, c)
     }
     fn scale(&mut self, rows: usize, cols: usize, beta: T, c: Blk) -> super::Result<()> {
         let mut a = Args::new();
@@ -391,15 +388,18 @@ pub fn run<T: Scalar>(
     let blk = |d: DMat| Blk { ptr: d.ptr, ld: d.ld as usize };
     let g = Gemm { ta: ta != Trans::No, tb: tb != Trans::No, m, n, k, alpha, a: blk(a), b: blk(b), beta, c: blk(c) };
     gemm(&mut dev, g, levels, Blk { ptr: work, ld: 1 })?;
-    RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    RUNS.with(|r| r.set(r.get() + 1));
     Ok(Counts { products: dev.products, passes: dev.passes })
 }
 
-static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+thread_local! {
+    static RUNS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
 
-/// Calls [`run`] has enqueued in this process (tests check a route by it).
+/// Calls [`run`] has enqueued on this thread (tests check a call's route by it; per thread, so
+/// tests running side by side do not count each other's).
 pub fn runs() -> u64 {
-    RUNS.load(std::sync::atomic::Ordering::Relaxed)
+    RUNS.with(|r| r.get())
 }
 
 // ---- The model (seed 003, eq. 5-7) ----
@@ -616,6 +616,21 @@ pub const TUNE_SIZES: [usize; 34] = {
     s
 };
 
+/// Fill `elems` elements of `es` bytes at `dst` with `src` over and over (device copies on `ex`'s
+/// stream): large operands with random values, from one small random chunk.
+pub fn fill_repeat(ex: &Exec, dst: u64, elems: usize, es: usize, src: &super::DeviceBuffer) -> super::Result<()> {
+    use super::driver::{check, sys};
+    let len = (src.bytes / es).max(1);
+    let mut at = 0;
+    while at < elems {
+        let take = len.min(elems - at);
+        let to = dst + (at * es) as u64;
+        check(unsafe { sys::cuMemcpyDtoDAsync_v2(to, src.ptr, take * es, ex.stream) }, "cuMemcpyDtoDAsync")?;
+        at += take;
+    }
+    Ok(())
+}
+
 /// Measure the model's numbers on this device: cuBLAS SGEMM and DGEMM (N, N, random data in
 /// [-1, 1)) at [`TUNE_SIZES`] and the addition pass's bandwidth (a 8192 x 8192 double addition, beside a
 /// device-to-device copy of the same bytes for reference). Returns `strassen ...` lines for
@@ -648,14 +663,7 @@ pub fn calibrate(rt: &'static super::Runtime) -> super::Result<Vec<String>> {
             super::DeviceBuffer::from_slice(&vals)?
         };
         for buf in [&a, &b] {
-            let elems = buf.bytes / es;
-            let mut at = 0;
-            while at < elems {
-                let take = len.min(elems - at);
-                let dst = buf.ptr + (at * es) as u64;
-                check(unsafe { sys::cuMemcpyDtoDAsync_v2(dst, src.ptr, take * es, ex.stream) }, "cuMemcpyDtoDAsync")?;
-                at += take;
-            }
+            fill_repeat(ex, buf.ptr, buf.bytes / es, es, &src)?;
         }
         ex.rt.sync(ex.stream)
     };
