@@ -392,6 +392,59 @@ void cblas_zher2k(const CBLAS_LAYOUT layout, const CBLAS_UPLO Uplo, const CBLAS_
                   const double beta, void *C, const int ldc);
 
 /* ======================================================================================
+ * Batched GEMM (oneMKL's extension, also in OpenBLAS 0.3.27+; not in the reference CBLAS)
+ * ======================================================================================
+ * Groups of products: group g has group_size[g] products of one shape and one transa[g],
+ * transb[g], alpha[g], beta[g]; the pointer arrays hold one entry per product, groups one after
+ * the other. Strided: batch_size products, operand i at A + i*stridea (and so on). Bad
+ * arguments are reported as oneMKL reports them (docs/batched.md); nothing runs then.
+ */
+void cblas_sgemm_batch(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE *transa_array,
+                       const CBLAS_TRANSPOSE *transb_array, const int *m_array, const int *n_array,
+                       const int *k_array, const float *alpha_array, const float **a_array,
+                       const int *lda_array, const float **b_array, const int *ldb_array,
+                       const float *beta_array, float **c_array, const int *ldc_array,
+                       const int group_count, const int *group_size);
+void cblas_dgemm_batch(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE *transa_array,
+                       const CBLAS_TRANSPOSE *transb_array, const int *m_array, const int *n_array,
+                       const int *k_array, const double *alpha_array, const double **a_array,
+                       const int *lda_array, const double **b_array, const int *ldb_array,
+                       const double *beta_array, double **c_array, const int *ldc_array,
+                       const int group_count, const int *group_size);
+void cblas_cgemm_batch(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE *transa_array,
+                       const CBLAS_TRANSPOSE *transb_array, const int *m_array, const int *n_array,
+                       const int *k_array, const void *alpha_array, const void **a_array,
+                       const int *lda_array, const void **b_array, const int *ldb_array,
+                       const void *beta_array, void **c_array, const int *ldc_array,
+                       const int group_count, const int *group_size);
+void cblas_zgemm_batch(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE *transa_array,
+                       const CBLAS_TRANSPOSE *transb_array, const int *m_array, const int *n_array,
+                       const int *k_array, const void *alpha_array, const void **a_array,
+                       const int *lda_array, const void **b_array, const int *ldb_array,
+                       const void *beta_array, void **c_array, const int *ldc_array,
+                       const int group_count, const int *group_size);
+void cblas_sgemm_batch_strided(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE transa,
+                               const CBLAS_TRANSPOSE transb, const int m, const int n, const int k,
+                               const float alpha, const float *a, const int lda, const int stridea,
+                               const float *b, const int ldb, const int strideb, const float beta,
+                               float *c, const int ldc, const int stridec, const int batch_size);
+void cblas_dgemm_batch_strided(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE transa,
+                               const CBLAS_TRANSPOSE transb, const int m, const int n, const int k,
+                               const double alpha, const double *a, const int lda, const int stridea,
+                               const double *b, const int ldb, const int strideb, const double beta,
+                               double *c, const int ldc, const int stridec, const int batch_size);
+void cblas_cgemm_batch_strided(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE transa,
+                               const CBLAS_TRANSPOSE transb, const int m, const int n, const int k,
+                               const void *alpha, const void *a, const int lda, const int stridea,
+                               const void *b, const int ldb, const int strideb, const void *beta,
+                               void *c, const int ldc, const int stridec, const int batch_size);
+void cblas_zgemm_batch_strided(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE transa,
+                               const CBLAS_TRANSPOSE transb, const int m, const int n, const int k,
+                               const void *alpha, const void *a, const int lda, const int stridea,
+                               const void *b, const int ldb, const int strideb, const void *beta,
+                               void *c, const int ldc, const int stridec, const int batch_size);
+
+/* ======================================================================================
  * Error handler
  * ======================================================================================
  * Called with the 1-based position of the first illegal argument and the routine name, e.g.

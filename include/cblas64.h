@@ -359,6 +359,59 @@ void cblas_zher2k64_(const CBLAS_LAYOUT layout, const CBLAS_UPLO Uplo, const CBL
                   const int64_t K, const void *alpha, const void *A, const int64_t lda, const void *B, const int64_t ldb,
                   const double beta, void *C, const int64_t ldc);
 
+/* ======================================================================================
+ * Batched GEMM (oneMKL's extension, also in OpenBLAS 0.3.27+; not in the reference CBLAS)
+ * ======================================================================================
+ * Groups of products: group g has group_size[g] products of one shape and one transa[g],
+ * transb[g], alpha[g], beta[g]; the pointer arrays hold one entry per product, groups one after
+ * the other. Strided: batch_size products, operand i at A + i*stridea (and so on). Bad
+ * arguments are reported as oneMKL reports them (docs/batched.md); nothing runs then.
+ */
+void cblas_sgemm_batch64_(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE *transa_array,
+                       const CBLAS_TRANSPOSE *transb_array, const int64_t *m_array, const int64_t *n_array,
+                       const int64_t *k_array, const float *alpha_array, const float **a_array,
+                       const int64_t *lda_array, const float **b_array, const int64_t *ldb_array,
+                       const float *beta_array, float **c_array, const int64_t *ldc_array,
+                       const int64_t group_count, const int64_t *group_size);
+void cblas_dgemm_batch64_(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE *transa_array,
+                       const CBLAS_TRANSPOSE *transb_array, const int64_t *m_array, const int64_t *n_array,
+                       const int64_t *k_array, const double *alpha_array, const double **a_array,
+                       const int64_t *lda_array, const double **b_array, const int64_t *ldb_array,
+                       const double *beta_array, double **c_array, const int64_t *ldc_array,
+                       const int64_t group_count, const int64_t *group_size);
+void cblas_cgemm_batch64_(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE *transa_array,
+                       const CBLAS_TRANSPOSE *transb_array, const int64_t *m_array, const int64_t *n_array,
+                       const int64_t *k_array, const void *alpha_array, const void **a_array,
+                       const int64_t *lda_array, const void **b_array, const int64_t *ldb_array,
+                       const void *beta_array, void **c_array, const int64_t *ldc_array,
+                       const int64_t group_count, const int64_t *group_size);
+void cblas_zgemm_batch64_(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE *transa_array,
+                       const CBLAS_TRANSPOSE *transb_array, const int64_t *m_array, const int64_t *n_array,
+                       const int64_t *k_array, const void *alpha_array, const void **a_array,
+                       const int64_t *lda_array, const void **b_array, const int64_t *ldb_array,
+                       const void *beta_array, void **c_array, const int64_t *ldc_array,
+                       const int64_t group_count, const int64_t *group_size);
+void cblas_sgemm_batch_strided64_(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE transa,
+                               const CBLAS_TRANSPOSE transb, const int64_t m, const int64_t n, const int64_t k,
+                               const float alpha, const float *a, const int64_t lda, const int64_t stridea,
+                               const float *b, const int64_t ldb, const int64_t strideb, const float beta,
+                               float *c, const int64_t ldc, const int64_t stridec, const int64_t batch_size);
+void cblas_dgemm_batch_strided64_(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE transa,
+                               const CBLAS_TRANSPOSE transb, const int64_t m, const int64_t n, const int64_t k,
+                               const double alpha, const double *a, const int64_t lda, const int64_t stridea,
+                               const double *b, const int64_t ldb, const int64_t strideb, const double beta,
+                               double *c, const int64_t ldc, const int64_t stridec, const int64_t batch_size);
+void cblas_cgemm_batch_strided64_(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE transa,
+                               const CBLAS_TRANSPOSE transb, const int64_t m, const int64_t n, const int64_t k,
+                               const void *alpha, const void *a, const int64_t lda, const int64_t stridea,
+                               const void *b, const int64_t ldb, const int64_t strideb, const void *beta,
+                               void *c, const int64_t ldc, const int64_t stridec, const int64_t batch_size);
+void cblas_zgemm_batch_strided64_(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE transa,
+                               const CBLAS_TRANSPOSE transb, const int64_t m, const int64_t n, const int64_t k,
+                               const void *alpha, const void *a, const int64_t lda, const int64_t stridea,
+                               const void *b, const int64_t ldb, const int64_t strideb, const void *beta,
+                               void *c, const int64_t ldc, const int64_t stridec, const int64_t batch_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,8 @@
  * Cases: 1 group_count -1; 2 group_size[0] -1; 3 transa[0] 999; 4 m[0] -1; 5 lda[1] 1; 6 ldc[1] 1;
  * 7 k[1] -1; 8 group_size[1] -1; 9 layout 5; 10 transb[1] 999; 11 n[1] -1; 12 ldb[1] 1;
  * 13 group_count 0; 14 every group_size 0; 15 m[0] 3 with lda 2 (bad column-major, fine
- * row-major); strided: 101 batch -1; 102 stridea 1; 103 stridec 1; 104 lda 1; 105 m -1;
+ * row-major); 16 group_size[1] 0 with lda[1] 1; 17 ldc[0] 1 and m[1] -1; 18 group_size[1] 0 with
+ * transa[1] 999; 19 group_size[0] -1 and m[1] -1; 20 group_count -1 and m[0] -1; strided: 101 batch -1; 102 stridea 1; 103 stridec 1; 104 lda 1; 105 m -1;
  * 106 strideb 1. ROW=1: row-major. */
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +39,11 @@ int main(int argc, char** argv) {
     case 13: gc=0; break;
     case 14: gs[0]=0; gs[1]=0; break;
     case 15: lda[0]=2; m[0]=3; break;
+    case 16: gs[1]=0; lda[1]=1; break;
+    case 17: ldc[0]=1; m[1]=-1; break;
+    case 18: gs[1]=0; ta[1]=999; break;
+    case 19: gs[0]=-1; m[1]=-1; break;
+    case 20: gc=-1; m[0]=-1; break;
   }
   printf("case %d\n", cs); fflush(stdout);
   if (cs < 100) cblas_dgemm_batch(lay, ta, tb, m, n, k, al, ap, lda, bp, ldb, be, cp, ldc, gc, gs);

@@ -17,7 +17,7 @@ sed -e 's/long long/int/g' -e 's/cblas_dgemm_batch/scipy_cblas_dgemm_batch/g' -e
 gcc -O1 "$out/ob.c" -o "$out/ob" "$OB/libscipy_openblas.so" -Wl,-rpath,"$OB"
 for lib in mkl ob; do
     echo "== $lib"
-    for c in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 101 102 103 104 105 106; do
+    for c in $(seq 1 20) 101 102 103 104 105 106; do
         MKL_INTERFACE_LAYER=ILP64 "$out/$lib" $c 2>&1 | tr '\n' ' ' || true
         echo
     done

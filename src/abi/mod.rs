@@ -12,6 +12,7 @@
 //!   real cuBLAS: hyblas's GPU kernels where predicted faster, the real function otherwise.
 //! - `boundary.rs`: the `export!` macro every symbol goes through (panics never reach C).
 
+pub mod batch;
 pub mod boundary;
 pub mod cblas;
 pub mod cublas;

@@ -1,0 +1,177 @@
+//! Batched GEMM (`cblas_?gemm_batch`, `cblas_?gemm_batch_strided` and their Fortran forms, after
+//! the ABI's checks): how a batch of independent products runs.
+//!
+//! | step | decision | setting (default) |
+//! | --- | --- | --- |
+//! | 1 | the first product's C in device memory: every product through the one GEMM planner (`plan::gemm::gemm`), one after the other | |
+//! | 2 | two products write the same C: one after the other, in order (what a loop of calls would give) | |
+//! | 3 | small products (at most `HYBLAS_BATCH_SMALL_FLOPS` flops each): many at once, one thread each | `HYBLAS_BATCH_SMALL_FLOPS` (2*96^3) |
+//! | 4 | the others: one after the other, each threaded (the planner's own choice, offload included) | |
+//!
+//! Step 3 is where a batch gains over a loop of calls: a product of a few hundred flops costs
+//! less than waking the pool, so a loop runs it on one thread while the other threads wait; the
+//! batch spreads the products over the threads instead. The trace writes one line per batch.
+
+use crate::config;
+use crate::cpu::level3 as eng;
+use crate::cpu::threads;
+use crate::trace;
+use crate::types::{MatMut, MatRef, Scalar, Trans};
+use once_cell::sync::Lazy;
+use rayon::prelude::*;
+
+/// One product of a batch, column-major (the ABI has mapped row-major calls), checked.
+#[derive(Clone, Copy, Debug)]
+pub struct Product<T> {
+    pub ta: Trans,
+    pub tb: Trans,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub alpha: T,
+    pub a: *const T,
+    pub lda: usize,
+    pub b: *const T,
+    pub ldb: usize,
+    pub beta: T,
+    pub c: *mut T,
+    pub ldc: usize,
+}
+
+// SAFETY: the pointers are the caller's operands, valid for the whole batch call; products that
+// run at once write disjoint C (step 2 runs the others in order).
+unsafe impl<T: Send> Send for Product<T> {}
+unsafe impl<T: Sync> Sync for Product<T> {}
+
+impl<T: Scalar> Product<T> {
+    /// Nothing to compute (reference GEMM's quick return).
+    fn is_empty(&self) -> bool {
+        self.m == 0 || self.n == 0 || ((self.alpha.is_zero() || self.k == 0) && self.beta.is_one())
+    }
+    fn flops(&self) -> f64 {
+        let f = 2.0 * self.m as f64 * self.n as f64 * self.k as f64;
+        if T::IS_COMPLEX {
+            4.0 * f
+        } else {
+            f
+        }
+    }
+    /// Through the one GEMM planner (device memory, offload, threads: as a single call).
+    unsafe fn planned(&self) {
+        let p = self;
+        let i = |v: usize| v as isize;
+        super::gemm::gemm(
+            p.ta,
+            p.tb,
+            i(p.m),
+            i(p.n),
+            i(p.k),
+            p.alpha,
+            p.a,
+            i(p.lda),
+            p.b,
+            i(p.ldb),
+            p.beta,
+            p.c,
+            i(p.ldc),
+        );
+    }
+    /// On the CPU engine, on this thread alone.
+    unsafe fn one_thread(&self) {
+        let p = self;
+        let (av, ca) = MatRef::op(p.a, p.ta, p.m, p.k, p.lda);
+        let (bv, cb) = MatRef::op(p.b, p.tb, p.k, p.n, p.ldb);
+        let cv = MatMut::col_major(p.c, p.m, p.n, p.ldc);
+        eng::gemm::gemm_with(1, p.alpha, av, ca, bv, cb, p.beta, cv);
+    }
+}
+
+/// Whether two products write the same C (step 2: then they run in order). Only the first
+/// elements are compared: products whose C blocks overlap otherwise are outside the API's rules.
+fn outputs_repeat<T>(products: &[&Product<T>]) -> bool {
+    let mut cs: Vec<usize> = products.iter().map(|p| p.c as usize).collect();
+    cs.sort_unstable();
+    cs.windows(2).any(|w| w[0] == w[1])
+}
+
+/// `HYBLAS_BATCH_SMALL_FLOPS`: products of at most this many flops run many at once (step 3).
+pub const SMALL_FLOPS_KEY: &str = "HYBLAS_BATCH_SMALL_FLOPS";
+static SMALL_FLOPS: Lazy<f64> = Lazy::new(|| config::float(SMALL_FLOPS_KEY).unwrap_or(2.0 * 96.0 * 96.0 * 96.0));
+
+/// Run a checked batch (`name`: `dgemm_batch`, for the trace).
+///
+/// # Safety
+/// Every product checked by the ABI (reference GEMM rules); pointers valid for the call.
+pub unsafe fn gemm_batch<T: Scalar>(name: &'static str, products: &[Product<T>]) {
+    let work: Vec<&Product<T>> = products.iter().filter(|p| !p.is_empty()).collect();
+    if work.is_empty() {
+        return;
+    }
+    let start = std::time::Instant::now();
+    // 1. Device memory: the planner per product (a batch is on one side: the first C says).
+    let device = crate::gpu::runtime::is_device_pointer(work[0].c as *const std::ffi::c_void);
+    // 2. Outputs written twice: in order.
+    let shared_c = outputs_repeat(&work);
+    let (small, large): (Vec<&Product<T>>, Vec<&Product<T>>) = if device || shared_c {
+        (Vec::new(), work.clone())
+    } else {
+        work.iter().partition(|p| p.flops() <= *SMALL_FLOPS)
+    };
+    // 3. Small products, many at once on the pool's threads.
+    let threads = threads::nthreads();
+    if !small.is_empty() {
+        if threads <= 1 || small.len() == 1 {
+            small.iter().for_each(|p| p.one_thread());
+        } else {
+            threads::install(threads, || small.par_iter().for_each(|p| p.one_thread()));
+        }
+    }
+    // 4. The rest, one after the other.
+    for p in &large {
+        p.planned();
+    }
+    if trace::enabled() {
+        let how = if device {
+            "device memory: each product through the GEMM planner".to_string()
+        } else if shared_c {
+            "outputs repeat: one product after the other".to_string()
+        } else {
+            format!("{} small products at once on {threads} threads, {} one after the other", small.len(), large.len())
+        };
+        let shape = format!("products={} run={} ({how})", products.len(), work.len());
+        let engine = if device { "gpu" } else { "cpu" };
+        trace::line(name, &shape, engine, threads, start.elapsed().as_secs_f64());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn product(c: usize) -> Product<f64> {
+        let p = std::ptr::null::<f64>();
+        Product {
+            ta: Trans::No,
+            tb: Trans::No,
+            m: 1,
+            n: 1,
+            k: 1,
+            alpha: 1.0,
+            a: p,
+            lda: 1,
+            b: p,
+            ldb: 1,
+            beta: 1.0,
+            c: c as *mut f64,
+            ldc: 1,
+        }
+    }
+
+    #[test]
+    fn repeated_outputs_are_found() {
+        let (a, b, c) = (product(8), product(16), product(8));
+        assert!(!outputs_repeat(&[&a, &b]));
+        assert!(outputs_repeat(&[&a, &b, &c]));
+        assert!(!outputs_repeat::<f64>(&[]));
+    }
+}
