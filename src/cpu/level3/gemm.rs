@@ -98,46 +98,6 @@ pub unsafe fn gemm<T: Scalar>(alpha: T, a: MatRef<T>, conj_a: bool, b: MatRef<T>
     gemm_with(t, alpha, a, conj_a, b, conj_b, beta, c)
 }
 
-/// `HYBLAS_GEMM_SMALL_MNK`: products of at most this many m*n*k (and m <= [`SMALL_ROWS`]) run
-/// as plain loops ([`small`]) instead of packed kernels.
-static SMALL_MNK: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMM_SMALL_MNK", 8 * 8 * 8));
-/// The longest column [`small`] accumulates (its stack buffer).
-const SMALL_ROWS: usize = 64;
-
-/// C := alpha*op(A)*op(B) + beta*C as loops: each column of C accumulated in a buffer (a
-/// unit-stride column of A streams through it), then scaled once. beta == 0 writes C without
-/// reading it.
-///
-/// # Safety
-/// As [`gemm`]; m <= [`SMALL_ROWS`].
-unsafe fn small<T: Scalar>(alpha: T, a: MatRef<T>, conj_a: bool, b: MatRef<T>, conj_b: bool, beta: T, c: MatMut<T>) {
-    let (m, n, k) = (c.rows, c.cols, a.cols);
-    let mut acc = [T::zero(); SMALL_ROWS];
-    let acc = &mut acc[..m];
-    let cj = |x: T, on: bool| if on { x.conj() } else { x };
-    for j in 0..n {
-        acc.iter_mut().for_each(|x| *x = T::zero());
-        for l in 0..k {
-            let blj = cj(*b.ptr.offset(l as isize * b.rs + j as isize * b.cs), conj_b);
-            let col = a.ptr.offset(l as isize * a.cs);
-            if a.rs == 1 && !conj_a {
-                let col = std::slice::from_raw_parts(col, m);
-                for (x, &ail) in acc.iter_mut().zip(col) {
-                    *x += ail * blj;
-                }
-            } else {
-                for (i, x) in acc.iter_mut().enumerate() {
-                    *x += cj(*col.offset(i as isize * a.rs), conj_a) * blj;
-                }
-            }
-        }
-        for (i, &x) in acc.iter().enumerate() {
-            let p = c.ptr.offset(i as isize * c.rs + j as isize * c.cs);
-            *p = if beta.is_zero() { alpha * x } else { alpha * x + beta * *p };
-        }
-    }
-}
-
 /// [`gemm`] on exactly `t` threads (1: on the caller's thread).
 ///
 /// # Safety
@@ -160,11 +120,6 @@ pub unsafe fn gemm_with<T: Scalar>(
     }
     if k == 0 || alpha.is_zero() {
         return scale(beta, c);
-    }
-    // Tiny products: packing and the kernels' set-up cost more than the arithmetic (n = 4 took
-    // 320 ns against OpenBLAS's 30), so they run as plain loops over the views.
-    if m * n * k <= *SMALL_MNK && m <= SMALL_ROWS {
-        return small(alpha, a, conj_a, b, conj_b, beta, c);
     }
 
     // hyblas's own kernels (AVX-512): packing absorbs conjugation and transposition.
