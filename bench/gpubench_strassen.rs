@@ -576,7 +576,6 @@ fn explain<T: Scalar>(ex: &Exec, t: &Timer, n: usize) -> Result<(), String> {
             DMat { ptr: c.ptr, ld: n as i64 },
             1,
         )
-        .map(|_| ())
     })?;
     let gbs = |us: f64, units: f64| units * (h * h * es) as f64 / (us * 1e-6) / 1e9;
     println!(

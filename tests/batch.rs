@@ -384,6 +384,29 @@ fn products_sharing_an_output_run_in_order() {
     assert!(same_bits(&got, &want), "shared C: {got:?} vs {want:?}");
 }
 
+/// `count` single `cblas_?gemm` calls: product p reads A at `p * stride_a` (stride 0: one A for
+/// all), B at `p * stride_b` and writes C at `p * stride_c`; each operand with its leading
+/// dimension.
+#[allow(clippy::too_many_arguments)]
+fn reference_loop<T: Prec>(
+    layout: c_int,
+    ta: c_int,
+    tb: c_int,
+    (m, n, k): (usize, usize, usize),
+    alpha: T,
+    (a, sa, lda): (&[T], usize, usize),
+    (b, sb, ldb): (&[T], usize, usize),
+    beta: T,
+    (c, sc, ldc): (&mut [T], usize, usize),
+    count: usize,
+) {
+    let i = |v: usize| v as c_int;
+    for p in 0..count {
+        let (ap, bp, cp) = (a[p * sa..].as_ptr(), b[p * sb..].as_ptr(), c[p * sc..].as_mut_ptr());
+        unsafe { T::single(layout, ta, tb, i(m), i(n), i(k), alpha, ap, i(lda), bp, i(ldb), beta, cp, i(ldc)) };
+    }
+}
+
 #[test]
 fn ilp64_fortran_and_strided_forms() {
     let mut rng = Rng::new(21);
@@ -392,26 +415,7 @@ fn ilp64_fortran_and_strided_forms() {
     let b: Vec<f64> = rng.vec(k * n * count);
     let c0: Vec<f64> = rng.vec(m * n * count);
     let mut want = c0.clone();
-    for p in 0..count {
-        unsafe {
-            cblas_dgemm(
-                COL,
-                N,
-                T,
-                m as c_int,
-                n as c_int,
-                k as c_int,
-                1.5,
-                a[p * m * k..].as_ptr(),
-                m as c_int,
-                b[p * k * n..].as_ptr(),
-                n as c_int,
-                -0.5,
-                want[p * m * n..].as_mut_ptr(),
-                m as c_int,
-            )
-        };
-    }
+    reference_loop(COL, N, T, (m, n, k), 1.5, (&a, m * k, m), (&b, k * n, n), -0.5, (&mut want, m * n, m), count);
     let ap: Vec<*const f64> = (0..count).map(|p| a[p * m * k..].as_ptr()).collect();
     let bp: Vec<*const f64> = (0..count).map(|p| b[p * k * n..].as_ptr()).collect();
     // ILP64 CBLAS.
@@ -493,26 +497,7 @@ fn ilp64_fortran_and_strided_forms() {
     let b32: Vec<f32> = rng.vec(k * n * count);
     let c32: Vec<f32> = rng.vec(m * n * count);
     let mut want32 = c32.clone();
-    for p in 0..count {
-        unsafe {
-            cblas_sgemm(
-                COL,
-                N,
-                N,
-                m as c_int,
-                n as c_int,
-                k as c_int,
-                2.0,
-                a32.as_ptr(),
-                m as c_int,
-                b32[p * k * n..].as_ptr(),
-                k as c_int,
-                0.0,
-                want32[p * m * n..].as_mut_ptr(),
-                m as c_int,
-            )
-        };
-    }
+    reference_loop(COL, N, N, (m, n, k), 2.0, (&a32, 0, m), (&b32, k * n, k), 0.0, (&mut want32, m * n, m), count);
     let mut got32 = c32.clone();
     let r = |v: usize| v as i32;
     unsafe {
@@ -543,26 +528,7 @@ fn ilp64_fortran_and_strided_forms() {
     let cz: Vec<C64> = rng.vec(m * n * count);
     let (al, be) = (rng.scalar::<C64>(), rng.scalar::<C64>());
     let mut wantz = cz.clone();
-    for p in 0..count {
-        unsafe {
-            cblas_zgemm(
-                ROW,
-                C,
-                N,
-                m as c_int,
-                n as c_int,
-                k as c_int,
-                &al,
-                az[p * m * k..].as_ptr(),
-                m as c_int,
-                bz[p * k * n..].as_ptr(),
-                n as c_int,
-                &be,
-                wantz[p * m * n..].as_mut_ptr(),
-                n as c_int,
-            )
-        };
-    }
+    reference_loop(ROW, C, N, (m, n, k), al, (&az, m * k, m), (&bz, k * n, n), be, (&mut wantz, m * n, n), count);
     let mut gotz = cz.clone();
     unsafe {
         cblas_zgemm_batch_strided64_(
@@ -589,26 +555,7 @@ fn ilp64_fortran_and_strided_forms() {
     assert_close(&gotz, &wantz, k, "cblas_zgemm_batch_strided64_");
     // Fortran grouped, ILP64, column-major: op(A) = A^H with A stored k x m.
     let mut wantz = cz.clone();
-    for p in 0..count {
-        unsafe {
-            cblas_zgemm(
-                COL,
-                C,
-                N,
-                m as c_int,
-                n as c_int,
-                k as c_int,
-                &al,
-                az[p * m * k..].as_ptr(),
-                k as c_int,
-                bz[p * k * n..].as_ptr(),
-                k as c_int,
-                &be,
-                wantz[p * m * n..].as_mut_ptr(),
-                m as c_int,
-            )
-        };
-    }
+    reference_loop(COL, C, N, (m, n, k), al, (&az, m * k, k), (&bz, k * n, k), be, (&mut wantz, m * n, m), count);
     let mut gotz = cz.clone();
     let azp: Vec<*const C64> = (0..count).map(|p| az[p * m * k..].as_ptr()).collect();
     let bzp: Vec<*const C64> = (0..count).map(|p| bz[p * k * n..].as_ptr()).collect();

@@ -181,12 +181,12 @@ struct Grouped<T, I> {
 }
 
 /// A grouped call past its layout: check everything, then run every product.
-unsafe fn grouped<T: Scalar, I: FInt, R: FInt>(form: Form, g: Grouped<T, I>) {
+unsafe fn grouped<T: Scalar, I: FInt>(form: Form, g: Grouped<T, I>) {
     let row = matches!(form, Form::Cblas(Layout::RowMajor));
     let report = |pos: isize| match form {
-        Form::Cblas(_) if pos == GROUP_SIZE => fortran_report::<R>(&format!("{}gemm_batch", T::PREFIX), pos),
+        Form::Cblas(_) if pos == GROUP_SIZE => fortran_report::<I>(&format!("{}gemm_batch", T::PREFIX), pos),
         Form::Cblas(_) => cblas_report(&format!("cblas_{}gemm_batch", T::PREFIX), pos + 1),
-        Form::Fortran => fortran_report::<R>(&format!("{}gemm_batch", T::PREFIX), pos),
+        Form::Fortran => fortran_report::<I>(&format!("{}gemm_batch", T::PREFIX), pos),
     };
     if g.count < 0 {
         return report(GROUP_COUNT);
@@ -273,7 +273,7 @@ pub unsafe fn cblas_gemm_batch<T: Scalar, I: FInt>(
         count: group_count.to_isize(),
         size: group_size,
     };
-    grouped::<T, I, I>(Form::Cblas(lay), g)
+    grouped::<T, I>(Form::Cblas(lay), g)
 }
 
 /// `?gemm_batch_` (Fortran).
@@ -317,7 +317,7 @@ pub unsafe fn fortran_gemm_batch<T: Scalar, I: FInt>(
         count: gc,
         size: group_size,
     };
-    grouped::<T, I, I>(Form::Fortran, g)
+    grouped::<T, I>(Form::Fortran, g)
 }
 
 /// A strided call's scalars and pointers (the integers already read).
@@ -341,13 +341,14 @@ struct Strided<T> {
     batch: isize,
 }
 
-unsafe fn strided<T: Scalar, R: FInt>(form: Form, s: Strided<T>) {
+/// `I`: the call's integer type (which Fortran `xerbla` hears of an error).
+unsafe fn strided<T: Scalar, I: FInt>(form: Form, s: Strided<T>) {
     let row = matches!(form, Form::Cblas(Layout::RowMajor));
     let g = GroupArgs { ta: s.ta, tb: s.tb, m: s.m, n: s.n, k: s.k, lda: s.lda, ldb: s.ldb, ldc: s.ldc };
     if let Some(pos) = strided_error(row, &g, s.stridec, s.batch) {
         return match form {
             Form::Cblas(_) => cblas_report(&format!("cblas_{}gemm_batch_strided", T::PREFIX), pos + 1),
-            Form::Fortran => fortran_report::<R>(&format!("{}gemm_batch_strided", T::PREFIX), pos),
+            Form::Fortran => fortran_report::<I>(&format!("{}gemm_batch_strided", T::PREFIX), pos),
         };
     }
     let (ta, tb) = (s.ta.unwrap_or(Trans::No), s.tb.unwrap_or(Trans::No));

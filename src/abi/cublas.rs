@@ -689,10 +689,7 @@ unsafe fn gemm<T: Scalar, I: Int>(
                     let (am, bm) = (DMat { ptr: a as u64, ld: la }, DMat { ptr: b as u64, ld: lb });
                     let vector = gpu::splitk::vector_loads::<T>(ta, tb, mm, nn, am, bm);
                     let (d, sk) = gemm_plan::splitk_model::<T>(rt, ta, tb, mm, nn, kk, vector);
-                    *why.borrow_mut() = match (w, sk) {
-                        (Some(w), Some(sk)) => Some(format!("{w}; {sk}")),
-                        (w, sk) => w.or(sk),
-                    };
+                    *why.borrow_mut() = gemm_plan::join_why(w, sk);
                     d
                 }
                 Err(_) => gemm_plan::gemm_no_runtime(),
@@ -707,7 +704,7 @@ unsafe fn gemm<T: Scalar, I: Int>(
                 let (Some(al), Some(be)) = (cx.input(alpha).host(), cx.input(beta).host()) else {
                     return Err(GpuError::Unsupported("Strassen with device scalars"));
                 };
-                return gpu::strassen::run::<T>(ex, ta, tb, mm, nn, kk, al, am, bm, be, cm, levels).map(|_| ());
+                return gpu::strassen::run::<T>(ex, ta, tb, mm, nn, kk, al, am, bm, be, cm, levels);
             }
             let red = gemm_plan::reduction(cx.atomics);
             gpu::splitk::gemm::<T>(ex, ta, tb, mm, nn, kk, cx.input(alpha), am, bm, cx.input(beta), cm, red)

@@ -237,14 +237,12 @@ fn level<T: Scalar, O: Ops<T>>(ops: &mut O, g: Gemm<T>, levels: u32, work: Blk) 
 
 /// The schedule's operations on device memory, on `ex`'s stream: products by the real cuBLAS
 /// GEMM (a handle of hyblas's own bound to the stream, host scalars; `vendor_calls`), additions
-/// by kernels/strassen.cu. Counts what it enqueued (the benchmark and the tests report it).
+/// by kernels/strassen.cu.
 pub struct Device<'a> {
     ex: &'a Exec<'a>,
     add: Function,
     scale: Function,
     combine: Function,
-    pub products: usize,
-    pub passes: usize,
 }
 
 /// Threads per block of the addition kernels, and elements per thread (`STR_U`).
@@ -277,18 +275,10 @@ impl<'a> Device<'a> {
             return Err(GpuError::Unsupported("Strassen-Winograd runs real GEMMs only"));
         }
         let f = |name| ex.function::<T>(Family::Strassen, name);
-        Ok(Device {
-            ex,
-            add: f("mat_add")?,
-            scale: f("mat_scale")?,
-            combine: f("strassen_combine")?,
-            products: 0,
-            passes: 0,
-        })
+        Ok(Device { ex, add: f("mat_add")?, scale: f("mat_scale")?, combine: f("strassen_combine")? })
     }
 
-    fn pass(&mut self, f: Function, rows: usize, cols: usize, args: &mut Args) -> super::Result<()> {
-        self.passes += 1;
+    fn pass(&self, f: Function, rows: usize, cols: usize, args: &mut Args) -> super::Result<()> {
         f.launch(add_launch(rows, cols), self.ex.stream, args)
     }
 }
@@ -308,7 +298,6 @@ impl<T: Scalar> Ops<T> for Device<'_> {
         beta: T,
         c: Blk,
     ) -> super::Result<()> {
-        self.products += 1;
         let (m, n, k) = (m as i64, n as i64, k as i64);
         super::vendor_calls::vendor_gemm::<T>(
             self.ex,
@@ -348,13 +337,6 @@ impl<T: Scalar> Ops<T> for Device<'_> {
     }
 }
 
-/// What [`run`] enqueued: cuBLAS products and addition passes.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Counts {
-    pub products: usize,
-    pub passes: usize,
-}
-
 /// `C := alpha*op(A)*op(B) + beta*C` on device memory by Strassen-Winograd at `levels` levels,
 /// enqueued on `ex`'s stream (the caller waits). Real precisions; a conjugate transpose is a
 /// transpose. The temporaries come from the stream's workspace (`StreamScratch::workspace`,
@@ -375,7 +357,7 @@ pub fn run<T: Scalar>(
     beta: T,
     c: DMat,
     levels: u32,
-) -> super::Result<Counts> {
+) -> super::Result<()> {
     let mut dev = Device::new::<T>(ex)?;
     if !super::vendor::present() {
         return Err(GpuError::Unavailable("no real cuBLAS for Strassen's products".into()));
@@ -389,7 +371,7 @@ pub fn run<T: Scalar>(
     let g = Gemm { ta: ta != Trans::No, tb: tb != Trans::No, m, n, k, alpha, a: blk(a), b: blk(b), beta, c: blk(c) };
     gemm(&mut dev, g, levels, Blk { ptr: work, ld: 1 })?;
     RUNS.with(|r| r.set(r.get() + 1));
-    Ok(Counts { products: dev.products, passes: dev.passes })
+    Ok(())
 }
 
 thread_local! {
@@ -639,9 +621,8 @@ pub fn calibrate(rt: &'static super::Runtime) -> super::Result<Vec<String>> {
     use super::driver::{check, sys};
     let nmax = *TUNE_SIZES.last().unwrap();
     let bytes = nmax * nmax * 8;
-    let bufs = [0; 3].map(|_| super::DeviceBuffer::new(bytes));
-    let [a, b, c] = bufs;
-    let (a, b, c) = (a?, b?, c?);
+    let new = || super::DeviceBuffer::new(bytes);
+    let (a, b, c) = (new()?, new()?, new()?);
     let ex = Exec::own(rt);
     // Random operands of the precision timed: an H200 runs DGEMM on constant data at up to a
     // third more FLOP/s than on random data (less switching, less power; `hyblas tune

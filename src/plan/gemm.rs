@@ -408,15 +408,12 @@ pub fn device_gemm<T: Scalar>(
         }
         let vector = gpu::splitk::vector_loads::<T>(ta, tb, m, n, a, b);
         let (d, w) = splitk_model::<T>(ex.rt, ta, tb, m, n, k, vector);
-        why = match (why.take(), w) {
-            (Some(s), Some(w)) => Some(format!("{s}; {w}")),
-            (s, w) => s.or(w),
-        };
+        why = join_why(why.take(), w);
         d
     });
     let mut declined = None;
     if let Route::Strassen(levels) = decision.route {
-        let run = || gpu::strassen::run::<T>(ex, ta, tb, m, n, k, alpha, a, b, beta, c, levels).map(|_| ());
+        let run = || gpu::strassen::run::<T>(ex, ta, tb, m, n, k, alpha, a, b, beta, c, levels);
         match gpu::loader::routed(decision.forced_hyblas() || !gpu::vendor::present(), run) {
             Ok(()) => return Ok(DeviceGemm { decision, declined, why }),
             Err(e) => declined = Some(e),
@@ -633,6 +630,14 @@ pub fn strassen_step<T: Scalar>(
             }
             None
         }
+    }
+}
+
+/// The trace's account of two model steps (Strassen's, then split-k's), either possibly absent.
+pub fn join_why(first: Option<String>, then: Option<String>) -> Option<String> {
+    match (first, then) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
     }
 }
 
