@@ -22,14 +22,40 @@ extern "C" {
         c: *mut f64,
         ldc: i32,
     );
+    fn cblas_dgemm_batch_strided(
+        l: i32,
+        ta: i32,
+        tb: i32,
+        m: i32,
+        n: i32,
+        k: i32,
+        al: f64,
+        a: *const f64,
+        lda: i32,
+        sa: i32,
+        b: *const f64,
+        ldb: i32,
+        sb: i32,
+        be: f64,
+        c: *mut f64,
+        ldc: i32,
+        sc: i32,
+        count: i32,
+    );
 }
 
 fn main() {
-    for n in [4usize, 8, 16, 32] {
+    // Sizes from the command line (`-- 4` for a profile of one), else 4, 8, 16, 32.
+    let mut sizes: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    if sizes.is_empty() {
+        sizes = vec![4, 8, 16, 32];
+    }
+    for n in sizes {
         let a = vec![0.5f64; n * n];
         let b = vec![0.25f64; n * n];
         let mut c = vec![0.0f64; n * n];
-        let reps = 200_000 / n;
+        // BATCH_ONLY=1: time the batch alone (for a profile of it).
+        let reps = if std::env::var_os("BATCH_ONLY").is_some() { 0 } else { 2_000_000 / n };
         let t = Instant::now();
         for _ in 0..reps {
             unsafe {
@@ -48,6 +74,47 @@ fn main() {
             };
         }
         let whole = t.elapsed().as_secs_f64() / reps as f64;
-        println!("n={n}: engine {:.0} ns, cblas_dgemm {:.0} ns per call", engine * 1e9, whole * 1e9);
+        // The same products as one strided batch of 10^4 (fresh operands each).
+        let count: usize = std::env::var("COUNT").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
+        let (ab, bb) = (vec![0.5f64; n * n * count], vec![0.25f64; n * n * count]);
+        let mut cb = vec![0.0f64; n * n * count];
+        let (ni, s) = (n as i32, (n * n) as i32);
+        let rounds = (2_000_000 / n / count).max(5);
+        let mut t = Instant::now();
+        for r in 0..=rounds {
+            if r == 1 {
+                // The first round touched C's fresh pages: not timed.
+                t = Instant::now();
+            }
+            unsafe {
+                cblas_dgemm_batch_strided(
+                    102,
+                    111,
+                    111,
+                    ni,
+                    ni,
+                    ni,
+                    1.0,
+                    ab.as_ptr(),
+                    ni,
+                    s,
+                    bb.as_ptr(),
+                    ni,
+                    s,
+                    0.0,
+                    cb.as_mut_ptr(),
+                    ni,
+                    s,
+                    count as i32,
+                )
+            };
+        }
+        let batch = t.elapsed().as_secs_f64() / (rounds * count) as f64;
+        println!(
+            "n={n}: engine {:.0} ns, cblas_dgemm {:.0} ns, in a strided batch {:.0} ns per product",
+            engine * 1e9,
+            whole * 1e9,
+            batch * 1e9
+        );
     }
 }

@@ -554,7 +554,9 @@ static MODELS: [once_cell::sync::OnceCell<parking_lot::RwLock<std::sync::Arc<Mod
 /// present, are the built-in Hopper model.
 const SHIPPED_SM90: &str = include_str!("../../kernels/recipes/sm90.txt");
 
-fn model_for(p: &super::runtime::DeviceProps) -> Model {
+/// The model of a device with these properties: built in, the shipped Hopper numbers, then a
+/// tuned recipe file where one exists.
+pub fn model_for(p: &super::runtime::DeviceProps) -> Model {
     let mut m = Model::builtin(p);
     if p.cc == (9, 0) {
         m = m.with_lines(SHIPPED_SM90, "shipped sm90");

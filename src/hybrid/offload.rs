@@ -2188,6 +2188,27 @@ pub fn measure_transfers_with(rt: &Runtime, bytes: usize, copier: Copier) -> Res
 mod tests {
     use super::*;
 
+    /// The GPU side's GEMMs are C tiles of at most 2048 x 2048 (any k), and the Strassen model
+    /// (seed 003) picks no level for them on an H200 up to k = 65536: one level at n = 2048 ran
+    /// at 0.73-0.77x cuBLAS (issue 47, `bench/results/nvidia-h200-sm90-strassen.csv`). So the
+    /// tiles stay on cuBLAS and the pipeline has no Strassen route. (Its one pick is SGEMM tiles
+    /// at k around 131072, by 5.3% against the 5% it asks, a rate it extrapolates from square
+    /// products; not built.) Should the tiles grow or the model change, this fails: then the
+    /// route is worth building.
+    #[test]
+    fn offload_tiles_are_too_small_for_strassen() {
+        let model = crate::gpu::strassen::model_for(&crate::gpu::runtime::DeviceProps::h200());
+        for es in [4, 8] {
+            for (m, n) in [(1024, 1024), (4096, 4096), (16384, 16384), (65536, 65536), (2048, 65536), (65536, 3000)] {
+                for k in [256, 2048, 16384, 32768, 65536] {
+                    let (mt, nt) = tile_for(m, n, k, es);
+                    let p = model.choose(es, mt, nt, k, true);
+                    assert_eq!(p.levels, 0, "es={es} {m}x{n}x{k}: tile {mt}x{nt} {p:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn pieces_cover_the_block_once() {
         for &(w, h, e, piece) in &[

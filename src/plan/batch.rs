@@ -48,6 +48,10 @@ impl<T: Scalar> Product<T> {
     fn is_empty(&self) -> bool {
         self.m == 0 || self.n == 0 || ((self.alpha.is_zero() || self.k == 0) && self.beta.is_one())
     }
+    /// Step 3's: something to compute, at most `HYBLAS_BATCH_SMALL_FLOPS`.
+    fn is_small(&self) -> bool {
+        !self.is_empty() && self.flops() <= *SMALL_FLOPS
+    }
     fn flops(&self) -> f64 {
         let f = 2.0 * self.m as f64 * self.n as f64 * self.k as f64;
         if T::IS_COMPLEX {
@@ -76,20 +80,44 @@ impl<T: Scalar> Product<T> {
             i(p.ldc),
         );
     }
-    /// On the CPU engine, on this thread alone.
-    unsafe fn one_thread(&self) {
+    /// The operands as the CPU engine takes them.
+    fn views(&self) -> (MatRef<T>, bool, MatRef<T>, bool, MatMut<T>) {
         let p = self;
         let (av, ca) = MatRef::op(p.a, p.ta, p.m, p.k, p.lda);
         let (bv, cb) = MatRef::op(p.b, p.tb, p.k, p.n, p.ldb);
-        let cv = MatMut::col_major(p.c, p.m, p.n, p.ldc);
-        eng::gemm::gemm_with(1, p.alpha, av, ca, bv, cb, p.beta, cv);
+        (av, ca, bv, cb, MatMut::col_major(p.c, p.m, p.n, p.ldc))
+    }
+    /// What products of one set-up share: transposes and sizes.
+    fn shape(&self) -> Shape {
+        (self.ta, self.tb, self.m, self.n, self.k)
     }
 }
 
+/// Run the small ones of `products` (step 3's) one after the other on this thread, each shape
+/// set up once for the run of products that share it (a group's products come in a row).
+unsafe fn one_thread<T: Scalar>(products: &[Product<T>]) {
+    let mut last: Option<(Shape, eng::gemm::OneThread<T>)> = None;
+    for p in products.iter().filter(|p| p.is_small()) {
+        let (av, ca, bv, cb, cv) = p.views();
+        let eng = match &last {
+            Some((shape, e)) if *shape == p.shape() => e,
+            _ => &last.insert((p.shape(), eng::gemm::OneThread::new(p.m, p.n, p.k, bv.rs, cb))).1,
+        };
+        eng.gemm(p.alpha, av, ca, bv, cb, p.beta, cv);
+    }
+}
+
+/// Products per piece of work a thread claims in step 3: enough that claiming costs little next
+/// to the products, few enough that the threads finish together.
+const SMALL_CHUNK: usize = 64;
+
+/// Transposes and sizes: what the products of one engine set-up share.
+type Shape = (Trans, Trans, usize, usize, usize);
+
 /// Whether two products write the same C (step 2: then they run in order). Only the first
 /// elements are compared: products whose C blocks overlap otherwise are outside the API's rules.
-fn outputs_repeat<T>(products: &[&Product<T>]) -> bool {
-    let mut cs: Vec<usize> = products.iter().map(|p| p.c as usize).collect();
+fn outputs_repeat<T: Scalar>(products: &[Product<T>]) -> bool {
+    let mut cs: Vec<usize> = products.iter().filter(|p| !p.is_empty()).map(|p| p.c as usize).collect();
     cs.sort_unstable();
     cs.windows(2).any(|w| w[0] == w[1])
 }
@@ -103,42 +131,37 @@ static SMALL_FLOPS: Lazy<f64> = Lazy::new(|| config::float(SMALL_FLOPS_KEY).unwr
 /// # Safety
 /// Every product checked by the ABI (reference GEMM rules); pointers valid for the call.
 pub unsafe fn gemm_batch<T: Scalar>(name: &'static str, products: &[Product<T>]) {
-    let work: Vec<&Product<T>> = products.iter().filter(|p| !p.is_empty()).collect();
-    if work.is_empty() {
-        return;
-    }
+    let Some(first) = products.iter().find(|p| !p.is_empty()) else { return };
     let start = std::time::Instant::now();
     // 1. Device memory: the planner per product (a batch is on one side: the first C says).
-    let device = crate::gpu::runtime::is_device_pointer(work[0].c as *const std::ffi::c_void);
+    let device = crate::gpu::runtime::is_device_pointer(first.c as *const std::ffi::c_void);
     // 2. Outputs written twice: in order.
-    let shared_c = outputs_repeat(&work);
-    let (small, large): (Vec<&Product<T>>, Vec<&Product<T>>) = if device || shared_c {
-        (Vec::new(), work.clone())
-    } else {
-        work.iter().partition(|p| p.flops() <= *SMALL_FLOPS)
-    };
-    // 3. Small products, many at once on the pool's threads.
+    let in_order = device || outputs_repeat(products);
     let threads = threads::nthreads();
-    if !small.is_empty() {
-        if threads <= 1 || small.len() == 1 {
-            small.iter().for_each(|p| p.one_thread());
+    let small = if in_order { 0 } else { products.iter().filter(|p| p.is_small()).count() };
+    // 3. Small products, many at once on the pool's threads.
+    if small > 0 {
+        if threads <= 1 || small == 1 {
+            one_thread(products);
         } else {
-            threads::install(threads, || small.par_iter().for_each(|p| p.one_thread()));
+            let chunk = products.len().div_ceil(4 * threads).clamp(1, SMALL_CHUNK);
+            threads::install(threads, || products.par_chunks(chunk).for_each(|c| one_thread(c)));
         }
     }
     // 4. The rest, one after the other.
-    for p in &large {
+    for p in products.iter().filter(|p| !p.is_empty() && (in_order || !p.is_small())) {
         p.planned();
     }
     if trace::enabled() {
+        let run = products.iter().filter(|p| !p.is_empty()).count();
         let how = if device {
             "device memory: each product through the GEMM planner".to_string()
-        } else if shared_c {
+        } else if in_order {
             "outputs repeat: one product after the other".to_string()
         } else {
-            format!("{} small products at once on {threads} threads, {} one after the other", small.len(), large.len())
+            format!("{small} small products at once on {threads} threads, {} one after the other", run - small)
         };
-        let shape = format!("products={} run={} ({how})", products.len(), work.len());
+        let shape = format!("products={} run={run} ({how})", products.len());
         let engine = if device { "gpu" } else { "cpu" };
         trace::line(name, &shape, engine, threads, start.elapsed().as_secs_f64());
     }
@@ -170,8 +193,11 @@ mod tests {
     #[test]
     fn repeated_outputs_are_found() {
         let (a, b, c) = (product(8), product(16), product(8));
-        assert!(!outputs_repeat(&[&a, &b]));
-        assert!(outputs_repeat(&[&a, &b, &c]));
+        assert!(!outputs_repeat(&[a, b]));
+        assert!(outputs_repeat(&[a, b, c]));
         assert!(!outputs_repeat::<f64>(&[]));
+        // A product with nothing to compute writes nothing.
+        let empty = Product { m: 0, ..c };
+        assert!(!outputs_repeat(&[a, b, empty]));
     }
 }

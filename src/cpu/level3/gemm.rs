@@ -149,6 +149,33 @@ pub unsafe fn gemm_with<T: Scalar>(
     gemm_on_grid(t, grid(t, m, n), alpha, a, b, beta, c)
 }
 
+/// Products of one shape, each on the caller's thread, set up once (a batch's group): the own
+/// kernels' one-block path (`packed::Small`) where it applies, else [`gemm_with`] on one
+/// thread. Either way the bits of [`gemm_with`]`(1, ..)`.
+#[derive(Clone, Copy)]
+pub struct OneThread<T> {
+    small: Option<super::packed::Small<T>>,
+}
+
+impl<T: Scalar> OneThread<T> {
+    /// For m x n x k products whose op(B) has row stride `b_rs`, conjugated or not.
+    pub fn new(m: usize, n: usize, k: usize, b_rs: isize, conj_b: bool) -> Self {
+        OneThread { small: if m > 0 && n > 0 { super::packed::Small::new(m, n, k, b_rs, conj_b) } else { None } }
+    }
+
+    /// One product of the shape.
+    ///
+    /// # Safety
+    /// As [`gemm`]; the views have the shape and B's row stride given to [`OneThread::new`].
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn gemm(&self, alpha: T, a: MatRef<T>, ca: bool, b: MatRef<T>, cb: bool, beta: T, c: MatMut<T>) {
+        match &self.small {
+            Some(s) if !alpha.is_zero() => s.product(alpha, a, ca, b, cb, beta, c),
+            _ => gemm_with(1, alpha, a, ca, b, cb, beta, c),
+        }
+    }
+}
+
 /// Fewest rows (columns) of C in one part: a narrower part spends too much of its time
 /// reading the other operand.
 const MIN_PART_ROWS: usize = 32;

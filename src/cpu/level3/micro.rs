@@ -184,6 +184,58 @@ pub struct Micro<T> {
     /// spreads to the rows the reference's substitution takes it to, and the zero blocks
     /// are skipped: 2/3 of a full tile's FMAs at MV = 3.
     pub tri: [Kernel<T>; 2],
+    /// Tiles of one and two vectors' rows (MR/3 and 2MR/3: 8 and 16 for f64), packed and
+    /// direct, for products too short for MR rows (see [`Micro::for_rows`]).
+    pub short: [(usize, Kernel<T>, Kernel<T>); 2],
+    /// Tile kernels with A, B and C where they lie, of one, two and three vectors' rows (MR/3,
+    /// 2MR/3, MR), for products too small to pack (`packed::Small`).
+    pub tiny: [(usize, Tiny<T>); 3],
+}
+
+/// A tile of C (h x w, h <= the kernel's rows, w <= NR) := alpha * A B + beta * C with every
+/// operand where it lies: A column-major (op(A)'s column p at `a + p*lda`), B(p, j) at
+/// `b + p*rsb + j*csb`, C's columns `cs` apart; strides in elements. beta == 0 does not read C.
+pub type Tiny<T> = unsafe fn(
+    k: usize,
+    a: *const T,
+    lda: isize,
+    b: *const T,
+    rsb: isize,
+    csb: isize,
+    c: *mut T,
+    cs: isize,
+    h: usize,
+    w: usize,
+    alpha: T,
+    beta: T,
+);
+
+impl<T> Micro<T> {
+    /// The kernel whose tiles fit m rows best: the fewest rows computed (a 4-row DGEMM wastes
+    /// 20 of a 24-row tile's rows, a 32-row one 16 of two tiles'), the widest tile on a tie.
+    /// Every tile sums each element of C over k in the same order, so the bits do not change.
+    pub fn for_rows(self, m: usize) -> Micro<T> {
+        let padded = |mr: usize| m.div_ceil(mr) * mr;
+        let mut best = self;
+        for &(mr, kernel, direct) in self.short.iter().rev() {
+            if padded(mr) < padded(best.mr) {
+                best = Micro { mr, kernel, direct, ..self };
+            }
+        }
+        best
+    }
+
+    /// The tiny kernel for m rows, by the rule of [`Micro::for_rows`].
+    pub fn tiny_for(&self, m: usize) -> (usize, Tiny<T>) {
+        let padded = |mr: usize| m.div_ceil(mr) * mr;
+        let mut best = self.tiny[2];
+        for &t in self.tiny[..2].iter().rev() {
+            if padded(t.0) < padded(best.0) {
+                best = t;
+            }
+        }
+        best
+    }
 }
 
 impl<T> Clone for Micro<T> {
@@ -215,16 +267,40 @@ pub fn micro<T: Scalar>() -> Option<Micro<T>> {
                 ]
             };
         }
-        let (mr, nr, f) = match T::PREFIX {
-            'd' => (24, 8, four!(kernel_d, f64)),
-            's' => (48, 8, four!(kernel_s, f32)),
-            'z' => (12, 4, four!(kernel_z, Complex64)),
-            'c' => (24, 4, four!(kernel_c, Complex32)),
+        macro_rules! two {
+            ($k:ident, $t:ty) => {
+                [$k::<true, 0> as Kernel<$t> as *const (), $k::<false, 0> as Kernel<$t> as _]
+            };
+        }
+        let (mr, nr, f, f1, f2) = match T::PREFIX {
+            'd' => (24, 8, four!(kernel_d, f64), two!(kernel_d1, f64), two!(kernel_d2, f64)),
+            's' => (48, 8, four!(kernel_s, f32), two!(kernel_s1, f32), two!(kernel_s2, f32)),
+            'z' => (12, 4, four!(kernel_z, Complex64), two!(kernel_z1, Complex64), two!(kernel_z2, Complex64)),
+            'c' => (24, 4, four!(kernel_c, Complex32), two!(kernel_c1, Complex32), two!(kernel_c2, Complex32)),
             _ => return None,
         };
         // SAFETY: PREFIX names the type (types.rs): the functions above take exactly T.
-        let [kernel, direct, lower, upper] = f.map(|f| unsafe { std::mem::transmute::<*const (), Kernel<T>>(f) });
-        Some(Micro { mr, nr, kernel, direct, tri: [lower, upper] })
+        let cast = |f: *const ()| unsafe { std::mem::transmute::<*const (), Kernel<T>>(f) };
+        let [kernel, direct, lower, upper] = f.map(cast);
+        let short = [(mr / 3, cast(f1[0]), cast(f1[1])), (2 * mr / 3, cast(f2[0]), cast(f2[1]))];
+        let t = match T::PREFIX {
+            'd' => [tiny_d1 as Tiny<f64> as *const (), tiny_d2 as Tiny<f64> as _, tiny_d3 as Tiny<f64> as _],
+            's' => [tiny_s1 as Tiny<f32> as *const (), tiny_s2 as Tiny<f32> as _, tiny_s3 as Tiny<f32> as _],
+            'z' => [
+                tiny_z1 as Tiny<Complex64> as *const (),
+                tiny_z2 as Tiny<Complex64> as _,
+                tiny_z3 as Tiny<Complex64> as _,
+            ],
+            _ => [
+                tiny_c1 as Tiny<Complex32> as *const (),
+                tiny_c2 as Tiny<Complex32> as _,
+                tiny_c3 as Tiny<Complex32> as _,
+            ],
+        };
+        // SAFETY: as above.
+        let tcast = |f: *const ()| unsafe { std::mem::transmute::<*const (), Tiny<T>>(f) };
+        let tiny = [(mr / 3, tcast(t[0])), (2 * mr / 3, tcast(t[1])), (mr, tcast(t[2]))];
+        Some(Micro { mr, nr, kernel, direct, tri: [lower, upper], short, tiny })
     }
     #[cfg(not(target_arch = "x86_64"))]
     None
@@ -363,6 +439,24 @@ unsafe fn body<V: Vector, const CPLX: bool, const MV: usize, const NC: usize, co
         step!();
     }
 
+    store::<V, CPLX, MV, NC>(&acc, c, cs, h, w, alpha, beta, beta_zero)
+}
+
+/// C's tile := alpha * acc + beta * C (beta_zero: C not read), rows past h and columns past w
+/// left alone: the kernels' one epilogue, so every kernel gives an element the same bits.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn store<V: Vector, const CPLX: bool, const MV: usize, const NC: usize>(
+    acc: &[[V; NC]; MV],
+    c: *mut V::R,
+    cs: isize,
+    h: usize,
+    w: usize,
+    alpha: (V::R, V::R),
+    beta: (V::R, V::R),
+    beta_zero: bool,
+) {
+    let l = V::LANES;
     // Lanes of C's column held by vector v (rows past h are not written).
     let hr = if CPLX { 2 * h } else { h };
     let lanes = |v: usize| hr.saturating_sub(v * l).min(l);
@@ -404,6 +498,51 @@ unsafe fn body<V: Vector, const CPLX: bool, const MV: usize, const NC: usize, co
             }
         }
     }
+}
+
+/// The tile kernel of products too small to pack (see [`Micro::tiny`]): A read where it lies
+/// (column-major, `lda` apart, the last vector masked to the h rows there are), B where it lies
+/// (columns past w read as the last one, never past it), no prefetching. The same sums in the
+/// same order as [`body`], and its epilogue.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn tiny_body<V: Vector, const CPLX: bool, const MV: usize, const NC: usize>(
+    k: usize,
+    a: *const V::R,
+    lda: isize,
+    b: *const V::R,
+    rsb: isize,
+    csb: isize,
+    c: *mut V::R,
+    cs: isize,
+    h: usize,
+    w: usize,
+    alpha: (V::R, V::R),
+    beta: (V::R, V::R),
+    beta_zero: bool,
+) {
+    let l = V::LANES;
+    let hr = if CPLX { 2 * h } else { h };
+    let lanes: [usize; MV] = std::array::from_fn(|v| hr.saturating_sub(v * l).min(l));
+    // Broadcast column j of B (complex: column j / 2, real part for even j, imaginary for odd).
+    let boff: [isize; NC] = std::array::from_fn(|j| {
+        let col = (if CPLX { j / 2 } else { j }).min(w.max(1) - 1) as isize;
+        col * csb + if CPLX { (j % 2) as isize } else { 0 }
+    });
+    let mut acc = [[V::zero(); NC]; MV];
+    let (mut pa, mut pb) = (a, b);
+    for _ in 0..k {
+        let av: [V; MV] = std::array::from_fn(|v| V::load_n(pa.add(v * l), lanes[v]));
+        for j in 0..NC {
+            let bj = V::splat(*pb.offset(boff[j]));
+            for v in 0..MV {
+                acc[v][j] = V::fma(av[v], bj, acc[v][j]);
+            }
+        }
+        pa = pa.offset(lda);
+        pb = pb.offset(rsb);
+    }
+    store::<V, CPLX, MV, NC>(&acc, c, cs, h, w, alpha, beta, beta_zero)
 }
 
 /// 1.0 of a lane type (the kernels' sign vector).
@@ -496,6 +635,70 @@ kernels! {
     kernel_s: f32, __m512, f32, false, 3 x 8;
     kernel_z: num_complex::Complex64, __m512d, f64, true, 3 x 8;
     kernel_c: num_complex::Complex32, __m512, f32, true, 3 x 8;
+    kernel_d1: f64, __m512d, f64, false, 1 x 8;
+    kernel_s1: f32, __m512, f32, false, 1 x 8;
+    kernel_z1: num_complex::Complex64, __m512d, f64, true, 1 x 8;
+    kernel_c1: num_complex::Complex32, __m512, f32, true, 1 x 8;
+    kernel_d2: f64, __m512d, f64, false, 2 x 8;
+    kernel_s2: f32, __m512, f32, false, 2 x 8;
+    kernel_z2: num_complex::Complex64, __m512d, f64, true, 2 x 8;
+    kernel_c2: num_complex::Complex32, __m512, f32, true, 2 x 8;
+}
+
+macro_rules! tinies {
+    ($($name:ident: $t:ty, $v:ty, $r:ty, $cplx:literal, $mv:literal x $nc:literal;)*) => {$(
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f,avx512vl,avx2,fma")]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $name(
+            k: usize,
+            a: *const $t,
+            lda: isize,
+            b: *const $t,
+            rsb: isize,
+            csb: isize,
+            c: *mut $t,
+            cs: isize,
+            h: usize,
+            w: usize,
+            alpha: $t,
+            beta: $t,
+        ) {
+            // Strides in reals (a complex element is two).
+            let rw = (std::mem::size_of::<$t>() / std::mem::size_of::<$r>()) as isize;
+            let (al, be) = ((Scalar::re(alpha), Scalar::im(alpha)), (Scalar::re(beta), Scalar::im(beta)));
+            tiny_body::<$v, $cplx, $mv, $nc>(
+                k,
+                a as *const $r,
+                lda * rw,
+                b as *const $r,
+                rsb * rw,
+                csb * rw,
+                c as *mut $r,
+                cs,
+                h,
+                w,
+                al,
+                be,
+                Scalar::is_zero(beta),
+            )
+        }
+    )*};
+}
+
+tinies! {
+    tiny_d1: f64, __m512d, f64, false, 1 x 8;
+    tiny_d2: f64, __m512d, f64, false, 2 x 8;
+    tiny_d3: f64, __m512d, f64, false, 3 x 8;
+    tiny_s1: f32, __m512, f32, false, 1 x 8;
+    tiny_s2: f32, __m512, f32, false, 2 x 8;
+    tiny_s3: f32, __m512, f32, false, 3 x 8;
+    tiny_z1: num_complex::Complex64, __m512d, f64, true, 1 x 8;
+    tiny_z2: num_complex::Complex64, __m512d, f64, true, 2 x 8;
+    tiny_z3: num_complex::Complex64, __m512d, f64, true, 3 x 8;
+    tiny_c1: num_complex::Complex32, __m512, f32, true, 1 x 8;
+    tiny_c2: num_complex::Complex32, __m512, f32, true, 2 x 8;
+    tiny_c3: num_complex::Complex32, __m512, f32, true, 3 x 8;
 }
 
 #[cfg(test)]
