@@ -16,9 +16,10 @@
 # oversubscribe a 2-core machine (--oversubscribe --bind-to none).
 #
 # Programs (default: the d and z ones below, 39 in all: 55 s on an idle 2-core machine with 4
-# ranks). All use the shipped inputs unchanged: every input's process grids need at most 4
-# ranks (larger ones the tester skips itself) and each default program takes seconds, so
-# nothing was reduced.
+# ranks). All use the shipped inputs, unchanged but for one line: every input's process grids
+# need at most 4 ranks (larger ones the tester skips itself) and each default program takes
+# seconds, so nothing was reduced; the Cholesky testers (x?llt) run with condition estimation
+# off, which deadlocks upstream (see run_one).
 #   xdlu xdqr xdllt xdinv xdls           LU, QR/QL/LQ/RQ/QP/TZ, Cholesky, inverse, least squares
 #   xddblu xddtlu xdgblu xdpbllt xdptllt banded and tridiagonal LU and Cholesky
 #   xdbrd xdhrd xdtrd xdsep xdgsep xdnep reductions (bidiagonal, Hessenberg, tridiagonal) and
@@ -168,6 +169,15 @@ run_one() {
         return
     fi
     cp "$TESTS"/*.dat "$TESTS"/PBLAS/*.dat "$dir/"
+    if [[ "$prog" == x?llt ]]; then
+        # The Cholesky testers' condition estimation and refinement (PxPOCON, PxPORFS) are
+        # off: PxLACON deadlocks across ranks at some timings, with any BLAS (upstream
+        # Reference-ScaLAPACK/scalapack#121; here xdllt hung with the reference netlib BLAS 3
+        # of 3 times and with hyblas of session 63 4 of 4 times beside a busy loop, and 4 of 10
+        # times on an idle machine once small products got faster). The factorization and
+        # the solves are still tested.
+        sed -i 's/^T\( *(T or F) Test Cond\)/F\1/' "$dir/LLT.dat"
+    fi
     start=$(date +%s.%N)
     # Each rank: LD_DEBUG to its own file and its own HYBLAS_TRACE, named by its rank
     # (OMPI_COMM_WORLD_RANK), set by a shell that then execs the tester, so that they cover

@@ -1150,12 +1150,12 @@ mod tests {
     {
         let Some(eps) = tolerance::<T>() else { return };
         let mk = micro::<T>().expect("checked by tolerance");
-        let sizes = [1usize, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 24, 25, 31, 33, 48, 49];
+        let sizes = [1usize, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 24, 25, 31, 33, 48, 49, 100, 191];
         let nan = T::from_f64(f64::NAN);
         let mut case = 0u64;
         for &m in &sizes {
             for &n in &sizes {
-                for k in [1usize, 3, 8, 17] {
+                for k in [1usize, 3, 8, 17, 130, 511] {
                     case += 1;
                     let (ta, tb) = (case % 4 >= 2, case % 2 == 1);
                     let (ca, cb) = (T::IS_COMPLEX && case.is_multiple_of(3), T::IS_COMPLEX && case.is_multiple_of(5));
