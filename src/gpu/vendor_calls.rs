@@ -210,6 +210,86 @@ pub(crate) fn vendor_gemm<T: Scalar>(
     Ok(())
 }
 
+static REAL_GEMM_STRIDED: [Sym; 4] = [
+    Sym::new("cublasSgemmStridedBatched"),
+    Sym::new("cublasDgemmStridedBatched"),
+    Sym::new("cublasCgemmStridedBatched"),
+    Sym::new("cublasZgemmStridedBatched"),
+];
+static REAL_GEMM_STRIDED_64: [Sym; 4] = [
+    Sym::new("cublasSgemmStridedBatched_64"),
+    Sym::new("cublasDgemmStridedBatched_64"),
+    Sym::new("cublasCgemmStridedBatched_64"),
+    Sym::new("cublasZgemmStridedBatched_64"),
+];
+
+/// `cublas?gemmStridedBatched`'s prototype (`I`: `int`, or `int64_t` for `_64`).
+type StridedFn<T, I> = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    I,
+    I,
+    I,
+    *const T,
+    *const T,
+    I,
+    i64,
+    *const T,
+    I,
+    i64,
+    *const T,
+    *mut T,
+    I,
+    i64,
+    I,
+) -> Status;
+
+/// `batch` products C_i := alpha*op(A_i)*op(B_i) + beta*C_i, X_i at X + i*stride_x (elements),
+/// as one `cublas?gemmStridedBatched` of the real cuBLAS on `ex`'s stream (hyblas's own handle,
+/// host scalars): the host ABI's batches on device memory. Enqueues and returns.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn vendor_gemm_strided<T: Scalar>(
+    ex: &Exec,
+    (ta, tb): (Trans, Trans),
+    (m, n, k): (i64, i64, i64),
+    alpha: T,
+    (a, sa): (DMat, i64),
+    (b, sb): (DMat, i64),
+    beta: T,
+    (c, sc): (DMat, i64),
+    batch: i64,
+) -> gpu::Result<()> {
+    let (al, be) = (A16(alpha), A16(beta));
+    let (pa, pb, pc) = (a.ptr as *const T, b.ptr as *const T, c.ptr as *mut T);
+    let i = T::INDEX;
+    let fits = [m, n, k, a.ld, b.ld, c.ld, batch].iter().all(|&v| v <= i32::MAX as i64);
+    let no_cublas = || GpuError::Unavailable("no real cuBLAS strided batched GEMM found".into());
+    let (ta, tb) = (op_code(ta), op_code(tb));
+    // SAFETY: the function types are cuBLAS's prototypes; the handle is ours, bound to ex's
+    // stream; pointers, sizes and strides were validated by the caller.
+    unsafe {
+        let h = own_handle(ex.rt, ex.stream)?;
+        let (r, name) = if fits {
+            let f: StridedFn<T, i32> = REAL_GEMM_STRIDED[i].get().ok_or_else(no_cublas)?;
+            let (m, n, k, bt) = (m as i32, n as i32, k as i32, batch as i32);
+            let r =
+                f(h, ta, tb, m, n, k, &al.0, pa, a.ld as i32, sa, pb, b.ld as i32, sb, &be.0, pc, c.ld as i32, sc, bt);
+            (r, REAL_GEMM_STRIDED[i].name)
+        } else {
+            let f: StridedFn<T, i64> = REAL_GEMM_STRIDED_64[i].get().ok_or_else(no_cublas)?;
+            (
+                f(h, ta, tb, m, n, k, &al.0, pa, a.ld, sa, pb, b.ld, sb, &be.0, pc, c.ld, sc, batch),
+                REAL_GEMM_STRIDED_64[i].name,
+            )
+        };
+        if r != CUBLAS_STATUS_SUCCESS {
+            return Err(status_err(name, r));
+        }
+    }
+    Ok(())
+}
+
 // ---- The real cuBLAS Level 3 beyond GEMM: the offload executors' diagonal tiles ----
 
 /// A Level-3 routine of the real cuBLAS other than GEMM.

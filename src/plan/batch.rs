@@ -3,7 +3,7 @@
 //!
 //! | step | decision | setting (default) |
 //! | --- | --- | --- |
-//! | 1 | the first product's C in device memory: every product through the one GEMM planner (`plan::gemm::gemm`), one after the other | |
+//! | 1 | the batch in device memory: on the GPU, runs of products at constant steps as one `cublas?gemmStridedBatched` each, the others one by one through the GEMM planner's device path | |
 //! | 2 | two products write the same C: one after the other, in order (what a loop of calls would give) | |
 //! | 3 | small products (at most `HYBLAS_BATCH_SMALL_FLOPS` flops each): many at once, one thread each | `HYBLAS_BATCH_SMALL_FLOPS` (2*96^3) |
 //! | 4 | the others: one after the other, each threaded (the planner's own choice, offload included) | |
@@ -110,6 +110,104 @@ unsafe fn one_thread<T: Scalar>(products: &[Product<T>]) {
 /// to the products, few enough that the threads finish together.
 const SMALL_CHUNK: usize = 64;
 
+/// Whether `q` is the same call as `p` but for its operands (one strided call can hold both).
+fn same_call<T: Scalar>(p: &Product<T>, q: &Product<T>) -> bool {
+    (p.ta, p.tb, p.m, p.n, p.k, p.lda, p.ldb, p.ldc) == (q.ta, q.tb, q.m, q.n, q.k, q.lda, q.ldb, q.ldc)
+        && p.alpha == q.alpha
+        && p.beta == q.beta
+}
+
+/// Elements from `x` to `y`, where that is a whole non-negative number of them.
+fn step<T>(x: *const T, y: *const T) -> Option<i64> {
+    let (d, e) = ((y as isize).wrapping_sub(x as isize), std::mem::size_of::<T>() as isize);
+    (d >= 0 && d % e == 0).then_some((d / e) as i64)
+}
+
+/// The operand steps from product `p` to `q`: A's, B's, C's.
+fn steps<T>(p: &Product<T>, q: &Product<T>) -> (Option<i64>, Option<i64>, Option<i64>) {
+    (step(p.a, q.a), step(p.b, q.b), step(p.c as *const T, q.c as *const T))
+}
+
+/// Step 1: a batch in device memory runs on the GPU, waited for once. Each run of products one
+/// strided call describes (the same call but for the operands, which lie at constant
+/// non-negative steps, C's apart) goes to the real cuBLAS as one `cublas?gemmStridedBatched`;
+/// the others go one by one, in order, through the GEMM planner's device path (split-k,
+/// Strassen or cuBLAS by its model). Whether the batch is in device memory is asked of its first
+/// and last products' operands only (a pointer query costs about a microsecond; the batch APIs
+/// take a batch on one side). False: host memory, nothing done.
+unsafe fn on_device<T: Scalar>(name: &'static str, products: &[Product<T>]) -> bool {
+    use crate::gpu::{vendor_calls::vendor_gemm_strided, DMat};
+    let work: Vec<&Product<T>> = products.iter().filter(|p| !p.is_empty()).collect();
+    let (Some(first), Some(last)) = (work.first(), work.last()) else { return false };
+    let reads = |p: &Product<T>| !p.alpha.is_zero() && p.k > 0;
+    let mut ops = vec![first.c as *const std::ffi::c_void, last.c as *const std::ffi::c_void];
+    for p in [first, last] {
+        if reads(p) {
+            ops.extend([p.a as *const std::ffi::c_void, p.b as *const std::ffi::c_void]);
+        }
+    }
+    let (strided, single) = (std::cell::Cell::new(0usize), std::cell::Cell::new(0usize));
+    let shape = || {
+        let (s, o) = (strided.get(), single.get());
+        format!("products={} run={} (strided calls={s}, one by one={o})", products.len(), work.len())
+    };
+    let i = |v: usize| v as i64;
+    let gpu = |ex: &crate::gpu::Exec| -> crate::gpu::Result<()> {
+        let mut s = 0;
+        while s < work.len() {
+            let p = work[s];
+            // The run from s: products after it at the steps of the first pair.
+            let mut e = s + 1;
+            if let Some(q) = work.get(s + 1).filter(|q| same_call(p, q)) {
+                if let (Some(sa), Some(sb), Some(sc)) = steps(p, q) {
+                    if sc >= i(p.ldc * (p.n - 1) + p.m) {
+                        while e < work.len()
+                            && same_call(p, work[e])
+                            && steps(work[e - 1], work[e]) == (Some(sa), Some(sb), Some(sc))
+                        {
+                            e += 1;
+                        }
+                        // alpha == 0 reads neither A nor B (reference BLAS): cuBLAS gets k = 0.
+                        let k = if reads(p) { i(p.k) } else { 0 };
+                        let (a, b, c) = (
+                            DMat::of(p.a, p.lda as isize),
+                            DMat::of(p.b, p.ldb as isize),
+                            DMat::of(p.c as *const T, p.ldc as isize),
+                        );
+                        vendor_gemm_strided(
+                            ex,
+                            (p.ta, p.tb),
+                            (i(p.m), i(p.n), k),
+                            p.alpha,
+                            (a, sa),
+                            (b, sb),
+                            p.beta,
+                            (c, sc),
+                            i(e - s),
+                        )?;
+                        strided.set(strided.get() + 1);
+                        s = e;
+                        continue;
+                    }
+                }
+            }
+            let (a, b, c) = (
+                DMat::of(p.a, p.lda as isize),
+                DMat::of(p.b, p.ldb as isize),
+                DMat::of(p.c as *const T, p.ldc as isize),
+            );
+            super::gemm::device_gemm(ex, p.ta, p.tb, i(p.m), i(p.n), i(p.k), p.alpha, a, b, p.beta, c)?;
+            single.set(single.get() + 1);
+            s += 1;
+        }
+        Ok(())
+    };
+    // Nothing here answers NotReady (the planner's device path falls back to cuBLAS itself),
+    // so the vendor route is never taken.
+    let vendor = |_: &crate::gpu::Exec| Err(crate::gpu::GpuError::Other("batch: no vendor route".into()));
+    super::on_gpu("", name, shape, &ops, gpu, vendor).is_some()
+}
+
 /// Transposes and sizes: what the products of one engine set-up share.
 type Shape = (Trans, Trans, usize, usize, usize);
 
@@ -130,12 +228,16 @@ static SMALL_FLOPS: Lazy<f64> = Lazy::new(|| config::float(SMALL_FLOPS_KEY).unwr
 /// # Safety
 /// Every product checked by the ABI (reference GEMM rules); pointers valid for the call.
 pub unsafe fn gemm_batch<T: Scalar>(name: &'static str, products: &[Product<T>]) {
-    let Some(first) = products.iter().find(|p| !p.is_empty()) else { return };
+    if products.iter().all(|p| p.is_empty()) {
+        return;
+    }
+    // 1. Device memory (a batch is on one side: its first product says): on the GPU.
+    if on_device(name, products) {
+        return;
+    }
     let start = std::time::Instant::now();
-    // 1. Device memory: the planner per product (a batch is on one side: the first C says).
-    let device = crate::gpu::runtime::is_device_pointer(first.c as *const std::ffi::c_void);
     // 2. Outputs written twice: in order.
-    let in_order = device || outputs_repeat(products);
+    let in_order = outputs_repeat(products);
     let threads = threads::nthreads();
     let small = if in_order { 0 } else { products.iter().filter(|p| p.is_small()).count() };
     // 3. Small products, many at once on the pool's threads.
@@ -158,16 +260,13 @@ pub unsafe fn gemm_batch<T: Scalar>(name: &'static str, products: &[Product<T>])
     }
     if trace::enabled() {
         let run = products.iter().filter(|p| !p.is_empty()).count();
-        let how = if device {
-            "device memory: each product through the GEMM planner".to_string()
-        } else if in_order {
+        let how = if in_order {
             "outputs repeat: one product after the other".to_string()
         } else {
             format!("{small} small products at once on {threads} threads, {} one after the other", run - small)
         };
         let shape = format!("products={} run={run} ({how})", products.len());
-        let engine = if device { "gpu" } else { "cpu" };
-        trace::line(name, &shape, engine, threads, start.elapsed().as_secs_f64());
+        trace::line(name, &shape, "cpu", threads, start.elapsed().as_secs_f64());
     }
 }
 
