@@ -137,6 +137,11 @@ fn steps<T>(p: &Product<T>, q: &Product<T>) -> (Option<i64>, Option<i64>, Option
 /// take a batch on one side). False: host memory, nothing done.
 unsafe fn on_device<T: Scalar>(name: &'static str, products: &[Product<T>]) -> bool {
     use crate::gpu::{vendor_calls::vendor_gemm_strided, DMat};
+    // Host memory (the common case) is told by the first product, before anything is collected.
+    let Some(first) = products.iter().find(|p| !p.is_empty()) else { return false };
+    if !crate::gpu::runtime::is_device_pointer(first.c as *const std::ffi::c_void) {
+        return false;
+    }
     let work: Vec<&Product<T>> = products.iter().filter(|p| !p.is_empty()).collect();
     let (Some(first), Some(last)) = (work.first(), work.last()) else { return false };
     let reads = |p: &Product<T>| !p.alpha.is_zero() && p.k > 0;
@@ -235,18 +240,26 @@ static SMALL_FLOPS: Lazy<f64> = Lazy::new(|| config::float(SMALL_FLOPS_KEY).unwr
 /// # Safety
 /// Every product checked by the ABI (reference GEMM rules); pointers valid for the call.
 pub unsafe fn gemm_batch<T: Scalar>(name: &'static str, products: &[Product<T>]) {
-    if products.iter().all(|p| p.is_empty()) {
-        return;
-    }
     // 1. Device memory (a batch is on one side: its first product says): on the GPU.
     if on_device(name, products) {
         return;
     }
     let start = std::time::Instant::now();
+    // One pass: the products with work, the small ones, whether outputs come in increasing order.
+    let (mut run, mut small, mut increasing, mut last) = (0usize, 0usize, true, 0usize);
+    for p in products.iter().filter(|p| !p.is_empty()) {
+        run += 1;
+        small += p.is_small() as usize;
+        increasing &= run == 1 || last < p.c as usize;
+        last = p.c as usize;
+    }
+    if run == 0 {
+        return;
+    }
     // 2. Outputs written twice: in order.
-    let in_order = outputs_repeat(products);
+    let in_order = !increasing && outputs_repeat(products);
     let threads = threads::nthreads();
-    let small = if in_order { 0 } else { products.iter().filter(|p| p.is_small()).count() };
+    let small = if in_order { 0 } else { small };
     // 3. Small products, many at once on the pool's threads.
     if small > 0 {
         if threads <= 1 || small == 1 {
@@ -266,7 +279,6 @@ pub unsafe fn gemm_batch<T: Scalar>(name: &'static str, products: &[Product<T>])
         p.planned();
     }
     if trace::enabled() {
-        let run = products.iter().filter(|p| !p.is_empty()).count();
         let how = if in_order {
             "outputs repeat: one product after the other".to_string()
         } else {
