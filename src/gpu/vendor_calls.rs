@@ -223,28 +223,6 @@ static REAL_GEMM_STRIDED_64: [Sym; 4] = [
     Sym::new("cublasZgemmStridedBatched_64"),
 ];
 
-/// `cublas?gemmStridedBatched`'s prototype (`I`: `int`, or `int64_t` for `_64`).
-type StridedFn<T, I> = unsafe extern "C" fn(
-    Handle,
-    c_int,
-    c_int,
-    I,
-    I,
-    I,
-    *const T,
-    *const T,
-    I,
-    i64,
-    *const T,
-    I,
-    i64,
-    *const T,
-    *mut T,
-    I,
-    i64,
-    I,
-) -> Status;
-
 /// `batch` products C_i := alpha*op(A_i)*op(B_i) + beta*C_i, X_i at X + i*stride_x (elements),
 /// as one `cublas?gemmStridedBatched` of the real cuBLAS on `ex`'s stream (hyblas's own handle,
 /// host scalars): the host ABI's batches on device memory. Enqueues and returns.
@@ -271,13 +249,13 @@ pub(crate) fn vendor_gemm_strided<T: Scalar>(
     unsafe {
         let h = own_handle(ex.rt, ex.stream)?;
         let (r, name) = if fits {
-            let f: StridedFn<T, i32> = REAL_GEMM_STRIDED[i].get().ok_or_else(no_cublas)?;
+            let f: GemmStridedFn<T, i32> = REAL_GEMM_STRIDED[i].get().ok_or_else(no_cublas)?;
             let (m, n, k, bt) = (m as i32, n as i32, k as i32, batch as i32);
             let r =
                 f(h, ta, tb, m, n, k, &al.0, pa, a.ld as i32, sa, pb, b.ld as i32, sb, &be.0, pc, c.ld as i32, sc, bt);
             (r, REAL_GEMM_STRIDED[i].name)
         } else {
-            let f: StridedFn<T, i64> = REAL_GEMM_STRIDED_64[i].get().ok_or_else(no_cublas)?;
+            let f: GemmStridedFn<T, i64> = REAL_GEMM_STRIDED_64[i].get().ok_or_else(no_cublas)?;
             (
                 f(h, ta, tb, m, n, k, &al.0, pa, a.ld, sa, pb, b.ld, sb, &be.0, pc, c.ld, sc, batch),
                 REAL_GEMM_STRIDED_64[i].name,

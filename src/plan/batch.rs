@@ -143,7 +143,7 @@ unsafe fn on_device<T: Scalar>(name: &'static str, products: &[Product<T>]) -> b
         return false;
     }
     let work: Vec<&Product<T>> = products.iter().filter(|p| !p.is_empty()).collect();
-    let (Some(first), Some(last)) = (work.first(), work.last()) else { return false };
+    let last = work[work.len() - 1];
     let reads = |p: &Product<T>| !p.alpha.is_zero() && p.k > 0;
     let mut ops = vec![first.c as *const std::ffi::c_void, last.c as *const std::ffi::c_void];
     for p in [first, last] {
@@ -161,6 +161,11 @@ unsafe fn on_device<T: Scalar>(name: &'static str, products: &[Product<T>]) -> b
         let mut s = 0;
         while s < work.len() {
             let p = work[s];
+            let (a, b, c) = (
+                DMat::of(p.a, p.lda as isize),
+                DMat::of(p.b, p.ldb as isize),
+                DMat::of(p.c as *const T, p.ldc as isize),
+            );
             // The run from s: products after it at the steps of the first pair.
             let mut e = s + 1;
             if let Some(q) = work.get(s + 1).filter(|q| same_call(p, q)) {
@@ -174,11 +179,6 @@ unsafe fn on_device<T: Scalar>(name: &'static str, products: &[Product<T>]) -> b
                         }
                         // alpha == 0 reads neither A nor B (reference BLAS): cuBLAS gets k = 0.
                         let k = if reads(p) { i(p.k) } else { 0 };
-                        let (a, b, c) = (
-                            DMat::of(p.a, p.lda as isize),
-                            DMat::of(p.b, p.ldb as isize),
-                            DMat::of(p.c as *const T, p.ldc as isize),
-                        );
                         vendor_gemm_strided(
                             ex,
                             (p.ta, p.tb),
@@ -196,11 +196,6 @@ unsafe fn on_device<T: Scalar>(name: &'static str, products: &[Product<T>]) -> b
                     }
                 }
             }
-            let (a, b, c) = (
-                DMat::of(p.a, p.lda as isize),
-                DMat::of(p.b, p.ldb as isize),
-                DMat::of(p.c as *const T, p.ldc as isize),
-            );
             super::gemm::device_gemm(ex, p.ta, p.tb, i(p.m), i(p.n), i(p.k), p.alpha, a, b, p.beta, c)?;
             single.set(single.get() + 1);
             s += 1;

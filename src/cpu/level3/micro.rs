@@ -211,30 +211,29 @@ pub type Tiny<T> = unsafe fn(
 );
 
 impl<T> Micro<T> {
-    /// The kernel whose tiles fit m rows best: the fewest rows computed (a 4-row DGEMM wastes
-    /// 20 of a 24-row tile's rows, a 32-row one 16 of two tiles'), the widest tile on a tie.
-    /// Every tile sums each element of C over k in the same order, so the bits do not change.
-    pub fn for_rows(self, m: usize) -> Micro<T> {
-        let padded = |mr: usize| m.div_ceil(mr) * mr;
-        let mut best = self;
-        for &(mr, kernel, direct) in self.short.iter().rev() {
-            if padded(mr) < padded(best.mr) {
-                best = Micro { mr, kernel, direct, ..self };
-            }
-        }
-        best
+    /// Vectors of rows (1, 2 or 3) of the tile that fits m rows best: the fewest rows computed (a
+    /// 4-row DGEMM wastes 20 of a 24-row tile's rows, a 32-row one 16 of two tiles'), the widest
+    /// tile on a tie. Every tile sums each element of C over k in the same order, so the bits do
+    /// not change.
+    fn vectors_for(&self, m: usize) -> usize {
+        let padded = |v: usize| m.div_ceil(v * self.mr / 3) * (v * self.mr / 3);
+        [3, 2, 1].into_iter().fold(3, |best, v| if padded(v) < padded(best) { v } else { best })
     }
 
-    /// The tiny kernel for m rows, by the rule of [`Micro::for_rows`].
-    pub fn tiny_for(&self, m: usize) -> (usize, Tiny<T>) {
-        let padded = |mr: usize| m.div_ceil(mr) * mr;
-        let mut best = self.tiny[2];
-        for &t in self.tiny[..2].iter().rev() {
-            if padded(t.0) < padded(best.0) {
-                best = t;
+    /// The packed kernels of the tile [`Micro::vectors_for`] picks.
+    pub fn for_rows(self, m: usize) -> Micro<T> {
+        match self.vectors_for(m) {
+            3 => self,
+            v => {
+                let (mr, kernel, direct) = self.short[v - 1];
+                Micro { mr, kernel, direct, ..self }
             }
         }
-        best
+    }
+
+    /// The tiny kernel (and its rows) of the tile [`Micro::vectors_for`] picks.
+    pub fn tiny_for(&self, m: usize) -> (usize, Tiny<T>) {
+        self.tiny[self.vectors_for(m) - 1]
     }
 }
 

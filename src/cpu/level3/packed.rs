@@ -532,7 +532,7 @@ pub unsafe fn gemm_ops<T: Scalar>(
     // In place only along k-contiguous columns: a row-major B walked down k touches a new
     // line per step, ld apart (a power-of-two ld maps them all to one L1 set); DSYRK, whose B is
     // X^T, ran at 0.37-0.59x MKL that way against 0.86-0.90x packed.
-    let direct = b_in_place(t, &b, c.rows);
+    let direct = b_in_place::<T>(t, b.sym.is_none() && !b.conj, b.m.rs, c.rows);
     gemm_impl(t, alpha, a, b, beta, c, tri, direct)
 }
 
@@ -540,11 +540,11 @@ pub unsafe fn gemm_ops<T: Scalar>(
 /// (`HYBLAS_GEMM_TINY_A_BYTES`; default half of L1).
 static TINY_A_BYTES: Lazy<usize> = Lazy::new(|| crate::config::threshold("HYBLAS_GEMM_TINY_A_BYTES", caches().0 / 2));
 
-/// Whether a `t`-thread product with C columns of `rows` reads `b` where it lies (see
-/// [`PACK_B_THREADS`]).
-fn b_in_place<T: Scalar>(t: usize, b: &Operand<T>, rows: usize) -> bool {
+/// Whether a `t`-thread product with C columns of `rows` reads B (`plain`: neither stored as
+/// one triangle nor conjugated; `rs` its row stride) where it lies (see [`PACK_B_THREADS`]).
+fn b_in_place<T>(t: usize, plain: bool, rs: isize, rows: usize) -> bool {
     let column_bytes = rows.saturating_mul(std::mem::size_of::<T>());
-    b.sym.is_none() && !b.conj && b.m.rs == 1 && (t < *PACK_B_THREADS || column_bytes <= *PACK_B_BYTES)
+    plain && rs == 1 && (t < *PACK_B_THREADS || column_bytes <= *PACK_B_BYTES)
 }
 
 /// [`gemm_ops`] with B read where it lies (`direct`: a plain B, not conjugated) or packed.
@@ -711,8 +711,7 @@ impl<T: Scalar> Small<T> {
         if k == 0 || k > bl.kc || m > bl.mc || n > bl.nc {
             return None;
         }
-        let b = Operand::<T>::plain(MatRef { ptr: std::ptr::null(), rows: k, cols: n, rs: b_rs, cs: 1 }, conj_b);
-        Some(Small::setup(&mk, m, k, b_in_place(1, &b, m), conj_b))
+        Some(Small::setup(&mk, m, k, b_in_place::<T>(1, !conj_b, b_rs, m), conj_b))
     }
 
     fn setup(mk: &Micro<T>, m: usize, k: usize, direct: bool, conj_b: bool) -> Self {
@@ -1188,7 +1187,7 @@ mod tests {
                         unsafe { small.run(alpha, &a, &b, beta, MatMut::col_major(c.as_mut_ptr(), m, n, ldc)) };
                         c
                     };
-                    let direct = b_in_place(1, &b, m);
+                    let direct = b_in_place::<T>(1, !cb, b.m.rs, m);
                     let tiny = Small::setup(&mk, m, k, direct, cb);
                     let got = run(tiny);
                     for packed in [Small { tiny: None, ..tiny }, Small { mk, direct, tiny: None }] {
