@@ -24,6 +24,8 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
+#[path = "gpubench_batch.rs"]
+mod batch;
 #[path = "gpubench_gemm.rs"]
 mod gemm_smallout;
 #[path = "gpubench_strassen.rs"]
@@ -2128,6 +2130,9 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("strassen") {
         return strassen::main(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("batch") {
+        return batch::main(&args[1..]);
     }
     let o = match parse_opts() {
         Ok(o) => o,

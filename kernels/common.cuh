@@ -149,3 +149,47 @@ template <typename T> __device__ __forceinline__ T warp_sum(T v) {
 
 // Instantiate an entry point for the four precisions: INSTANTIATE4(axpy) with a template
 // kernel body axpy_body<T>(...) is written per family; see level1.cu for the pattern.
+
+// ---- Asynchronous global -> shared copies (cp.async, sm_80+; plain copies before) ----
+
+// The shared-state-space address of a generic pointer into shared memory.
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+    unsigned r;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+    return r;
+}
+
+// Copy `src_bytes` (0 .. cp) bytes from global memory and zero-fill the rest of the cp bytes at
+// dst. cp is 16 (src and dst 16-byte aligned), 8 or 4 (aligned to it). With src_bytes == 0
+// nothing is read (src must still be a valid address).
+template <int CP> __device__ __forceinline__ void cp_async(void* dst, const void* src, int src_bytes) {
+#if __CUDA_ARCH__ >= 800
+    if (CP == 16) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+                     "r"(src_bytes)
+                     : "memory");
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_addr(dst)), "l"(src), "n"(CP),
+                     "r"(src_bytes)
+                     : "memory");
+    }
+#else
+    const unsigned* s = reinterpret_cast<const unsigned*>(src);
+    unsigned* d = reinterpret_cast<unsigned*>(dst);
+#pragma unroll
+    for (int w = 0; w < CP / 4; w++) d[w] = (4 * w < src_bytes) ? s[w] : 0u;
+#endif
+}
+
+__device__ __forceinline__ void cp_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Wait until at most N of this thread's committed copy groups are still in flight.
+template <int N> __device__ __forceinline__ void cp_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}

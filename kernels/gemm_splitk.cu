@@ -55,46 +55,7 @@ __device__ __forceinline__ constexpr int sk_max(int a, int b) { return a > b ? a
 // ---- Asynchronous copies, barriers, shared memory (real GPU; the host emulator used to test
 // this file without a GPU supplies its own versions under SK_HOST_EMU) ----
 #ifndef SK_HOST_EMU
-__device__ __forceinline__ unsigned sk_smem_addr(const void* p) {
-    unsigned r;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
-    return r;
-}
-
-// Copy `src_bytes` (0 .. cp) bytes from global memory and zero-fill the rest of the cp bytes at
-// dst. cp is 16 (src and dst 16-byte aligned), 8 or 4 (aligned to it). With src_bytes == 0
-// nothing is read (src must still be a valid address).
-template <int CP> __device__ __forceinline__ void sk_cp_async(void* dst, const void* src, int src_bytes) {
-#if __CUDA_ARCH__ >= 800
-    if (CP == 16) {
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sk_smem_addr(dst)), "l"(src),
-                     "r"(src_bytes)
-                     : "memory");
-    } else {
-        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(sk_smem_addr(dst)), "l"(src), "n"(CP),
-                     "r"(src_bytes)
-                     : "memory");
-    }
-#else
-    const unsigned* s = reinterpret_cast<const unsigned*>(src);
-    unsigned* d = reinterpret_cast<unsigned*>(dst);
-#pragma unroll
-    for (int w = 0; w < CP / 4; w++) d[w] = (4 * w < src_bytes) ? s[w] : 0u;
-#endif
-}
-
-__device__ __forceinline__ void sk_cp_commit() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-// Wait until at most N of this thread's committed copy groups are still in flight.
-template <int N> __device__ __forceinline__ void sk_cp_wait() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
+// The asynchronous copies (cp_async, cp_commit, cp_wait) are kernels/common.cuh's.
 
 // Barrier of one team: named barrier `id` (1..15) over `n` threads (whole warps).
 __device__ __forceinline__ void sk_team_sync(int id, int n) {
@@ -160,7 +121,7 @@ template <typename T>
 __device__ __forceinline__ void sk_copy_unit(T* dst, const T* src, const T* any, int valid, bool vec) {
     constexpr int V = 16 / sizeof(T);
     if (vec) {
-        sk_cp_async<16>(dst, valid > 0 ? src : any, valid * (int)sizeof(T));
+        cp_async<16>(dst, valid > 0 ? src : any, valid * (int)sizeof(T));
         return;
     }
 #pragma unroll
@@ -170,10 +131,10 @@ __device__ __forceinline__ void sk_copy_unit(T* dst, const T* src, const T* any,
         if (sizeof(T) == 16) {
             const double* sd = reinterpret_cast<const double*>(s);
             double* dd = reinterpret_cast<double*>(dst + v);
-            sk_cp_async<8>(dd, sd, ok ? 8 : 0);
-            sk_cp_async<8>(dd + 1, ok ? sd + 1 : sd, ok ? 8 : 0);
+            cp_async<8>(dd, sd, ok ? 8 : 0);
+            cp_async<8>(dd + 1, ok ? sd + 1 : sd, ok ? 8 : 0);
         } else {
-            sk_cp_async<sizeof(T)>(dst + v, s, ok ? (int)sizeof(T) : 0);
+            cp_async<sizeof(T)>(dst + v, s, ok ? (int)sizeof(T) : 0);
         }
     }
 }
@@ -314,7 +275,7 @@ __device__ __forceinline__ void sk_tile_body(SK_PARAMS(T)) {
             sk_load_stage<T, AKC, TM, KT, NT>(st, a, lda, m, i0, k0 + (i64)s * KT, kend, va, t);
             sk_load_stage<T, BKC, TN, KT, NT>(st + A_ST, b, ldb, n, j0, k0 + (i64)s * KT, kend, vb, t);
         }
-        sk_cp_commit();
+        cp_commit();
     }
     T acc[RM][RN];
 #pragma unroll
@@ -325,7 +286,7 @@ __device__ __forceinline__ void sk_tile_body(SK_PARAMS(T)) {
     for (i64 step = 0; step < steps; step++) {
         // Stage `step` has landed (this thread's copies), and after the barrier everyone's; the
         // barrier also says every thread is done with the buffer refilled below (step - 1's).
-        sk_cp_wait<SK_NS - 2>();
+        cp_wait<SK_NS - 2>();
         sk_team_sync(bar, NT);
         const i64 nx = step + SK_NS - 1;
         if (nx < steps) {
@@ -333,7 +294,7 @@ __device__ __forceinline__ void sk_tile_body(SK_PARAMS(T)) {
             sk_load_stage<T, AKC, TM, KT, NT>(st, a, lda, m, i0, k0 + nx * KT, kend, va, t);
             sk_load_stage<T, BKC, TN, KT, NT>(st + A_ST, b, ldb, n, j0, k0 + nx * KT, kend, vb, t);
         }
-        sk_cp_commit();
+        cp_commit();
         const T* As = sm + (int)(step % SK_NS) * STAGE;
         const T* Bs = As + A_ST;
         if constexpr (MMA) {
@@ -371,7 +332,7 @@ __device__ __forceinline__ void sk_tile_body(SK_PARAMS(T)) {
             }
         }
     }
-    sk_cp_wait<0>();
+    cp_wait<0>();
 
     const T be = scalar_arg(beta, beta_p);
 #pragma unroll

@@ -23,7 +23,7 @@ use harness::*;
 use hyblas::abi::cublas::{self as cb, Handle, Status};
 use hyblas::gpu::driver::sys;
 use hyblas::gpu::splitk::Reduction;
-use hyblas::gpu::vendor::{GemmExFn as GemmExF, GemmFn as GemmF, GemmStridedFn as StridedF};
+use hyblas::gpu::vendor::{GemmBatchedFn as PtrsF, GemmExFn as GemmExF, GemmFn as GemmF, GemmStridedFn as StridedF};
 use hyblas::gpu::{vendor, DeviceBuffer};
 use hyblas::plan::gemm as gemm_plan;
 use hyblas::plan::gpu::{self as policy, with_mode, Mode, Reason, Route};
@@ -58,6 +58,10 @@ macro_rules! entry_points {
                 #[link_name = concat!("cublasDgemmStridedBatched", $plain)] fn x_dsb(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, al: *const f64, a: *const f64, lda: $I, sa: i64, b: *const f64, ldb: $I, sb: i64, be: *const f64, c: *mut f64, ldc: $I, sc: i64, batch: $I) -> Status;
                 #[link_name = concat!("cublasCgemmStridedBatched", $plain)] fn x_csb(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, al: *const C32, a: *const C32, lda: $I, sa: i64, b: *const C32, ldb: $I, sb: i64, be: *const C32, c: *mut C32, ldc: $I, sc: i64, batch: $I) -> Status;
                 #[link_name = concat!("cublasZgemmStridedBatched", $plain)] fn x_zsb(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, al: *const C64, a: *const C64, lda: $I, sa: i64, b: *const C64, ldb: $I, sb: i64, be: *const C64, c: *mut C64, ldc: $I, sc: i64, batch: $I) -> Status;
+                #[link_name = concat!("cublasSgemmBatched", $plain)] fn x_sgb(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, al: *const f32, a: *const *const f32, lda: $I, b: *const *const f32, ldb: $I, be: *const f32, c: *const *mut f32, ldc: $I, batch: $I) -> Status;
+                #[link_name = concat!("cublasDgemmBatched", $plain)] fn x_dgb(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, al: *const f64, a: *const *const f64, lda: $I, b: *const *const f64, ldb: $I, be: *const f64, c: *const *mut f64, ldc: $I, batch: $I) -> Status;
+                #[link_name = concat!("cublasCgemmBatched", $plain)] fn x_cgb(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, al: *const C32, a: *const *const C32, lda: $I, b: *const *const C32, ldb: $I, be: *const C32, c: *const *mut C32, ldc: $I, batch: $I) -> Status;
+                #[link_name = concat!("cublasZgemmBatched", $plain)] fn x_zgb(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, al: *const C64, a: *const *const C64, lda: $I, b: *const *const C64, ldb: $I, be: *const C64, c: *const *mut C64, ldc: $I, batch: $I) -> Status;
             }
 
             pub fn gemm() -> (P<GemmF<f32, $I>>, P<GemmF<f64, $I>>, P<GemmF<C32, $I>>, P<GemmF<C64, $I>>) {
@@ -68,6 +72,9 @@ macro_rules! entry_points {
             }
             pub fn strided() -> (P<StridedF<f32, $I>>, P<StridedF<f64, $I>>, P<StridedF<C32, $I>>, P<StridedF<C64, $I>>) {
                 (p!(x_ssb, "cublasSgemmStridedBatched", $plain), p!(x_dsb, "cublasDgemmStridedBatched", $plain), p!(x_csb, "cublasCgemmStridedBatched", $plain), p!(x_zsb, "cublasZgemmStridedBatched", $plain))
+            }
+            pub fn pointers() -> (P<PtrsF<f32, $I>>, P<PtrsF<f64, $I>>, P<PtrsF<C32, $I>>, P<PtrsF<C64, $I>>) {
+                (p!(x_sgb, "cublasSgemmBatched", $plain), p!(x_dgb, "cublasDgemmBatched", $plain), p!(x_cgb, "cublasCgemmBatched", $plain), p!(x_zgb, "cublasZgemmBatched", $plain))
             }
             /// hyblas's own exports (no real function needed), for the tests without cuBLAS.
             pub fn sgemm_ours() -> GemmF<f32, $I> {
@@ -445,57 +452,131 @@ fn gemm_ex_covered_types_and_forwarded_ones() {
 }
 
 // ---------------------------------------------------------------------------------------
-// cublas?gemmStridedBatched: forwarded, bit for bit.
+// cublas?gemmStridedBatched and cublas?gemmBatched: hyblas's small-product kernel where the
+// planner says (small m, n, k) or where forced, checked against the real cuBLAS within rounding;
+// forwarded bit for bit where the planner says cuBLAS (k above HYBLAS_GPU_BATCH_MAX_K); the
+// real status for a bad batch count.
+
+/// The products' operands: each product's A, B, C at the given strides, and device arrays of
+/// their addresses (for the pointer form).
+struct BatchData {
+    a: DeviceBuffer,
+    b: DeviceBuffer,
+    c: [DeviceBuffer; 2],
+    arrays: [[DeviceBuffer; 3]; 2],
+}
+
+fn batch_data<E: Scalar>(rng: &mut Rng, strides: [i64; 3], batch: i64) -> BatchData {
+    let [sa, sb, sc] = strides;
+    let a = up(&rng.vec::<E>((sa * batch) as usize));
+    let b = up(&rng.vec::<E>((sb * batch) as usize));
+    let c0 = rng.vec::<E>((sc * batch) as usize);
+    let c = [up(&c0), up(&c0)];
+    let es = std::mem::size_of::<E>() as u64;
+    // Product p's operands in slot batch-1-p: the pointer form reads through the arrays.
+    let arr = |base: u64, s: i64| up(&(0..batch).rev().map(|q| base + (q * s) as u64 * es).collect::<Vec<u64>>());
+    let arrays = [0, 1].map(|i| [arr(a.ptr, sa), arr(b.ptr, sb), arr(c[i].ptr, sc)]);
+    BatchData { a, b, c, arrays }
+}
+
+/// (m, n, k, batch) and whether the planner runs it on hyblas's kernel by default.
+const BATCH_CASES: [(i64, i64, i64, i64, bool); 3] =
+    [(7, 5, 3001, 3, false), (7, 5, 9, 40, true), (16, 3, 16, 17, true)];
 
 fn check_strided<E: Scalar, I: TI>(s: &Session, p: P<StridedF<E, I>>, seed: u64) {
     let mut rng = Rng::new(seed);
-    let (m, n, k, batch) = (7i64, 5i64, 3001i64, 3i64);
-    let (lda, ldb, ldc) = (k + 1, k, m + 2);
-    let (sa, sb, sc) = (lda * m + 5, ldb * n + 3, ldc * n + 1);
-    for device in [false, true] {
-        s.pointer_mode(device);
-        let a = rng.vec::<E>((sa * batch) as usize);
-        let b = rng.vec::<E>((sb * batch) as usize);
-        let c = rng.vec::<E>((sc * batch) as usize);
-        let (ad, bd, c1, c2) = (up(&a), up(&b), up(&c), up(&c));
-        let (al, be) = (Arg::new(rng.scalar::<E>(), device), Arg::new(rng.scalar::<E>(), device));
-        s.fence();
-        for nb in [batch, -1] {
-            let call = |f: StridedF<E, I>, cd: &DeviceBuffer| unsafe {
-                f(
-                    s.h,
-                    T,
-                    N,
-                    I::of(m),
-                    I::of(n),
-                    I::of(k),
-                    al.ptr(),
-                    dp(&ad),
-                    I::of(lda),
-                    sa,
-                    dp(&bd),
-                    I::of(ldb),
-                    sb,
-                    be.ptr(),
-                    dp(cd),
-                    I::of(ldc),
-                    sc,
-                    I::of(nb),
-                )
-            };
-            let st = with_mode(Mode::Hyblas, || call(p.ours, &c1));
-            let sr = call(p.real, &c2);
-            s.sync();
-            let what = format!("{} batch={nb} device={device}", p.name);
-            assert_eq!(st, sr, "{what}: status");
-            same_bits(&down::<E>(&c1), &down::<E>(&c2), &what);
+    for (m, n, k, batch, own) in BATCH_CASES {
+        let (lda, ldb, ldc) = (k + 1, k, m + 2);
+        let (sa, sb, sc) = (lda * m + 5, ldb * n + 3, ldc * n + 1);
+        for device in [false, true] {
+            s.pointer_mode(device);
+            let d = batch_data::<E>(&mut rng, [sa, sb, sc], batch);
+            let (al, be) = (Arg::new(rng.scalar::<E>(), device), Arg::new(rng.scalar::<E>(), device));
+            s.fence();
+            for (nb, forced) in [(batch, false), (batch, true), (-1, true)] {
+                let call = |f: StridedF<E, I>, cd: &DeviceBuffer| unsafe {
+                    let (h, m, n, k) = (s.h, I::of(m), I::of(n), I::of(k));
+                    let (a, b, c) = (dp(&d.a), dp(&d.b), dp(cd));
+                    f(
+                        h,
+                        T,
+                        N,
+                        m,
+                        n,
+                        k,
+                        al.ptr(),
+                        a,
+                        I::of(lda),
+                        sa,
+                        b,
+                        I::of(ldb),
+                        sb,
+                        be.ptr(),
+                        c,
+                        I::of(ldc),
+                        sc,
+                        I::of(nb),
+                    )
+                };
+                let st = if forced { with_mode(Mode::Hyblas, || call(p.ours, &d.c[0])) } else { call(p.ours, &d.c[0]) };
+                let sr = call(p.real, &d.c[1]);
+                s.sync();
+                let what = format!("{} m={m} n={n} k={k} batch={nb} device={device} forced={forced}", p.name);
+                assert_eq!(st, sr, "{what}: status");
+                let (got, want) = (down::<E>(&d.c[0]), down::<E>(&d.c[1]));
+                if own || forced {
+                    assert_close(&got, &want, k as usize, &what);
+                } else {
+                    same_bits(&got, &want, &what);
+                }
+                // Both sides start the next call from the same C.
+                let c = down::<E>(&d.c[1]);
+                d.c[0].write(&c).unwrap();
+                s.fence();
+            }
+        }
+    }
+}
+
+fn check_pointers<E: Scalar, I: TI>(s: &Session, p: P<PtrsF<E, I>>, seed: u64) {
+    let mut rng = Rng::new(seed);
+    for (m, n, k, batch, own) in BATCH_CASES {
+        let (lda, ldb, ldc) = (m + 1, n + 3, m);
+        let (sa, sb, sc) = (lda * k + 2, ldb * k, ldc * n);
+        for device in [false, true] {
+            s.pointer_mode(device);
+            let d = batch_data::<E>(&mut rng, [sa, sb, sc], batch);
+            let (al, be) = (Arg::new(rng.scalar::<E>(), device), Arg::new(rng.scalar::<E>(), device));
+            s.fence();
+            for (nb, forced) in [(batch, false), (batch, true), (-1, true)] {
+                let call = |f: PtrsF<E, I>, i: usize| unsafe {
+                    let (h, m, n, k) = (s.h, I::of(m), I::of(n), I::of(k));
+                    let [a, b, c] = &d.arrays[i];
+                    let (a, b, c) = (a.ptr as *const *const E, b.ptr as *const *const E, c.ptr as *const *mut E);
+                    f(h, N, C, m, n, k, al.ptr(), a, I::of(lda), b, I::of(ldb), be.ptr(), c, I::of(ldc), I::of(nb))
+                };
+                let st = if forced { with_mode(Mode::Hyblas, || call(p.ours, 0)) } else { call(p.ours, 0) };
+                let sr = call(p.real, 1);
+                s.sync();
+                let what = format!("{} m={m} n={n} k={k} batch={nb} device={device} forced={forced}", p.name);
+                assert_eq!(st, sr, "{what}: status");
+                let (got, want) = (down::<E>(&d.c[0]), down::<E>(&d.c[1]));
+                if own || forced {
+                    assert_close(&got, &want, k as usize, &what);
+                } else {
+                    same_bits(&got, &want, &what);
+                }
+                let c = down::<E>(&d.c[1]);
+                d.c[0].write(&c).unwrap();
+                s.fence();
+            }
         }
     }
 }
 
 #[test]
-fn gemm_strided_batched_is_forwarded() {
-    let Some(s) = session("gemm_strided_batched_is_forwarded") else { return };
+fn gemm_strided_batched_small_on_hyblas_else_forwarded() {
+    let Some(s) = session("gemm_strided_batched_small_on_hyblas_else_forwarded") else { return };
     let (a, b, c, d) = v2::strided();
     check_strided(&s, a, 71);
     check_strided(&s, b, 72);
@@ -504,6 +585,19 @@ fn gemm_strided_batched_is_forwarded() {
     let (a, _, _, d) = v2_64::strided();
     check_strided(&s, a, 75);
     check_strided(&s, d, 76);
+}
+
+#[test]
+fn gemm_batched_pointers_small_on_hyblas_else_forwarded() {
+    let Some(s) = session("gemm_batched_pointers_small_on_hyblas_else_forwarded") else { return };
+    let (a, b, c, d) = v2::pointers();
+    check_pointers(&s, a, 81);
+    check_pointers(&s, b, 82);
+    check_pointers(&s, c, 83);
+    check_pointers(&s, d, 84);
+    let (_, b, c, _) = v2_64::pointers();
+    check_pointers(&s, b, 85);
+    check_pointers(&s, c, 86);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -7,7 +7,8 @@
 //! `cublasGemmEx` / `cublasGemmEx_64` (hyblas for A, B, C all `CUDA_R_32F`, `CUDA_R_64F`,
 //! `CUDA_C_32F` or `CUDA_C_64F` with the matching `CUBLAS_COMPUTE_32F`/`_64F` or its
 //! `_PEDANTIC` twin; every other combination, the TF32/fast compute types included, is
-//! forwarded); `cublas?gemmStridedBatched` (+ `_64`), always forwarded (traced); plus thin
+//! forwarded); `cublas?gemmStridedBatched` and `cublas?gemmBatched` (+ `_64`): hyblas's
+//! small-product kernel for small m, n, k (`plan::batch::kernel_decision`), else forwarded; plus thin
 //! forwards of the handle functions (create, destroy, stream, pointer/atomics/math mode,
 //! version).
 //!
@@ -47,11 +48,13 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 use crate::abi::boundary::guard;
+use crate::gpu::batched::{At, BMat};
 use crate::gpu::driver::{driver_present, sys};
 use crate::gpu::level1::IndexOut;
 pub use crate::gpu::vendor::*;
 pub use crate::gpu::vendor_calls::{host_vendor, A16};
 use crate::gpu::{self, DMat, DVec, Exec, GpuError, In, Out, Runtime};
+use crate::plan::batch as batch_plan;
 use crate::plan::gemm as gemm_plan;
 use crate::plan::gpu::{self as policy, Decision, Outcome, Route};
 use crate::types::{Diag, Scalar, Trans, Uplo, C32, C64};
@@ -825,7 +828,66 @@ unsafe fn gemm_ex<I: Int>(
     }
 }
 
-/// `cublas?gemmStridedBatched`: checked and traced like GEMM, always answered by cuBLAS.
+/// The operands of a batched call as hyblas's small-product kernel takes them (`gpu::batched`).
+fn batch_operands(at: [(u64, i64); 3], lds: [i64; 3], strided: bool) -> [BMat; 3] {
+    let one = |(ptr, stride): (u64, i64), ld| BMat {
+        at: if strided { At::Strided { ptr, stride } } else { At::Array(ptr) },
+        ld,
+    };
+    [one(at[0], lds[0]), one(at[1], lds[1]), one(at[2], lds[2])]
+}
+
+/// `cublas?gemmStridedBatched` and `cublas?gemmBatched` (`strided` false: `a`, `b`, `c` are
+/// device arrays of the products' addresses, the strides unused): checked like GEMM, then
+/// hyblas's small-product kernel where `plan::batch::kernel_decision` says (small m, n and k),
+/// else the real cuBLAS. Degenerate for hyblas (cuBLAS's own definition): an empty batch or
+/// output, k = 0, and strided outputs that overlap (products writing the same elements).
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_batched<T: Scalar, I: Int>(
+    s: &'static Sym,
+    h: Handle,
+    (transa, transb): (c_int, c_int),
+    (m, n, k): (I, I, I),
+    alpha: *const T,
+    (a, lda, stride_a): (u64, I, i64),
+    (b, ldb, stride_b): (u64, I, i64),
+    beta: *const T,
+    (c, ldc, stride_c): (u64, I, i64),
+    batch: I,
+    strided: bool,
+    vendor: impl FnOnce() -> Status,
+) -> Status {
+    let (mm, nn, kk, bc) = (m.into(), n.into(), k.into(), batch.into());
+    let (la, lb, lc) = (lda.into(), ldb.into(), ldc.into());
+    let (ta, tb) = (trans_of(transa), trans_of(transb));
+    let invalid = gemm_invalid(ta, tb, mm, nn, kk, la, lb, lc, alpha.is_null() || beta.is_null()) || bc < 0;
+    let degenerate = if mm == 0 || nn == 0 || bc == 0 {
+        Some("empty batch")
+    } else if kk == 0 {
+        Some("k = 0")
+    } else if strided && bc > 1 && stride_c.unsigned_abs() < (lc * (nn - 1) + mm) as u64 {
+        Some("outputs that overlap")
+    } else {
+        None
+    };
+    let form = if strided { "strided" } else { "pointer arrays" };
+    dispatch_with(
+        s,
+        h,
+        Check::of(h, invalid, degenerate),
+        || format!("{} batch={bc} ({form})", gemm_shape(transa, transb, mm, nn, kk, la, lb, lc)),
+        |d| gemm_plan::decide_device(d, || batch_plan::kernel_decision(mm, nn, kk)),
+        |ex, cx| {
+            let (ta, tb) = (ta.unwrap_or(Trans::No), tb.unwrap_or(Trans::No));
+            let at = [(a, stride_a), (b, stride_b), (c, stride_c)];
+            let [am, bm, cm] = batch_operands(at, [la, lb, lc], strided);
+            gpu::batched::gemm::<T>(ex, ta, tb, mm, nn, kk, cx.input(alpha), am, bm, cx.input(beta), cm, bc)
+        },
+        vendor,
+    )
+}
+
+/// `cublas?gemmStridedBatched`: [`gemm_batched`] on strided operands.
 #[allow(clippy::too_many_arguments)]
 unsafe fn gemm_strided<T: Scalar, I: Int>(
     s: &'static Sym,
@@ -848,24 +910,40 @@ unsafe fn gemm_strided<T: Scalar, I: Int>(
     stride_c: i64,
     batch: I,
 ) -> Status {
-    let (mm, nn, kk, bc) = (m.into(), n.into(), k.into(), batch.into());
-    let (la, lb, lc) = (lda.into(), ldb.into(), ldc.into());
-    let invalid =
-        gemm_invalid(trans_of(transa), trans_of(transb), mm, nn, kk, la, lb, lc, alpha.is_null() || beta.is_null())
-            || bc < 0;
-    dispatch_with(
-        s,
-        h,
-        Check::of(h, invalid, Some("strided batched GEMM: always cuBLAS")),
-        || format!("{} batch={bc}", gemm_shape(transa, transb, mm, nn, kk, la, lb, lc)),
-        |d| gemm_plan::decide_device(d, gemm_plan::gemm_no_runtime),
-        |_, _| Err(GpuError::Unsupported("strided batched GEMM")),
-        || {
-            forward(s, |f: GemmStridedFn<T, I>| {
-                f(h, transa, transb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch)
-            })
-        },
-    )
+    let vendor = || {
+        forward(s, |f: GemmStridedFn<T, I>| {
+            f(h, transa, transb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch)
+        })
+    };
+    let (pa, pb, pc) = ((a as u64, lda, stride_a), (b as u64, ldb, stride_b), (c as u64, ldc, stride_c));
+    gemm_batched(s, h, (transa, transb), (m, n, k), alpha, pa, pb, beta, pc, batch, true, vendor)
+}
+
+/// `cublas?gemmBatched`: [`gemm_batched`] on device arrays of the products' addresses.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_pointers<T: Scalar, I: Int>(
+    s: &'static Sym,
+    h: Handle,
+    transa: c_int,
+    transb: c_int,
+    m: I,
+    n: I,
+    k: I,
+    alpha: *const T,
+    a: *const *const T,
+    lda: I,
+    b: *const *const T,
+    ldb: I,
+    beta: *const T,
+    c: *const *mut T,
+    ldc: I,
+    batch: I,
+) -> Status {
+    let vendor = || {
+        forward(s, |f: GemmBatchedFn<T, I>| f(h, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, batch))
+    };
+    let (pa, pb, pc) = ((a as u64, lda, 0), (b as u64, ldb, 0), (c as u64, ldc, 0));
+    gemm_batched(s, h, (transa, transb), (m, n, k), alpha, pa, pb, beta, pc, batch, false, vendor)
 }
 
 // ---- Exports ----
@@ -1011,6 +1089,11 @@ macro_rules! gemm_exports {
         cublas!(concat!("cublasDgemmStridedBatched", $plain), fn(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, alpha: *const f64, a: *const f64, lda: $I, sa: i64, b: *const f64, ldb: $I, sb: i64, beta: *const f64, c: *mut f64, ldc: $I, sc: i64, batch: $I) => |s| gemm_strided(s, h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch));
         cublas!(concat!("cublasCgemmStridedBatched", $plain), fn(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, alpha: *const C32, a: *const C32, lda: $I, sa: i64, b: *const C32, ldb: $I, sb: i64, beta: *const C32, c: *mut C32, ldc: $I, sc: i64, batch: $I) => |s| gemm_strided(s, h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch));
         cublas!(concat!("cublasZgemmStridedBatched", $plain), fn(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, alpha: *const C64, a: *const C64, lda: $I, sa: i64, b: *const C64, ldb: $I, sb: i64, beta: *const C64, c: *mut C64, ldc: $I, sc: i64, batch: $I) => |s| gemm_strided(s, h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, batch));
+
+        cublas!(concat!("cublasSgemmBatched", $plain), fn(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, alpha: *const f32, a: *const *const f32, lda: $I, b: *const *const f32, ldb: $I, beta: *const f32, c: *const *mut f32, ldc: $I, batch: $I) => |s| gemm_pointers(s, h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, batch));
+        cublas!(concat!("cublasDgemmBatched", $plain), fn(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, alpha: *const f64, a: *const *const f64, lda: $I, b: *const *const f64, ldb: $I, beta: *const f64, c: *const *mut f64, ldc: $I, batch: $I) => |s| gemm_pointers(s, h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, batch));
+        cublas!(concat!("cublasCgemmBatched", $plain), fn(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, alpha: *const C32, a: *const *const C32, lda: $I, b: *const *const C32, ldb: $I, beta: *const C32, c: *const *mut C32, ldc: $I, batch: $I) => |s| gemm_pointers(s, h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, batch));
+        cublas!(concat!("cublasZgemmBatched", $plain), fn(h: Handle, ta: c_int, tb: c_int, m: $I, n: $I, k: $I, alpha: *const C64, a: *const *const C64, lda: $I, b: *const *const C64, ldb: $I, beta: *const C64, c: *const *mut C64, ldc: $I, batch: $I) => |s| gemm_pointers(s, h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, batch));
     };
 }
 

@@ -26,9 +26,12 @@ pub enum Family {
     Gemm,
     /// Strassen-Winograd's additions (seed 003; real precisions only).
     Strassen,
+    /// Batched GEMM of small products (`gpu::batched`).
+    Batch,
 }
 
-pub const FAMILIES: &[Family] = &[Family::Level1, Family::Gemv, Family::Trmv, Family::Gemm, Family::Strassen];
+pub const FAMILIES: &[Family] =
+    &[Family::Level1, Family::Gemv, Family::Trmv, Family::Gemm, Family::Strassen, Family::Batch];
 
 pub const COMMON: &str = include_str!("../../kernels/common.cuh");
 
@@ -40,6 +43,7 @@ impl Family {
             Family::Trmv => "trmv",
             Family::Gemm => "splitk",
             Family::Strassen => "strassen",
+            Family::Batch => "batch",
         }
     }
     fn file(self) -> &'static str {
@@ -49,6 +53,7 @@ impl Family {
             Family::Trmv => "trmv.cu",
             Family::Gemm => "gemm_splitk.cu",
             Family::Strassen => "strassen.cu",
+            Family::Batch => "gemm_batch.cu",
         }
     }
     fn body(self) -> &'static str {
@@ -58,6 +63,7 @@ impl Family {
             Family::Trmv => include_str!("../../kernels/trmv.cu"),
             Family::Gemm => include_str!("../../kernels/gemm_splitk.cu"),
             Family::Strassen => include_str!("../../kernels/strassen.cu"),
+            Family::Batch => include_str!("../../kernels/gemm_batch.cu"),
         }
     }
     /// The whole family's source (every unit's entry points; `scripts/kernel-regs.py` and the
@@ -157,8 +163,10 @@ impl Unit {
 pub fn reachable_units(cc: (i32, i32)) -> Vec<Unit> {
     use super::splitk::reachable_variants as rv;
     use crate::types::{C32, C64};
-    let mut units: Vec<Unit> =
-        [Family::Level1, Family::Gemv, Family::Trmv, Family::Strassen].iter().flat_map(|f| f.units()).collect();
+    let mut units: Vec<Unit> = [Family::Level1, Family::Gemv, Family::Trmv, Family::Strassen, Family::Batch]
+        .iter()
+        .flat_map(|f| f.units())
+        .collect();
     for (p, variants) in [('s', rv::<f32>(cc)), ('d', rv::<f64>(cc)), ('c', rv::<C32>(cc)), ('z', rv::<C64>(cc))] {
         units.extend(variants.into_iter().map(|v| Unit::splitk(p, v)));
     }

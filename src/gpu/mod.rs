@@ -24,6 +24,7 @@
 // dereference, which this lint cannot tell.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod batched;
 pub mod cache_file;
 pub mod driver;
 pub mod gemv;

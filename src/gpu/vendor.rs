@@ -229,6 +229,25 @@ pub type GemmStridedFn<T, I> = unsafe extern "C" fn(
     i64,
     I,
 ) -> Status;
+/// `cublas?gemmBatched`: arrays (in device memory) of the products' operand addresses; the
+/// batch count is `I`.
+pub type GemmBatchedFn<T, I> = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    I,
+    I,
+    I,
+    *const T,
+    *const *const T,
+    I,
+    *const *const T,
+    I,
+    *const T,
+    *const *mut T,
+    I,
+    I,
+) -> Status;
 /// Level 3 beyond GEMM (the `_v2` entry points; `S` the scalar type of alpha/beta, real for the
 /// Hermitian rank updates).
 pub type SyrkFn<T, S> = unsafe extern "C" fn(

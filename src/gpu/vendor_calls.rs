@@ -227,7 +227,7 @@ static REAL_GEMM_STRIDED_64: [Sym; 4] = [
 /// as one `cublas?gemmStridedBatched` of the real cuBLAS on `ex`'s stream (hyblas's own handle,
 /// host scalars): the host ABI's batches on device memory. Enqueues and returns.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn vendor_gemm_strided<T: Scalar>(
+pub fn vendor_gemm_strided<T: Scalar>(
     ex: &Exec,
     (ta, tb): (Trans, Trans),
     (m, n, k): (i64, i64, i64),
@@ -260,6 +260,64 @@ pub(crate) fn vendor_gemm_strided<T: Scalar>(
                 f(h, ta, tb, m, n, k, &al.0, pa, a.ld, sa, pb, b.ld, sb, &be.0, pc, c.ld, sc, batch),
                 REAL_GEMM_STRIDED_64[i].name,
             )
+        };
+        if r != CUBLAS_STATUS_SUCCESS {
+            return Err(status_err(name, r));
+        }
+    }
+    Ok(())
+}
+
+static REAL_GEMM_BATCHED: [Sym; 4] = [
+    Sym::new("cublasSgemmBatched"),
+    Sym::new("cublasDgemmBatched"),
+    Sym::new("cublasCgemmBatched"),
+    Sym::new("cublasZgemmBatched"),
+];
+static REAL_GEMM_BATCHED_64: [Sym; 4] = [
+    Sym::new("cublasSgemmBatched_64"),
+    Sym::new("cublasDgemmBatched_64"),
+    Sym::new("cublasCgemmBatched_64"),
+    Sym::new("cublasZgemmBatched_64"),
+];
+
+/// `batch` products C_i := alpha*op(A_i)*op(B_i) + beta*C_i as one `cublas?gemmBatched` of the
+/// real cuBLAS on `ex`'s stream (hyblas's own handle, host scalars). `arrays` are device
+/// addresses of the arrays of A's, B's and C's addresses (`lds` their leading dimensions).
+/// Enqueues and returns.
+#[allow(clippy::too_many_arguments)]
+pub fn vendor_gemm_batched<T: Scalar>(
+    ex: &Exec,
+    (ta, tb): (Trans, Trans),
+    (m, n, k): (i64, i64, i64),
+    alpha: T,
+    arrays: [u64; 3],
+    lds: [i64; 3],
+    beta: T,
+    batch: i64,
+) -> gpu::Result<()> {
+    let (al, be) = (A16(alpha), A16(beta));
+    let [pa, pb, pc] = arrays;
+    let (pa, pb, pc) = (pa as *const *const T, pb as *const *const T, pc as *const *mut T);
+    let [la, lb, lc] = lds;
+    let i = T::INDEX;
+    let fits = [m, n, k, la, lb, lc, batch].iter().all(|&v| v <= i32::MAX as i64);
+    let no_cublas = || GpuError::Unavailable("no real cuBLAS batched GEMM found".into());
+    let (ta, tb) = (op_code(ta), op_code(tb));
+    // SAFETY: the function types are cuBLAS's prototypes; the handle is ours, bound to ex's
+    // stream; arrays, sizes and leading dimensions were validated by the caller.
+    unsafe {
+        let h = own_handle(ex.rt, ex.stream)?;
+        let (r, name) = if fits {
+            let f: GemmBatchedFn<T, i32> = REAL_GEMM_BATCHED[i].get().ok_or_else(no_cublas)?;
+            let (m, n, k, bt) = (m as i32, n as i32, k as i32, batch as i32);
+            (
+                f(h, ta, tb, m, n, k, &al.0, pa, la as i32, pb, lb as i32, &be.0, pc, lc as i32, bt),
+                REAL_GEMM_BATCHED[i].name,
+            )
+        } else {
+            let f: GemmBatchedFn<T, i64> = REAL_GEMM_BATCHED_64[i].get().ok_or_else(no_cublas)?;
+            (f(h, ta, tb, m, n, k, &al.0, pa, la, pb, lb, &be.0, pc, lc, batch), REAL_GEMM_BATCHED_64[i].name)
         };
         if r != CUBLAS_STATUS_SUCCESS {
             return Err(status_err(name, r));

@@ -3,7 +3,7 @@
 //!
 //! | step | decision | setting (default) |
 //! | --- | --- | --- |
-//! | 1 | the batch in device memory: on the GPU, runs of products at constant steps as one `cublas?gemmStridedBatched` each, the others one by one through the GEMM planner's device path | |
+//! | 1 | the batch in device memory: on the GPU, each group of same-call products as one batched call (hyblas's small-product kernel for small m, n, k, else cuBLAS's strided or pointer-array batched GEMM), the others one by one through the GEMM planner's device path | `HYBLAS_GPU_BATCH_MAX_MN` (16), `HYBLAS_GPU_BATCH_MAX_K` (16) |
 //! | 2 | two products write the same C: one after the other, in order (what a loop of calls would give) | |
 //! | 3 | small products (at most `HYBLAS_BATCH_SMALL_FLOPS` flops each): many at once, one thread each | `HYBLAS_BATCH_SMALL_FLOPS` (2*96^3) |
 //! | 4 | the others: one after the other, each threaded (the planner's own choice, offload included) | |
@@ -15,6 +15,7 @@
 use crate::config;
 use crate::cpu::level3 as eng;
 use crate::cpu::threads;
+use crate::plan::gpu::{Decision, Reason, Route};
 use crate::trace;
 use crate::types::{MatMut, MatRef, Scalar, Trans};
 use once_cell::sync::Lazy;
@@ -86,6 +87,15 @@ impl<T: Scalar> Product<T> {
         let (bv, cb) = MatRef::op(p.b, p.tb, p.k, p.n, p.ldb);
         (av, ca, bv, cb, MatMut::col_major(p.c, p.m, p.n, p.ldc))
     }
+    /// The operands as device matrices (device memory: step 1).
+    fn dmats(&self) -> (crate::gpu::DMat, crate::gpu::DMat, crate::gpu::DMat) {
+        use crate::gpu::DMat;
+        (
+            DMat::of(self.a, self.lda as isize),
+            DMat::of(self.b, self.ldb as isize),
+            DMat::of(self.c as *const T, self.ldc as isize),
+        )
+    }
     /// What products of one set-up share: transposes and sizes.
     fn shape(&self) -> Shape {
         (self.ta, self.tb, self.m, self.n, self.k)
@@ -128,15 +138,16 @@ fn steps<T>(p: &Product<T>, q: &Product<T>) -> (Option<i64>, Option<i64>, Option
     (step(p.a, q.a), step(p.b, q.b), step(p.c as *const T, q.c as *const T))
 }
 
-/// Step 1: a batch in device memory runs on the GPU, waited for once. Each run of products one
-/// strided call describes (the same call but for the operands, which lie at constant
-/// non-negative steps, C's apart) goes to the real cuBLAS as one `cublas?gemmStridedBatched`;
-/// the others go one by one, in order, through the GEMM planner's device path (split-k,
+/// Step 1: a batch in device memory runs on the GPU, waited for once. Each group of products
+/// that one batched call describes (the same call but for the operands, each writing its own C)
+/// runs as one call: on hyblas's small-product kernel where [`kernel_decision`] says (small m,
+/// n, k), else cuBLAS's `cublas?gemmStridedBatched` (operands at constant steps) or
+/// `cublas?gemmBatched` (device arrays of the operands' addresses, uploaded for the call). The
+/// other products go one by one, in order, through the GEMM planner's device path (split-k,
 /// Strassen or cuBLAS by its model). Whether the batch is in device memory is asked of its first
 /// and last products' operands only (a pointer query costs about a microsecond; the batch APIs
 /// take a batch on one side). False: host memory, nothing done.
 unsafe fn on_device<T: Scalar>(name: &'static str, products: &[Product<T>]) -> bool {
-    use crate::gpu::{vendor_calls::vendor_gemm_strided, DMat};
     // Host memory (the common case) is told by the first product, before anything is collected.
     let Some(first) = products.iter().find(|p| !p.is_empty()) else { return false };
     if !crate::gpu::runtime::is_device_pointer(first.c as *const std::ffi::c_void) {
@@ -151,61 +162,144 @@ unsafe fn on_device<T: Scalar>(name: &'static str, products: &[Product<T>]) -> b
             ops.extend([p.a as *const std::ffi::c_void, p.b as *const std::ffi::c_void]);
         }
     }
-    let (strided, single) = (std::cell::Cell::new(0usize), std::cell::Cell::new(0usize));
-    let shape = || {
-        let (s, o) = (strided.get(), single.get());
-        format!("products={} run={} (strided calls={s}, one by one={o})", products.len(), work.len())
+    // Calls made: [hyblas strided, hyblas pointer arrays, cuBLAS strided, cuBLAS pointer
+    // arrays, one by one].
+    let calls = std::cell::Cell::new([0usize; 5]);
+    let count = |i: usize| {
+        let mut c = calls.get();
+        c[i] += 1;
+        calls.set(c);
     };
-    let i = |v: usize| v as i64;
+    let shape = || {
+        let c = calls.get();
+        format!(
+            "products={} run={} (hyblas kernel: strided calls={}, pointer-array calls={}; cuBLAS: strided calls={}, pointer-array calls={}; one by one={})",
+            products.len(),
+            work.len(),
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4]
+        )
+    };
     let gpu = |ex: &crate::gpu::Exec| -> crate::gpu::Result<()> {
         let mut s = 0;
         while s < work.len() {
+            // The group from s: the same call, each product writing its own C.
             let p = work[s];
-            let (a, b, c) = (
-                DMat::of(p.a, p.lda as isize),
-                DMat::of(p.b, p.ldb as isize),
-                DMat::of(p.c as *const T, p.ldc as isize),
-            );
-            // The run from s: products after it at the steps of the first pair.
             let mut e = s + 1;
-            if let Some(q) = work.get(s + 1).filter(|q| same_call(p, q)) {
-                if let (Some(sa), Some(sb), Some(sc)) = steps(p, q) {
-                    if sc >= i(p.ldc * (p.n - 1) + p.m) {
-                        while e < work.len()
-                            && same_call(p, work[e])
-                            && steps(work[e - 1], work[e]) == (Some(sa), Some(sb), Some(sc))
-                        {
-                            e += 1;
-                        }
-                        // alpha == 0 reads neither A nor B (reference BLAS): cuBLAS gets k = 0.
-                        let k = if reads(p) { i(p.k) } else { 0 };
-                        vendor_gemm_strided(
-                            ex,
-                            (p.ta, p.tb),
-                            (i(p.m), i(p.n), k),
-                            p.alpha,
-                            (a, sa),
-                            (b, sb),
-                            p.beta,
-                            (c, sc),
-                            i(e - s),
-                        )?;
-                        strided.set(strided.get() + 1);
-                        s = e;
-                        continue;
-                    }
+            while e < work.len() && same_call(p, work[e]) {
+                e += 1;
+            }
+            let group = &work[s..e];
+            if group.len() > 1 && !outputs_repeat_in(group) {
+                device_group(ex, group, &count)?;
+            } else {
+                for q in group {
+                    let (a, b, c) = q.dmats();
+                    let i = |v: usize| v as i64;
+                    super::gemm::device_gemm(ex, q.ta, q.tb, i(q.m), i(q.n), i(q.k), q.alpha, a, b, q.beta, c)?;
+                    count(4);
                 }
             }
-            super::gemm::device_gemm(ex, p.ta, p.tb, i(p.m), i(p.n), i(p.k), p.alpha, a, b, p.beta, c)?;
-            single.set(single.get() + 1);
-            s += 1;
+            s = e;
         }
         Ok(())
     };
-    // Nothing here answers NotReady (the planner's device path falls back to cuBLAS itself),
-    // so the vendor route is never taken.
+    // Nothing here answers NotReady (a kernel still compiling gives its group to cuBLAS, and the
+    // planner's device path falls back to cuBLAS itself), so the vendor route is never taken.
     let vendor = |_: &crate::gpu::Exec| Err(crate::gpu::GpuError::Other("batch: no vendor route".into()));
     super::on_gpu("", name, shape, &ops, gpu, vendor).is_some()
+}
+
+/// One group of same-call products with distinct outputs (on_device's) as one batched call:
+/// strided where the operands lie at constant steps (and C's do not overlap), else through
+/// device arrays of their addresses; hyblas's kernel or cuBLAS's by [`kernel_decision`]. A
+/// kernel still compiling (NotReady) gives the group to cuBLAS.
+unsafe fn device_group<T: Scalar>(
+    ex: &crate::gpu::Exec,
+    group: &[&Product<T>],
+    count: &dyn Fn(usize),
+) -> crate::gpu::Result<()> {
+    use crate::gpu::batched::{self, At, BMat};
+    use crate::gpu::vendor_calls::{vendor_gemm_batched, vendor_gemm_strided};
+    use crate::gpu::{driver, GpuError, In};
+    let p = group[0];
+    let i = |v: usize| v as i64;
+    // alpha == 0 reads neither A nor B (reference BLAS): cuBLAS gets k = 0.
+    let (m, n, k) = (i(p.m), i(p.n), if !p.alpha.is_zero() && p.k > 0 { i(p.k) } else { 0 });
+    let count_n = i(group.len());
+    let own = kernel_decision(m, n, k).route == Route::Hyblas && batched::fits(m, n);
+    let (a, b, c) = p.dmats();
+    // Constant steps: every pair at the first pair's, C's far enough apart not to overlap.
+    let st = steps(p, group[1]);
+    let strided = match st {
+        (Some(_), Some(_), Some(sc)) => {
+            sc >= i(p.ldc * (p.n - 1) + p.m) && group.windows(2).all(|w| steps(w[0], w[1]) == st)
+        }
+        _ => false,
+    };
+    if strided {
+        let (sa, sb, sc) = (st.0.unwrap(), st.1.unwrap(), st.2.unwrap());
+        if own {
+            let x = |d: crate::gpu::DMat, stride| BMat { at: At::Strided { ptr: d.ptr, stride }, ld: d.ld };
+            let (al, be) = (In::Host(p.alpha), In::Host(p.beta));
+            match batched::gemm(ex, p.ta, p.tb, m, n, k, al, x(a, sa), x(b, sb), be, x(c, sc), count_n) {
+                Err(GpuError::NotReady { .. }) => {}
+                r => return r.map(|_| count(0)),
+            }
+        }
+        vendor_gemm_strided(ex, (p.ta, p.tb), (m, n, k), p.alpha, (a, sa), (b, sb), p.beta, (c, sc), count_n)?;
+        count(2);
+        return Ok(());
+    }
+    // Pointer arrays: A's, B's and C's addresses, uploaded to the stream's workspace (the copy is
+    // ordered before the call on the stream; a pageable source is staged before the copy returns).
+    let mut addrs: Vec<u64> = Vec::with_capacity(3 * group.len());
+    addrs.extend(group.iter().map(|q| q.a as u64));
+    addrs.extend(group.iter().map(|q| q.b as u64));
+    addrs.extend(group.iter().map(|q| q.c as u64));
+    let bytes = addrs.len() * 8;
+    let scratch = ex.rt.scratch(ex.stream);
+    let mut sc = scratch.lock();
+    let dev = sc.workspace(bytes)?;
+    driver::check(
+        driver::sys::cuMemcpyHtoDAsync_v2(dev, addrs.as_ptr() as *const std::ffi::c_void, bytes, ex.stream),
+        "cuMemcpyHtoDAsync",
+    )?;
+    let g = 8 * group.len() as u64;
+    let arrays = [dev, dev + g, dev + 2 * g];
+    let lds = [a.ld, b.ld, c.ld];
+    if own {
+        let x = |j: usize| BMat { at: At::Array(arrays[j]), ld: lds[j] };
+        let (al, be) = (In::Host(p.alpha), In::Host(p.beta));
+        match batched::gemm(ex, p.ta, p.tb, m, n, k, al, x(0), x(1), be, x(2), count_n) {
+            Err(GpuError::NotReady { .. }) => {}
+            r => return r.map(|_| count(1)),
+        }
+    }
+    vendor_gemm_batched(ex, (p.ta, p.tb), (m, n, k), p.alpha, arrays, lds, p.beta, count_n)?;
+    count(3);
+    Ok(())
+}
+
+/// `HYBLAS_GPU_BATCH_MAX_MN`: batched products on device memory with m and n at most this run
+/// on hyblas's small-product kernel (`gpu::batched`, at most 64), larger ones on cuBLAS's
+/// batched GEMM. Default 16: on an H200 the kernel took 0.07-0.36 of cuBLAS's time up to
+/// 16 x 16 x 16 and more than it from 24 (`gpubench batch`, bench/results/nvidia-h200-sm90-batch.csv).
+pub const GPU_MAX_MN_KEY: &str = "HYBLAS_GPU_BATCH_MAX_MN";
+/// `HYBLAS_GPU_BATCH_MAX_K`: ... and k at most this (default 16, as measured).
+pub const GPU_MAX_K_KEY: &str = "HYBLAS_GPU_BATCH_MAX_K";
+static GPU_MAX_MN: Lazy<i64> = Lazy::new(|| (config::threshold(GPU_MAX_MN_KEY, 16) as i64).min(64));
+static GPU_MAX_K: Lazy<i64> = Lazy::new(|| config::threshold(GPU_MAX_K_KEY, 16) as i64);
+
+/// Whether batched products of this shape on device memory run on hyblas's small-product
+/// kernel (`Route::Hyblas`) or cuBLAS's batched GEMM (`Route::Vendor`), and why.
+pub fn kernel_decision(m: i64, n: i64, k: i64) -> Decision {
+    let (max_mn, max_k) = (*GPU_MAX_MN, *GPU_MAX_K);
+    let route = if m.max(n) <= max_mn && k <= max_k { Route::Hyblas } else { Route::Vendor };
+    Decision { route, reason: Reason::BatchSize { mn: m.max(n), k, max_mn, max_k } }
 }
 
 /// Transposes and sizes: what the products of one engine set-up share.
@@ -222,6 +316,13 @@ fn outputs_repeat<T: Scalar>(products: &[Product<T>]) -> bool {
         return false;
     }
     let mut cs: Vec<usize> = outputs().collect();
+    cs.sort_unstable();
+    cs.windows(2).any(|w| w[0] == w[1])
+}
+
+/// [`outputs_repeat`] of a group of products.
+fn outputs_repeat_in<T: Scalar>(group: &[&Product<T>]) -> bool {
+    let mut cs: Vec<usize> = group.iter().map(|p| p.c as usize).collect();
     cs.sort_unstable();
     cs.windows(2).any(|w| w[0] == w[1])
 }

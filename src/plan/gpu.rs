@@ -186,6 +186,9 @@ pub enum Reason {
     /// GEMM: the Strassen model (`gpu::strassen::Model`) predicted these us at 0, 1, 2 levels
     /// and a gain of at least `min_gain` (a fraction) at the chosen one.
     Strassen { us: [f64; 3], min_gain: f64 },
+    /// Batched GEMM: max(m, n) and k against `HYBLAS_GPU_BATCH_MAX_MN` and `_MAX_K` (hyblas's
+    /// small-product kernel within both, cuBLAS's batched GEMM beyond).
+    BatchSize { mn: i64, k: i64, max_mn: i64, max_k: i64 },
 }
 
 impl fmt::Display for Reason {
@@ -209,6 +212,12 @@ impl fmt::Display for Reason {
                 us[2],
                 min_gain * 100.0
             ),
+            Reason::BatchSize { mn, k, max_mn, max_k } => {
+                let within = mn <= max_mn && k <= max_k;
+                let cmp = if within { "within" } else { "not within" };
+                let (a, b) = (super::batch::GPU_MAX_MN_KEY, super::batch::GPU_MAX_K_KEY);
+                write!(f, "max(m,n)={mn} k={k} {cmp} {a}={max_mn}, {b}={max_k}")
+            }
             Reason::Calibrated { side, flips } => {
                 write!(f, "size {side} against the calibrated {} flip points {flips:?}", gpu_calibrated::DEVICE)
             }
