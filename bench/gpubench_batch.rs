@@ -33,6 +33,10 @@ usage: gpubench batch [options]
   --beta X        beta (default 0; 1 reads C too)
   --reps N        timed batches per side (default 5)
   --shapes        also time every launch shape of the kernel (r 1, 2, 4 x 64..512 threads)
+  --host          instead: host-memory DGEMM batches (cblas_dgemm_batch_strided), the CPU
+                  engine, the GPU (one pipelined transfer, one batched call) and the planner's
+                  choice, wall time; sizes n:count (default 4:10000,8:10000,16:10000,32:10000,
+                  128:100,256:100,512:100); writes <gpu>-batch-host.csv
   --out DIR       where the CSV and SVG go (default bench/results)
 ";
 
@@ -44,6 +48,7 @@ struct Opts {
     beta: f64,
     reps: usize,
     shapes: bool,
+    host: bool,
     out: PathBuf,
 }
 
@@ -56,6 +61,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         beta: 0.0,
         reps: 5,
         shapes: false,
+        host: false,
         out: "bench/results".into(),
     };
     let mut it = args.iter();
@@ -72,6 +78,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
                             .collect::<Result<_, _>>()?;
                         match v[..] {
                             [n] => Ok((n, n, n)),
+                            [n, count] => Ok((n, count, 0)),
                             [m, n, k] => Ok((m, n, k)),
                             _ => Err(format!("bad size {x} (n or m:n:k)")),
                         }
@@ -88,6 +95,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
             "--beta" => o.beta = val()?.parse().map_err(|_| "bad --beta")?,
             "--reps" => o.reps = val()?.parse().map_err(|_| "bad --reps")?,
             "--shapes" => o.shapes = true,
+            "--host" => o.host = true,
             "--out" => o.out = val()?.into(),
             "-h" | "--help" => return Err(HELP.into()),
             x => return Err(format!("unknown option {x}\n{HELP}")),
@@ -167,7 +175,7 @@ fn point<T: Scalar>(ex: &Exec, t: &Timer, o: &Opts, (m, n, k): (usize, usize, us
     let lds = [ra as i64, rb as i64, mi];
     let strided = |x: &DeviceBuffer, s: usize, ld: i64| BMat { at: At::Strided { ptr: x.ptr, stride: s as i64 }, ld };
     let arr = |x: &DeviceBuffer, ld: i64| BMat { at: At::Array(x.ptr), ld };
-    let own = hyblas::plan::batch::kernel_decision(mi, ni, ki).route == hyblas::plan::gpu::Route::Hyblas;
+    let own = hyblas::plan::batch::kernel_decision::<T>(mi, ni, ki).route == hyblas::plan::gpu::Route::Hyblas;
     let fits = batched::fits(mi, ni);
     let run = |side: usize, shape: Option<Shape>| -> hyblas::gpu::Result<()> {
         let dm = |x: &DeviceBuffer, ld: i64| DMat { ptr: x.ptr, ld };
@@ -368,6 +376,97 @@ fn svg(rows: &[Row]) -> String {
     s
 }
 
+#[rustfmt::skip]
+extern "C" {
+    fn cblas_dgemm_batch_strided(l: i32, ta: i32, tb: i32, m: i32, n: i32, k: i32, al: f64, a: *const f64, lda: i32, sa: i32, b: *const f64, ldb: i32, sb: i32, be: f64, c: *mut f64, ldc: i32, sc: i32, bs: i32);
+}
+
+/// `--host`: host-memory DGEMM batches of `count` n x n x n products each, the CPU engine
+/// against the GPU offload and the planner's choice, median wall time of `o.reps` calls.
+fn host_mode(o: &Opts, sizes: &[(usize, usize)]) -> ExitCode {
+    use hyblas::plan::host::with_side;
+    use hyblas::plan::offload::Side;
+    let threads = hyblas::cpu::threads::nthreads();
+    println!(
+        "gpubench batch --host: DGEMM batches in host memory, {threads} CPU threads; ms per call (median of {})",
+        o.reps
+    );
+    println!(
+        "{:>5} {:>6} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9}",
+        "n", "count", "cpu ms", "gpu ms", "auto ms", "auto", "best/auto", "max diff"
+    );
+    let mut csv = String::from("n,count,threads,cpu_ms,gpu_ms,auto_ms,auto_route,best_over_auto,max_rel_diff\n");
+    for &(n, count) in sizes {
+        let nn = n * n;
+        let v = values(2 * nn * count + nn, 99 + n as u64);
+        let (a, b) = (&v[..nn * count], &v[nn * count..2 * nn * count]);
+        let mut c = vec![0.0f64; nn * count];
+        let i = n as i32;
+        let call = |c: &mut Vec<f64>| unsafe {
+            cblas_dgemm_batch_strided(
+                102,
+                111,
+                111,
+                i,
+                i,
+                i,
+                1.0,
+                a.as_ptr(),
+                i,
+                nn as i32,
+                b.as_ptr(),
+                i,
+                nn as i32,
+                0.0,
+                c.as_mut_ptr(),
+                i,
+                nn as i32,
+                count as i32,
+            )
+        };
+        let time = |side: Option<Side>, c: &mut Vec<f64>| -> (f64, bool) {
+            let before = hyblas::plan::batch::offloaded_batches();
+            with_side(side, || call(c));
+            let gpu = hyblas::plan::batch::offloaded_batches() > before;
+            let mut t: Vec<f64> = (0..o.reps.max(1))
+                .map(|_| {
+                    let s = std::time::Instant::now();
+                    with_side(side, || call(c));
+                    s.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            t.sort_by(f64::total_cmp);
+            (t[t.len() / 2], gpu)
+        };
+        let (cpu, _) = time(Some(Side::Cpu), &mut c);
+        let want = c.clone();
+        let (gpu, went) = time(Some(Side::Gpu), &mut c);
+        let scale = want.iter().fold(1e-300f64, |m, x| m.max(x.abs()));
+        let diff = c.iter().zip(&want).fold(0f64, |m, (x, y)| m.max((x - y).abs() / scale));
+        let (auto, auto_gpu) = time(None, &mut c);
+        let route = if auto_gpu { "gpu" } else { "cpu" };
+        let best = cpu.min(gpu);
+        println!(
+            "{n:>5} {count:>6} {cpu:>9.3} {gpu:>9.3} {auto:>9.3} {route:>8} {:>8.2}x {diff:>9.1e}{}",
+            best / auto,
+            if went { "" } else { "  (gpu side not offloaded!)" }
+        );
+        csv.push_str(&format!(
+            "{n},{count},{threads},{cpu:.4},{gpu:.4},{auto:.4},{route},{:.4},{diff:.2e}\n",
+            best / auto
+        ));
+    }
+    let _ = std::fs::create_dir_all(&o.out);
+    let slug = hyblas::gpu::Runtime::get(0).map(|rt| rt.props.slug()).unwrap_or_else(|_| "cpu".into());
+    let path = o.out.join(format!("{slug}-batch-host.csv"));
+    if let Err(e) = std::fs::write(&path, csv) {
+        eprintln!("gpubench batch: writing {}: {e}", path.display());
+        return ExitCode::from(1);
+    }
+    println!("wrote {}", path.display());
+    ExitCode::SUCCESS
+}
+
 pub fn main(args: &[String]) -> ExitCode {
     let o = match parse(args) {
         Ok(o) => o,
@@ -383,6 +482,16 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
+    if o.host {
+        let default = o.n.len() == 13 && o.n[0] == (2, 2, 2);
+        let sizes: Vec<(usize, usize)> = if default {
+            [(4, 10_000), (8, 10_000), (16, 10_000), (32, 10_000), (128, 100), (256, 100), (512, 100)].to_vec()
+        } else {
+            // n:count (a plain n: 100 products).
+            o.n.iter().map(|&(n, count, k)| (n, if k == 0 { count } else { 100 })).collect()
+        };
+        return host_mode(&o, &sizes);
+    }
     let ex = Exec::own(rt);
     let units: Vec<_> =
         o.precs.iter().map(|&p| hyblas::gpu::kernels::Unit::of(hyblas::gpu::kernels::Family::Batch, p)).collect();

@@ -24,6 +24,7 @@ const T: c_int = 112;
 extern "C" {
     fn cblas_dgemm_batch(l: c_int, ta: *const c_int, tb: *const c_int, m: *const c_int, n: *const c_int, k: *const c_int, al: *const f64, a: *const *const f64, lda: *const c_int, b: *const *const f64, ldb: *const c_int, be: *const f64, c: *const *mut f64, ldc: *const c_int, gc: c_int, gs: *const c_int);
     fn cblas_dgemm_batch_strided(l: c_int, ta: c_int, tb: c_int, m: c_int, n: c_int, k: c_int, al: f64, a: *const f64, lda: c_int, sa: c_int, b: *const f64, ldb: c_int, sb: c_int, be: f64, c: *mut f64, ldc: c_int, sc: c_int, bs: c_int);
+    fn cblas_zgemm_batch(l: c_int, ta: *const c_int, tb: *const c_int, m: *const c_int, n: *const c_int, k: *const c_int, al: *const C64, a: *const *const C64, lda: *const c_int, b: *const *const C64, ldb: *const c_int, be: *const C64, c: *const *mut C64, ldc: *const c_int, gc: c_int, gs: *const c_int);
     fn cblas_zgemm_batch_strided(l: c_int, ta: c_int, tb: c_int, m: c_int, n: c_int, k: c_int, al: *const C64, a: *const C64, lda: c_int, sa: c_int, b: *const C64, ldb: c_int, sb: c_int, be: *const C64, c: *mut C64, ldc: c_int, sc: c_int, bs: c_int);
 }
 
@@ -315,4 +316,117 @@ fn shared_outputs_on_device_accumulate_in_order() {
         call(&das, &dbs, &dcs);
     }
     assert_close(&down::<f64>(&dc), &want, k * count, "shared output on device");
+}
+
+/// Host-memory batches forced to the GPU (issue 48 item 4: `HYBLAS_DEVICE=gpu`'s per-thread
+/// form) against the same batches on the CPU engine: a strided DGEMM batch (padded leading
+/// dimensions, gaps between products, beta 0 over NaN), and a ZGEMM group of products in buffers
+/// of their own, conjugated, beta non-zero, large enough that the packed operands straddle the
+/// pipeline's 16 MB chunks. Each must have gone through the offload (the count moves) and leave
+/// the padding untouched.
+#[test]
+fn host_batches_offloaded_match_the_cpu() {
+    use hyblas::plan::host::with_side;
+    use hyblas::plan::offload::Side;
+    let Some(_rt) = gpu_or_skip("host_batches_offloaded_match_the_cpu") else { return };
+    let mut rng = Rng::new(48_003);
+    let ci = |v: usize| v as c_int;
+    // DGEMM, N x T, 64 products of 40 x 33 x 50.
+    let (m, n, k, count) = (40usize, 33usize, 50usize, 64usize);
+    let (lda, ldb, ldc) = (m + 3, n + 1, m + 2);
+    let (sa, sb, sc) = (lda * k + 5, ldb * k + 1, ldc * n + 7);
+    let a: Vec<f64> = rng.vec(sa * count);
+    let b: Vec<f64> = rng.vec(sb * count);
+    let mut c0: Vec<f64> = rng.vec(sc * count);
+    for p in 0..count {
+        for j in 0..n {
+            for i in 0..m {
+                c0[p * sc + i + j * ldc] = f64::NAN;
+            }
+        }
+    }
+    let run = |side: Side, c: &mut Vec<f64>| {
+        with_side(Some(side), || unsafe {
+            cblas_dgemm_batch_strided(
+                COL,
+                N,
+                T,
+                ci(m),
+                ci(n),
+                ci(k),
+                0.75,
+                a.as_ptr(),
+                ci(lda),
+                ci(sa),
+                b.as_ptr(),
+                ci(ldb),
+                ci(sb),
+                0.0,
+                c.as_mut_ptr(),
+                ci(ldc),
+                ci(sc),
+                ci(count),
+            )
+        })
+    };
+    let (mut got, mut want) = (c0.clone(), c0.clone());
+    let before = hyblas::plan::batch::offloaded_batches();
+    run(Side::Gpu, &mut got);
+    assert!(hyblas::plan::batch::offloaded_batches() > before, "the strided batch did not go to the GPU");
+    run(Side::Cpu, &mut want);
+    assert_close(&got, &want, k, "dgemm_batch_strided offloaded");
+    for (e, (g, w)) in got.iter().zip(&c0).enumerate() {
+        let (r, inside) = (e % sc, e % sc < ldc * n);
+        if !inside || r % ldc >= m {
+            assert_eq!(g.to_bits(), w.to_bits(), "padding element {e} written");
+        }
+    }
+
+    // ZGEMM, C x N, one group of 70 products of 100 x 90 x 110 in buffers of their own.
+    let (m, n, k, count) = (100usize, 90usize, 110usize, 70usize);
+    let (lda, ldb, ldc) = (k + 2, k + 1, m + 3);
+    let a: Vec<Vec<C64>> = (0..count).map(|_| rng.vec(lda * m)).collect();
+    let b: Vec<Vec<C64>> = (0..count).map(|_| rng.vec(ldb * n)).collect();
+    let c0: Vec<Vec<C64>> = (0..count).map(|_| rng.vec(ldc * n)).collect();
+    let (al, be) = (C64::new(0.5, -1.25), C64::new(-0.75, 0.5));
+    let pa: Vec<*const C64> = a.iter().map(|v| v.as_ptr()).collect();
+    let pb: Vec<*const C64> = b.iter().map(|v| v.as_ptr()).collect();
+    let run = |side: Side, c: &mut [Vec<C64>]| {
+        let pc: Vec<*mut C64> = c.iter_mut().map(|v| v.as_mut_ptr()).collect();
+        let (ta, tb, mm, nn, kk) = ([113], [N], [ci(m)], [ci(n)], [ci(k)]);
+        let (la, lb, lc, gs) = ([ci(lda)], [ci(ldb)], [ci(ldc)], [ci(count)]);
+        with_side(Some(side), || unsafe {
+            cblas_zgemm_batch(
+                COL,
+                ta.as_ptr(),
+                tb.as_ptr(),
+                mm.as_ptr(),
+                nn.as_ptr(),
+                kk.as_ptr(),
+                &al,
+                pa.as_ptr(),
+                la.as_ptr(),
+                pb.as_ptr(),
+                lb.as_ptr(),
+                &be,
+                pc.as_ptr(),
+                lc.as_ptr(),
+                1,
+                gs.as_ptr(),
+            )
+        })
+    };
+    let (mut got, mut want) = (c0.clone(), c0.clone());
+    let before = hyblas::plan::batch::offloaded_batches();
+    run(Side::Gpu, &mut got);
+    assert!(hyblas::plan::batch::offloaded_batches() > before, "the group did not go to the GPU");
+    run(Side::Cpu, &mut want);
+    for p in 0..count {
+        assert_close(&got[p], &want[p], k, &format!("zgemm_batch offloaded, product {p}"));
+        for (e, (g, w)) in got[p].iter().zip(&c0[p]).enumerate() {
+            if e % ldc >= m {
+                assert_eq!((g.re.to_bits(), g.im.to_bits()), (w.re.to_bits(), w.im.to_bits()), "padding {p}/{e}");
+            }
+        }
+    }
 }

@@ -876,7 +876,7 @@ unsafe fn gemm_batched<T: Scalar, I: Int>(
         h,
         Check::of(h, invalid, degenerate),
         || format!("{} batch={bc} ({form})", gemm_shape(transa, transb, mm, nn, kk, la, lb, lc)),
-        |d| gemm_plan::decide_device(d, || batch_plan::kernel_decision(mm, nn, kk)),
+        |d| gemm_plan::decide_device(d, || batch_plan::kernel_decision::<T>(mm, nn, kk)),
         |ex, cx| {
             let (ta, tb) = (ta.unwrap_or(Trans::No), tb.unwrap_or(Trans::No));
             let at = [(a, stride_a), (b, stride_b), (c, stride_c)];

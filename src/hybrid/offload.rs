@@ -160,7 +160,8 @@ pub(crate) fn dump_timeline(label: std::fmt::Arguments) {
 }
 
 /// Pinned chunk size and count per direction (`HYBLAS_OFFLOAD_CHUNK_MB`, `HYBLAS_OFFLOAD_CHUNKS`).
-static CHUNK_BYTES: Lazy<usize> = Lazy::new(|| config::threshold("HYBLAS_OFFLOAD_CHUNK_MB", 16).clamp(1, 1024) << 20);
+pub(super) static CHUNK_BYTES: Lazy<usize> =
+    Lazy::new(|| config::threshold("HYBLAS_OFFLOAD_CHUNK_MB", 16).clamp(1, 1024) << 20);
 static CHUNKS: Lazy<usize> = Lazy::new(|| config::threshold("HYBLAS_OFFLOAD_CHUNKS", 4).clamp(2, 64));
 /// `HYBLAS_OFFLOAD_PIECE_KB`: bytes per copy piece (default: [`piece_for`]).
 static ENV_PIECE: Lazy<Option<usize>> =
@@ -497,7 +498,15 @@ fn copy_parts(cp: Copier, parts: usize, f: &(dyn Fn(usize) + Sync)) {
 ///
 /// # Safety
 /// Both regions valid; they do not overlap.
-unsafe fn copy2d(cp: Copier, src: *const u8, sp: usize, dst: *mut u8, dp: usize, width: usize, height: usize) {
+pub(super) unsafe fn copy2d(
+    cp: Copier,
+    src: *const u8,
+    sp: usize,
+    dst: *mut u8,
+    dp: usize,
+    width: usize,
+    height: usize,
+) {
     let total = width * height;
     if total == 0 {
         return;
@@ -591,26 +600,26 @@ unsafe fn copy_async(
 
 // ---- The pipeline: streams, pinned chunks, events, device arena ----
 
-struct Chunk {
-    host: *mut u8,
-    ev: sys::CUevent,
+pub(super) struct Chunk {
+    pub(super) host: *mut u8,
+    pub(super) ev: sys::CUevent,
 }
 
-struct Pipe {
-    ordinal: i32,
-    h2d: sys::CUstream,
-    comp: sys::CUstream,
-    d2h: sys::CUstream,
-    up: Vec<Chunk>,
-    down: Vec<Chunk>,
+pub(super) struct Pipe {
+    pub(super) ordinal: i32,
+    pub(super) h2d: sys::CUstream,
+    pub(super) comp: sys::CUstream,
+    pub(super) d2h: sys::CUstream,
+    pub(super) up: Vec<Chunk>,
+    pub(super) down: Vec<Chunk>,
     /// Recorded on h2d after a tile's uploads; comp waits on it at once, so one event serves
     /// every tile.
-    ready: sys::CUevent,
+    pub(super) ready: sys::CUevent,
     /// One per tile of a block: the tile's GEMM finished (d2h waits on it, on another thread).
-    done: Vec<sys::CUevent>,
-    arena: Option<DeviceBuffer>,
+    pub(super) done: Vec<sys::CUevent>,
+    pub(super) arena: Option<DeviceBuffer>,
     /// A stream or event failed in a way that may leave work in flight: not pooled again.
-    broken: bool,
+    pub(super) broken: bool,
 }
 
 // SAFETY: CUDA handles are process-wide; the pinned chunks are owned by the pipe, which one
@@ -657,7 +666,7 @@ impl Pipe {
         Ok(p)
     }
 
-    fn done_events(&mut self, n: usize) -> Result<()> {
+    pub(super) fn done_events(&mut self, n: usize) -> Result<()> {
         while self.done.len() < n {
             self.done.push(event()?);
         }
@@ -665,7 +674,7 @@ impl Pipe {
     }
 
     /// Wait for everything the pipe enqueued.
-    fn sync(&mut self) -> Result<()> {
+    pub(super) fn sync(&mut self) -> Result<()> {
         let mut r = Ok(());
         for s in [self.h2d, self.comp, self.d2h] {
             let x = check(unsafe { sys::cuStreamSynchronize(s) }, "cuStreamSynchronize");
@@ -678,7 +687,7 @@ impl Pipe {
     }
 
     /// A device arena of at least `bytes` (grow-only, in 256 MiB steps).
-    fn arena(&mut self, bytes: usize) -> Result<u64> {
+    pub(super) fn arena(&mut self, bytes: usize) -> Result<u64> {
         if self.arena.as_ref().is_none_or(|a| a.bytes < bytes) {
             crate::trace::went_cold();
             self.arena = None;
@@ -731,7 +740,7 @@ fn keep_bytes(rt: &Runtime) -> usize {
         .unwrap_or(rt.props.total_mem as usize / 4)
 }
 
-fn take_pipe(rt: &Runtime) -> Result<Pipe> {
+pub(super) fn take_pipe(rt: &Runtime) -> Result<Pipe> {
     let pooled = {
         let mut pool = POOL.lock();
         pool.iter().position(|p| p.ordinal == rt.props.ordinal).map(|i| pool.swap_remove(i))
@@ -742,7 +751,7 @@ fn take_pipe(rt: &Runtime) -> Result<Pipe> {
     }
 }
 
-fn give_pipe(rt: &Runtime, mut p: Pipe) {
+pub(super) fn give_pipe(rt: &Runtime, mut p: Pipe) {
     if p.broken {
         return;
     }

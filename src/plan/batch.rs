@@ -3,10 +3,11 @@
 //!
 //! | step | decision | setting (default) |
 //! | --- | --- | --- |
-//! | 1 | the batch in device memory: on the GPU, each group of same-call products as one batched call (hyblas's small-product kernel for small m, n, k, else cuBLAS's strided or pointer-array batched GEMM), the others one by one through the GEMM planner's device path | `HYBLAS_GPU_BATCH_MAX_MN` (16), `HYBLAS_GPU_BATCH_MAX_K` (16) |
-//! | 2 | two products write the same C: one after the other, in order (what a loop of calls would give) | |
-//! | 3 | small products (at most `HYBLAS_BATCH_SMALL_FLOPS` flops each): many at once, one thread each | `HYBLAS_BATCH_SMALL_FLOPS` (2*96^3) |
-//! | 4 | the others: one after the other, each threaded (the planner's own choice, offload included) | |
+//! | 1 | the batch in device memory: on the GPU, each group of same-call products as one batched call (hyblas's small-product kernel for small m*n and m*n*k, else cuBLAS's strided or pointer-array batched GEMM), the others one by one through the GEMM planner's device path | `HYBLAS_GPU_BATCH_MAX_MN` (256; complex 64), `HYBLAS_GPU_BATCH_MAX_MNK` (4096) |
+//! | 2 | a host batch that is one call (same shape and scalars, distinct outputs) of at least `HYBLAS_OFFLOAD_MIN_FLOPS` in all: on the GPU (one pipelined transfer, one batched call) where the offload model prices it faster, or where `HYBLAS_DEVICE=gpu` forces it | `HYBLAS_OFFLOAD_MIN_FLOPS` (2*256^3) |
+//! | 3 | two products write the same C: one after the other, in order (what a loop of calls would give) | |
+//! | 4 | small products (at most `HYBLAS_BATCH_SMALL_FLOPS` flops each): many at once, one thread each | `HYBLAS_BATCH_SMALL_FLOPS` (2*96^3) |
+//! | 5 | the others: one after the other, each threaded (the planner's own choice, offload included) | |
 //!
 //! Step 3 is where a batch gains over a loop of calls: a product of a few hundred flops costs
 //! less than waking the pool, so a loop runs it on one thread while the other threads wait; the
@@ -230,7 +231,7 @@ unsafe fn device_group<T: Scalar>(
     // alpha == 0 reads neither A nor B (reference BLAS): cuBLAS gets k = 0.
     let (m, n, k) = (i(p.m), i(p.n), if !p.alpha.is_zero() && p.k > 0 { i(p.k) } else { 0 });
     let count_n = i(group.len());
-    let own = kernel_decision(m, n, k).route == Route::Hyblas && batched::fits(m, n);
+    let own = kernel_decision::<T>(m, n, k).route == Route::Hyblas;
     let (a, b, c) = p.dmats();
     // Constant steps: every pair at the first pair's, C's far enough apart not to overlap.
     let st = steps(p, group[1]);
@@ -284,22 +285,189 @@ unsafe fn device_group<T: Scalar>(
     Ok(())
 }
 
-/// `HYBLAS_GPU_BATCH_MAX_MN`: batched products on device memory with m and n at most this run
-/// on hyblas's small-product kernel (`gpu::batched`, at most 64), larger ones on cuBLAS's
-/// batched GEMM. Default 16: on an H200 the kernel took 0.07-0.36 of cuBLAS's time up to
-/// 16 x 16 x 16 and more than it from 24 (`gpubench batch`, bench/results/nvidia-h200-sm90-batch.csv).
+/// Host batches step 2 has run on the GPU in this process (tests check their route with it).
+static OFFLOADED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many host-memory batches this process has run on the GPU (step 2).
+pub fn offloaded_batches() -> usize {
+    OFFLOADED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Step 2: a host-memory batch that is one call (every product the same shape and scalars, each
+/// writing its own C) goes to the GPU as one pipelined transfer and one batched call
+/// (`hybrid::offload_batch`) where the offload model (`plan::offload::Rates`, the host GEMM's)
+/// prices it faster than the CPU engine, or where the GPU is forced (`HYBLAS_DEVICE=gpu`,
+/// `plan::host::with_side`). Below `HYBLAS_OFFLOAD_MIN_FLOPS` in all, the CPU without asking.
+/// True: done (C written). False: the CPU's; C untouched (a failed offload writes C only if the
+/// failure comes while C is being copied back, which a device error alone can cause).
+unsafe fn offloaded<T: Scalar>(name: &'static str, products: &[Product<T>], run: usize) -> bool {
+    use super::offload::Side;
+    use crate::hybrid::offload_batch::{self as ob, HostBlock};
+    use crate::types::prec_index;
+    let forced = super::host::forced();
+    if forced.is_some_and(|f| f.0 == Side::Cpu) {
+        return false;
+    }
+    let Some(p) = products.iter().find(|p| !p.is_empty()) else { return false };
+    let flops = p.flops() * run as f64;
+    if forced.is_none() && flops < *super::gemm::MIN_FLOPS {
+        return false;
+    }
+    if super::host::disabled() || !products.iter().filter(|q| !q.is_empty()).all(|q| same_call(p, q)) {
+        return false;
+    }
+    let Ok(rt) = crate::gpu::Runtime::current() else { return false };
+    let work: Vec<&Product<T>> = products.iter().filter(|q| !q.is_empty()).collect();
+    if outputs_repeat_in(&work) {
+        return false;
+    }
+    let start = std::time::Instant::now();
+    // The prices: the CPU engine on every thread at this size's rate; the GPU as the uploads,
+    // the products at cuBLAS's rate on one GEMM of the batch's whole area, and the downloads,
+    // one after the other, plus an offloaded call's fixed cost.
+    let es = std::mem::size_of::<T>();
+    let reads = !p.alpha.is_zero() && p.k > 0;
+    let (c_in, count) = (!p.beta.is_zero(), work.len());
+    let (m, n, k) = (p.m, p.n, p.k);
+    let rates = super::offload::Rates::for_device(rt);
+    let i = prec_index(T::PREFIX);
+    let threads = threads::nthreads();
+    let cpu_s = flops / (rates.cpu_rate(i, ((m * n * k) as f64).cbrt()) * threads as f64);
+    let up = count * es * (if reads { m * k + k * n } else { 0 } + if c_in { m * n } else { 0 });
+    let down = count * es * m * n;
+    let x = rates.alone();
+    let side = ((m * n * count) as f64).sqrt();
+    let gpu_s =
+        rates.latency + up as f64 / x.h2d + flops / rates.gpu_rate(i, side, k.max(1) as f64) + down as f64 / x.d2h;
+    let priced = format!("predicted cpu {:.1} us, gpu {:.1} us", cpu_s * 1e6, gpu_s * 1e6);
+    if forced.is_none() && gpu_s >= cpu_s {
+        if trace::enabled() {
+            trace::line(name, &format!("products={} offload declined ({priced})", products.len()), "cpu", 0, 0.0);
+        }
+        return false;
+    }
+    // The blocks: op(A) is m x k, stored rows_a x cols_a with lda; likewise B; C m x n.
+    let (ra, ca) = if p.ta == Trans::No { (m, k) } else { (k, m) };
+    let (rb, cb) = if p.tb == Trans::No { (k, n) } else { (n, k) };
+    let block = |ptr: *const T, rows: usize, cols: usize, ld: usize| HostBlock {
+        host: ptr as *mut u8,
+        pitch: ld * es,
+        width: rows * es,
+        height: cols,
+    };
+    let (a, b): (Vec<HostBlock>, Vec<HostBlock>) = if reads {
+        (
+            work.iter().map(|q| block(q.a, ra, ca, q.lda)).collect(),
+            work.iter().map(|q| block(q.b, rb, cb, q.ldb)).collect(),
+        )
+    } else {
+        (vec![], vec![])
+    };
+    let c: Vec<HostBlock> = work.iter().map(|q| block(q.c, m, n, q.ldc)).collect();
+    let kernel = kernel_decision::<T>(m as i64, n as i64, if reads { k as i64 } else { 0 });
+    let own = kernel.route == Route::Hyblas;
+    let on_gpu = |ex: &crate::gpu::Exec, [da, db, dc]: [u64; 3]| -> crate::gpu::Result<()> {
+        use crate::gpu::batched::{self, At, BMat};
+        use crate::gpu::{DMat, In};
+        let ik = |v: usize| v as i64;
+        let (kk, cnt) = (if reads { ik(k) } else { 0 }, ik(count));
+        let (sa, sb, sc) = (ik(ra * ca), ik(rb * cb), ik(m * n));
+        let (la, lb, lc) = (ik(ra).max(1), ik(rb).max(1), ik(m));
+        if own {
+            let x = |ptr, stride, ld| BMat { at: At::Strided { ptr, stride }, ld };
+            let (al, be) = (In::Host(p.alpha), In::Host(p.beta));
+            match batched::gemm(
+                ex,
+                p.ta,
+                p.tb,
+                ik(m),
+                ik(n),
+                kk,
+                al,
+                x(da, sa, la),
+                x(db, sb, lb),
+                be,
+                x(dc, sc, lc),
+                cnt,
+            ) {
+                Err(crate::gpu::GpuError::NotReady { .. }) => {}
+                r => return r,
+            }
+        }
+        let d = |ptr, ld| DMat { ptr, ld };
+        let (am, bm, cm) = ((d(da, la), sa), (d(db, lb), sb), (d(dc, lc), sc));
+        crate::gpu::vendor_calls::vendor_gemm_strided(
+            ex,
+            (p.ta, p.tb),
+            (ik(m), ik(n), kk),
+            p.alpha,
+            am,
+            bm,
+            p.beta,
+            cm,
+            cnt,
+        )
+    };
+    match ob::batch(rt, &a, &b, &c, c_in, &on_gpu) {
+        Ok(st) => {
+            OFFLOADED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if trace::enabled() {
+                let by = if forced.is_some() { "forced" } else { "model" };
+                let mb = |b: usize| b as f64 / 1e6;
+                let shape = format!(
+                    "products={} run={count} offloaded ({by}: {priced}; up {:.1} MB, down {:.1} MB in {} copies; batched call: {} ({}))",
+                    products.len(),
+                    mb(st.up_bytes),
+                    mb(st.down_bytes),
+                    st.copies,
+                    if own { "hyblas kernel" } else { "cuBLAS strided" },
+                    kernel.reason
+                );
+                trace::line(name, &shape, "gpu", 0, start.elapsed().as_secs_f64());
+            }
+            true
+        }
+        Err(e) => {
+            if super::host::disables(&e) {
+                super::host::disable();
+            }
+            if trace::enabled() {
+                trace::line(name, &format!("products={} offload failed ({e}): the CPU", products.len()), "cpu", 0, 0.0);
+            }
+            false
+        }
+    }
+}
+
+/// `HYBLAS_GPU_BATCH_MAX_MN`: batched products on device memory with m*n at most this (and
+/// m, n at most 64) and ...
 pub const GPU_MAX_MN_KEY: &str = "HYBLAS_GPU_BATCH_MAX_MN";
-/// `HYBLAS_GPU_BATCH_MAX_K`: ... and k at most this (default 16, as measured).
-pub const GPU_MAX_K_KEY: &str = "HYBLAS_GPU_BATCH_MAX_K";
-static GPU_MAX_MN: Lazy<i64> = Lazy::new(|| (config::threshold(GPU_MAX_MN_KEY, 16) as i64).min(64));
-static GPU_MAX_K: Lazy<i64> = Lazy::new(|| config::threshold(GPU_MAX_K_KEY, 16) as i64);
+/// `HYBLAS_GPU_BATCH_MAX_MNK`: ... m*n*k at most this run on hyblas's small-product kernel
+/// (`gpu::batched`), the others on cuBLAS's batched GEMM.
+pub const GPU_MAX_MNK_KEY: &str = "HYBLAS_GPU_BATCH_MAX_MNK";
+
+/// The defaults, (m*n, m*n*k) for real and for complex data, from `gpubench batch` on an H200
+/// (bench/results/nvidia-h200-sm90-batch.csv, batches of 10^4): within them the kernel took
+/// 0.03-0.77 of cuBLAS's time (16 x 16 x 16 DGEMM 0.63, SGEMM 0.68; 8 x 8 x 64 ZGEMM 0.77); just
+/// past them it was within noise or slower (16 x 16 x 32 DGEMM 0.98, 12 x 12 x 12 ZGEMM 1.07,
+/// 24 x 24 x 24 DGEMM 1.14, 32 x 32 x 16 DGEMM 1.11).
+const GPU_DEFAULTS: [(u64, u64); 2] = [(256, 4096), (64, 4096)];
+static GPU_LIMITS: Lazy<[(u64, u64); 2]> = Lazy::new(|| {
+    GPU_DEFAULTS.map(|(mn, mnk)| {
+        let get = |key, d: u64| config::threshold(key, d as usize) as u64;
+        (get(GPU_MAX_MN_KEY, mn), get(GPU_MAX_MNK_KEY, mnk))
+    })
+});
 
 /// Whether batched products of this shape on device memory run on hyblas's small-product
 /// kernel (`Route::Hyblas`) or cuBLAS's batched GEMM (`Route::Vendor`), and why.
-pub fn kernel_decision(m: i64, n: i64, k: i64) -> Decision {
-    let (max_mn, max_k) = (*GPU_MAX_MN, *GPU_MAX_K);
-    let route = if m.max(n) <= max_mn && k <= max_k { Route::Hyblas } else { Route::Vendor };
-    Decision { route, reason: Reason::BatchSize { mn: m.max(n), k, max_mn, max_k } }
+pub fn kernel_decision<T: Scalar>(m: i64, n: i64, k: i64) -> Decision {
+    let (max_mn, max_mnk) = GPU_LIMITS[T::IS_COMPLEX as usize];
+    let c = |v: i64| v.max(0) as u64;
+    let (mn, mnk) = (c(m) * c(n), c(m) * c(n) * c(k));
+    let within = crate::gpu::batched::fits(m, n) && mn <= max_mn && mnk <= max_mnk;
+    let route = if within { Route::Hyblas } else { Route::Vendor };
+    Decision { route, reason: Reason::BatchSize { mn, mnk, max_mn, max_mnk } }
 }
 
 /// Transposes and sizes: what the products of one engine set-up share.
@@ -352,11 +520,15 @@ pub unsafe fn gemm_batch<T: Scalar>(name: &'static str, products: &[Product<T>])
     if run == 0 {
         return;
     }
-    // 2. Outputs written twice: in order.
+    // 2. Large enough, one call: the GPU where the offload model says.
+    if offloaded(name, products, run) {
+        return;
+    }
+    // 3. Outputs written twice: in order.
     let in_order = !increasing && outputs_repeat(products);
     let threads = threads::nthreads();
     let small = if in_order { 0 } else { small };
-    // 3. Small products, many at once on the pool's threads.
+    // 4. Small products, many at once on the pool's threads.
     if small > 0 {
         if threads <= 1 || small == 1 {
             one_thread(products);
@@ -370,7 +542,7 @@ pub unsafe fn gemm_batch<T: Scalar>(name: &'static str, products: &[Product<T>])
             });
         }
     }
-    // 4. The rest, one after the other.
+    // 5. The rest, one after the other.
     for p in products.iter().filter(|p| !p.is_empty() && (in_order || !p.is_small())) {
         p.planned();
     }

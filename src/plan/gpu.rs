@@ -186,9 +186,9 @@ pub enum Reason {
     /// GEMM: the Strassen model (`gpu::strassen::Model`) predicted these us at 0, 1, 2 levels
     /// and a gain of at least `min_gain` (a fraction) at the chosen one.
     Strassen { us: [f64; 3], min_gain: f64 },
-    /// Batched GEMM: max(m, n) and k against `HYBLAS_GPU_BATCH_MAX_MN` and `_MAX_K` (hyblas's
+    /// Batched GEMM: m*n and m*n*k against `HYBLAS_GPU_BATCH_MAX_MN` and `_MAX_MNK` (hyblas's
     /// small-product kernel within both, cuBLAS's batched GEMM beyond).
-    BatchSize { mn: i64, k: i64, max_mn: i64, max_k: i64 },
+    BatchSize { mn: u64, mnk: u64, max_mn: u64, max_mnk: u64 },
 }
 
 impl fmt::Display for Reason {
@@ -212,11 +212,11 @@ impl fmt::Display for Reason {
                 us[2],
                 min_gain * 100.0
             ),
-            Reason::BatchSize { mn, k, max_mn, max_k } => {
-                let within = mn <= max_mn && k <= max_k;
+            Reason::BatchSize { mn, mnk, max_mn, max_mnk } => {
+                let within = mn <= max_mn && mnk <= max_mnk;
                 let cmp = if within { "within" } else { "not within" };
-                let (a, b) = (super::batch::GPU_MAX_MN_KEY, super::batch::GPU_MAX_K_KEY);
-                write!(f, "max(m,n)={mn} k={k} {cmp} {a}={max_mn}, {b}={max_k}")
+                let (a, b) = (super::batch::GPU_MAX_MN_KEY, super::batch::GPU_MAX_MNK_KEY);
+                write!(f, "m*n={mn} m*n*k={mnk} {cmp} {a}={max_mn}, {b}={max_mnk}")
             }
             Reason::Calibrated { side, flips } => {
                 write!(f, "size {side} against the calibrated {} flip points {flips:?}", gpu_calibrated::DEVICE)
