@@ -19,6 +19,8 @@
 #                                                                          [not with --tests-only]
 #   gpubench-gemm  gpu-stage/gpubench --only gemm_smallout [--quick] --out ... (split-k GEMM
 #                  against cuBLAS, its own stage and timeout)              [not with --tests-only]
+#   gpubench-batch gpu-stage/gpubench batch, then batch --host (batched GEMM against cuBLAS
+#                  batched; host batches CPU against GPU offload)          [not with --tests-only]
 #   offload        gpu-stage/offloadbench [--quick] --out ...: host-memory d/s/z GEMM, hyblas
 #                  auto/cpu/gpu against NVBLAS (CPU side: the staged Debian OpenBLAS, unpacked
 #                  to build/cpublas)                                       [not with --tests-only]
@@ -197,6 +199,13 @@ if [ "$mode" != tests ]; then
         sed -n '/^== gemm_smallout summary/,$p' "$LOGS/gpubench-gemm.log" | grep -v '^\[' || true
         record gpubench-gemm "$([ $rc -eq 0 ] && echo ok || echo "FAIL (rc $rc)")" "$secs" "$rc"
         tail_on_fail gpubench-gemm 25
+
+        # Batched GEMM: hyblas's small-product kernel against cuBLAS batched (device memory),
+        # then host-memory batches on the CPU engine against the GPU offload.
+        run gpubench-batch bash -c "'$STAGE/gpubench' batch --out '$RESULTS' && '$STAGE/gpubench' batch --host --out '$RESULTS'"
+        grep -v '^\[' "$LOGS/gpubench-batch.log" | tail -n 40 || true
+        record gpubench-batch "$([ $rc -eq 0 ] && echo ok || echo "FAIL (rc $rc)")" "$secs" "$rc"
+        tail_on_fail gpubench-batch 25
     else
         record gpubench "FAIL (gpu-stage/gpubench missing)" 0 1
     fi

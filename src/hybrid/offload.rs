@@ -464,7 +464,7 @@ static FEED_POOL: Lazy<Option<rayon::ThreadPool>> = Lazy::new(|| {
 });
 
 /// Call `f(part)` for `part in 0..parts` with `cp`'s threads (part 0 on the caller).
-fn copy_parts(cp: Copier, parts: usize, f: &(dyn Fn(usize) + Sync)) {
+pub(super) fn copy_parts(cp: Copier, parts: usize, f: &(dyn Fn(usize) + Sync)) {
     if parts <= 1 {
         return f(0);
     }

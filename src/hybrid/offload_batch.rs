@@ -9,7 +9,7 @@
 //! packing overlaps the copies in flight. The caller's C is written only after the whole batch
 //! has been computed, each element once.
 
-use super::offload::{copy2d, give_pipe, take_pipe, Copier, CHUNK_BYTES};
+use super::offload::{copy_parts, give_pipe, take_pipe, Copier, CHUNK_BYTES};
 use crate::gpu::driver::{check, sys};
 use crate::gpu::{Exec, Result, Runtime};
 use std::ffi::c_void;
@@ -38,48 +38,90 @@ struct Cursor {
     x: usize,
 }
 
+/// A piece of a chunk's copy: `height` columns of `width` bytes, `pitch` apart at `host`,
+/// packed at `at` in the chunk.
+#[derive(Clone, Copy)]
+struct Seg {
+    host: *mut u8,
+    pitch: usize,
+    width: usize,
+    height: usize,
+    at: usize,
+}
+
+/// The pieces of one chunk, shared by the copying threads.
+struct Segs(Vec<Seg>);
+// SAFETY: each piece is copied by one thread; pieces cover disjoint bytes of the chunk and of
+// the blocks (C's blocks do not overlap), which outlive the copy.
+unsafe impl Sync for Segs {}
+impl Segs {
+    // A method (not field access) so closures capture the Sync whole, not the Vec inside.
+    fn all(&self) -> &[Seg] {
+        &self.0
+    }
+}
+
+/// Least bytes of a piece a thread copies alone (smaller chunks are not split further).
+const PART_MIN: usize = 256 << 10;
+
 impl Cursor {
     /// Move `len` bytes between the packed `chunk` and the blocks from the cursor on (pack:
-    /// blocks -> chunk; else chunk -> blocks). A block that lies whole in the rest of the chunk
-    /// is copied with the pool's threads (`copy2d`); pieces of one column by the calling thread.
-    unsafe fn run(&mut self, blocks: &[HostBlock], chunk: *mut u8, mut len: usize, pack: bool) {
-        let mut at = chunk;
-        while len > 0 {
+    /// blocks -> chunk; else chunk -> blocks), with the CPU engine's threads: the chunk's bytes
+    /// are cut into pieces of whole columns (a column in parts where it straddles the chunk's
+    /// end), at most a thread's share each, and the threads take the pieces in turn.
+    unsafe fn run(&mut self, blocks: &[HostBlock], chunk: *mut u8, len: usize, pack: bool) {
+        let threads = crate::cpu::threads::nthreads().max(1);
+        let cap = (len / threads).max(PART_MIN);
+        let mut segs = Vec::new();
+        let (mut at, mut left) = (0, len);
+        while left > 0 {
             let blk = blocks[self.b];
             if blk.bytes() == 0 {
                 self.b += 1;
                 continue;
             }
-            if self.j == 0 && self.x == 0 && blk.bytes() <= len {
-                if pack {
-                    copy2d(Copier::Pool, blk.host, blk.pitch, at, blk.width, blk.width, blk.height);
-                } else {
-                    copy2d(Copier::Pool, at, blk.width, blk.host, blk.pitch, blk.width, blk.height);
-                }
-                at = at.add(blk.bytes());
-                len -= blk.bytes();
-                self.b += 1;
-                continue;
-            }
-            let n = (blk.width - self.x).min(len);
-            let h = blk.host.add(self.j * blk.pitch + self.x);
-            if pack {
-                std::ptr::copy_nonoverlapping(h, at, n);
+            let host = blk.host.add(self.j * blk.pitch + self.x);
+            if self.x == 0 && blk.width <= left {
+                // Whole columns: as many as fit, at most a thread's share.
+                let cols = (blk.height - self.j).min(left / blk.width).min((cap / blk.width).max(1));
+                segs.push(Seg { host, pitch: blk.pitch, width: blk.width, height: cols, at });
+                let bytes = cols * blk.width;
+                at += bytes;
+                left -= bytes;
+                self.j += cols;
             } else {
-                std::ptr::copy_nonoverlapping(at, h, n);
-            }
-            at = at.add(n);
-            len -= n;
-            self.x += n;
-            if self.x == blk.width {
-                self.x = 0;
-                self.j += 1;
-                if self.j == blk.height {
-                    self.j = 0;
-                    self.b += 1;
+                // Part of one column (it straddles the chunk's end, or began in the last one).
+                let n = (blk.width - self.x).min(left);
+                segs.push(Seg { host, pitch: blk.pitch, width: n, height: 1, at });
+                at += n;
+                left -= n;
+                self.x += n;
+                if self.x == blk.width {
+                    self.x = 0;
+                    self.j += 1;
                 }
+            }
+            if self.j == blk.height {
+                self.j = 0;
+                self.b += 1;
             }
         }
+        let segs = Segs(segs);
+        let chunk = chunk as usize;
+        let parts = (len / PART_MIN).clamp(1, threads).min(segs.0.len());
+        let copy = |q: usize| {
+            for g in segs.all().iter().skip(q).step_by(parts) {
+                for c in 0..g.height {
+                    let (h, k) = (g.host.add(c * g.pitch), (chunk + g.at + c * g.width) as *mut u8);
+                    if pack {
+                        std::ptr::copy_nonoverlapping(h, k, g.width);
+                    } else {
+                        std::ptr::copy_nonoverlapping(k, h, g.width);
+                    }
+                }
+            }
+        };
+        copy_parts(Copier::Pool, parts, &copy);
     }
 }
 
@@ -188,4 +230,70 @@ pub unsafe fn batch(
     }
     give_pipe(rt, pipe);
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Packing blocks through chunks of any size gives their packed concatenation, and
+    /// unpacking it writes the blocks back and nothing else (padding between columns and
+    /// blocks untouched), wherever a chunk's end falls: mid-column, on a column, on a block.
+    #[test]
+    fn chunks_pack_and_unpack_the_blocks_exactly() {
+        // Blocks of (width, pitch, height) bytes in one host buffer, with gaps.
+        let shapes = [(24, 40, 5), (8, 8, 9), (0, 8, 3), (100, 128, 3), (16, 16, 0), (3, 7, 11), (640, 700, 4)];
+        let mut offs = vec![];
+        let mut total = 0;
+        for &(_, pitch, height) in &shapes {
+            offs.push(total);
+            total += pitch * height + 13;
+        }
+        let host: Vec<u8> = (0..total).map(|i| (i * 31 % 251) as u8).collect();
+        let mut src = host.clone();
+        let blocks = |buf: &mut Vec<u8>| -> Vec<HostBlock> {
+            shapes
+                .iter()
+                .zip(&offs)
+                .map(|(&(width, pitch, height), &o)| HostBlock {
+                    host: unsafe { buf.as_mut_ptr().add(o) },
+                    pitch,
+                    width,
+                    height,
+                })
+                .collect()
+        };
+        let bs = blocks(&mut src);
+        let mut want = vec![];
+        for b in &bs {
+            for j in 0..b.height {
+                want.extend_from_slice(unsafe { std::slice::from_raw_parts(b.host.add(j * b.pitch), b.width) });
+            }
+        }
+        assert_eq!(want.len(), packed(&bs));
+        for chunk in [1, 7, 24, 64, 1000, 1 << 20] {
+            // Pack.
+            let mut got = vec![0u8; want.len()];
+            let mut cur = Cursor::default();
+            for off in (0..want.len()).step_by(chunk) {
+                let len = chunk.min(want.len() - off);
+                unsafe { cur.run(&bs, got.as_mut_ptr().add(off), len, true) };
+            }
+            assert_eq!(got, want, "packed through chunks of {chunk}");
+            // Unpack into a copy whose blocks were zeroed: the blocks come back, the rest stays.
+            let mut dst = host.clone();
+            let db = blocks(&mut dst);
+            for b in &db {
+                for j in 0..b.height {
+                    unsafe { std::ptr::write_bytes(b.host.add(j * b.pitch), 0, b.width) };
+                }
+            }
+            let mut cur = Cursor::default();
+            for off in (0..want.len()).step_by(chunk) {
+                let len = chunk.min(want.len() - off);
+                unsafe { cur.run(&db, got.as_mut_ptr().add(off), len, false) };
+            }
+            assert_eq!(dst, host, "unpacked through chunks of {chunk}");
+        }
+    }
 }

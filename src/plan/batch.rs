@@ -3,7 +3,7 @@
 //!
 //! | step | decision | setting (default) |
 //! | --- | --- | --- |
-//! | 1 | the batch in device memory: on the GPU, each group of same-call products as one batched call (hyblas's small-product kernel for small m*n and m*n*k, else cuBLAS's strided or pointer-array batched GEMM), the others one by one through the GEMM planner's device path | `HYBLAS_GPU_BATCH_MAX_MN` (256; complex 64), `HYBLAS_GPU_BATCH_MAX_MNK` (4096) |
+//! | 1 | the batch in device memory: on the GPU, each group of same-call products as one batched call (hyblas's small-product kernel for small m*n and m*n*k, else cuBLAS's strided or pointer-array batched GEMM), the others one by one through the GEMM planner's device path | `HYBLAS_GPU_BATCH_MAX_MN` (256; z 128), `HYBLAS_GPU_BATCH_MAX_MNK` (s, c 8192; d, z 4096) |
 //! | 2 | a host batch that is one call (same shape and scalars, distinct outputs) of at least `HYBLAS_OFFLOAD_MIN_FLOPS` in all: on the GPU (one pipelined transfer, one batched call) where the offload model prices it faster, or where `HYBLAS_DEVICE=gpu` forces it | `HYBLAS_OFFLOAD_MIN_FLOPS` (2*256^3) |
 //! | 3 | two products write the same C: one after the other, in order (what a loop of calls would give) | |
 //! | 4 | small products (at most `HYBLAS_BATCH_SMALL_FLOPS` flops each): many at once, one thread each | `HYBLAS_BATCH_SMALL_FLOPS` (2*96^3) |
@@ -446,13 +446,14 @@ pub const GPU_MAX_MN_KEY: &str = "HYBLAS_GPU_BATCH_MAX_MN";
 /// (`gpu::batched`), the others on cuBLAS's batched GEMM.
 pub const GPU_MAX_MNK_KEY: &str = "HYBLAS_GPU_BATCH_MAX_MNK";
 
-/// The defaults, (m*n, m*n*k) for real and for complex data, from `gpubench batch` on an H200
-/// (bench/results/nvidia-h200-sm90-batch.csv, batches of 10^4): within them the kernel took
-/// 0.03-0.77 of cuBLAS's time (16 x 16 x 16 DGEMM 0.63, SGEMM 0.68; 8 x 8 x 64 ZGEMM 0.77); just
-/// past them it was within noise or slower (16 x 16 x 32 DGEMM 0.98, 12 x 12 x 12 ZGEMM 1.07,
-/// 24 x 24 x 24 DGEMM 1.14, 32 x 32 x 16 DGEMM 1.11).
-const GPU_DEFAULTS: [(u64, u64); 2] = [(256, 4096), (64, 4096)];
-static GPU_LIMITS: Lazy<[(u64, u64); 2]> = Lazy::new(|| {
+/// The defaults, (m*n, m*n*k) per precision s, d, c, z, from `gpubench batch` on an H200
+/// (bench/results/s65-h200-batch/, batches of 10^4, cuBLAS's time over the kernel's): within
+/// them the kernel was 1.3-38x faster (16 x 16 x 16: SGEMM 1.47, DGEMM 1.59, CGEMM 1.85; 16 x 16
+/// x 32 SGEMM 1.22, CGEMM 1.48; 2 x 64 x 16 ZGEMM 1.95; 8 x 8 x 64 ZGEMM 1.30); just past them
+/// within noise or slower (16 x 16 x 32 DGEMM 1.02, 24 x 24 x 24 SGEMM 0.84, DGEMM 0.88, CGEMM
+/// 0.86; 12 x 12 x 12 ZGEMM 0.94, 16 x 16 x 16 ZGEMM 1.00).
+const GPU_DEFAULTS: [(u64, u64); 4] = [(256, 8192), (256, 4096), (256, 8192), (128, 4096)];
+static GPU_LIMITS: Lazy<[(u64, u64); 4]> = Lazy::new(|| {
     GPU_DEFAULTS.map(|(mn, mnk)| {
         let get = |key, d: u64| config::threshold(key, d as usize) as u64;
         (get(GPU_MAX_MN_KEY, mn), get(GPU_MAX_MNK_KEY, mnk))
@@ -462,7 +463,7 @@ static GPU_LIMITS: Lazy<[(u64, u64); 2]> = Lazy::new(|| {
 /// Whether batched products of this shape on device memory run on hyblas's small-product
 /// kernel (`Route::Hyblas`) or cuBLAS's batched GEMM (`Route::Vendor`), and why.
 pub fn kernel_decision<T: Scalar>(m: i64, n: i64, k: i64) -> Decision {
-    let (max_mn, max_mnk) = GPU_LIMITS[T::IS_COMPLEX as usize];
+    let (max_mn, max_mnk) = GPU_LIMITS[crate::types::prec_index(T::PREFIX)];
     let c = |v: i64| v.max(0) as u64;
     let (mn, mnk) = (c(m) * c(n), c(m) * c(n) * c(k));
     let within = crate::gpu::batched::fits(m, n) && mn <= max_mn && mnk <= max_mnk;
