@@ -554,14 +554,11 @@ pub fn main(args: &[String]) -> ExitCode {
             }
         }
     }
-    let _ = std::fs::create_dir_all(&o.out);
-    let slug = rt.props.slug();
-    let (c, s) = (o.out.join(format!("{slug}-batch.csv")), o.out.join(format!("{slug}-batch.svg")));
-    if let Err(e) = std::fs::write(&c, csv(&rows)).and_then(|_| std::fs::write(&s, svg(&rows))) {
-        eprintln!("gpubench batch: writing {}: {e}", c.display());
+    let stem = format!("{}-batch", rt.props.slug());
+    if let Err(e) = super::svg_axes::write_results(&o.out, &stem, &csv(&rows), &svg(&rows)) {
+        eprintln!("gpubench batch: {e}");
         return ExitCode::from(1);
     }
-    println!("wrote {} and {}", c.display(), s.display());
     // Sides not run (hyblas's kernel above n = 64) have no error.
     let bad = rows.iter().any(|r| r.err.iter().zip(r.us).any(|(e, us)| !us.is_nan() && (e.is_nan() || *e > 1e-2)));
     if bad {

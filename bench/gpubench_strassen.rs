@@ -461,14 +461,11 @@ pub fn main(args: &[String]) -> ExitCode {
             Err(e) => eprintln!("gpubench strassen: {p} {shape:?}: {e}"),
         }
     }
-    let _ = std::fs::create_dir_all(&o.out);
-    let slug = rt.props.slug();
-    let (c, s) = (o.out.join(format!("{slug}-strassen.csv")), o.out.join(format!("{slug}-strassen.svg")));
-    if let Err(e) = std::fs::write(&c, csv(&rows)).and_then(|_| std::fs::write(&s, svg(&rows))) {
-        eprintln!("gpubench strassen: writing {}: {e}", c.display());
+    let stem = format!("{}-strassen", rt.props.slug());
+    if let Err(e) = super::svg_axes::write_results(&o.out, &stem, &csv(&rows), &svg(&rows)) {
+        eprintln!("gpubench strassen: {e}");
         return ExitCode::from(1);
     }
-    println!("wrote {} and {}", c.display(), s.display());
     ExitCode::SUCCESS
 }
 

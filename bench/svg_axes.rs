@@ -1,4 +1,5 @@
-//! Axis pieces the benchmarks' SVG plots share (gpubench, offloadbench include this file by path).
+//! Pieces the benchmarks' plots and result files share (gpubench, offloadbench include this file
+//! by path).
 
 use std::fmt::Write as _;
 
@@ -18,4 +19,18 @@ pub fn axis_titles(s: &mut String, (xm, yb): (f64, f64), (xl, ym): (f64, f64), x
         s,
         r##"<text x="{xm}" y="{yb}" text-anchor="middle" fill="#555">{xt}</text><text x="{xl}" y="{ym}" text-anchor="middle" fill="#555" transform="rotate(-90 {xl} {ym})">{yt}</text>"##
     );
+}
+
+/// Write a benchmark's CSV and SVG as `<stem>.csv` and `<stem>.svg` under `out` (created),
+/// and say where; the error names the file. (offloadbench includes this file too and writes its
+/// three files its own way.)
+#[allow(dead_code)]
+pub fn write_results(out: &std::path::Path, stem: &str, csv: &str, svg: &str) -> Result<(), String> {
+    let _ = std::fs::create_dir_all(out);
+    let (c, s) = (out.join(format!("{stem}.csv")), out.join(format!("{stem}.svg")));
+    std::fs::write(&c, csv)
+        .and_then(|_| std::fs::write(&s, svg))
+        .map_err(|e| format!("writing {}: {e}", c.display()))?;
+    println!("wrote {} and {}", c.display(), s.display());
+    Ok(())
 }

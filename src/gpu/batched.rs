@@ -138,9 +138,7 @@ pub fn gemm_shaped<T: Scalar>(
     if !fits(m, n) {
         return Err(GpuError::Unsupported("batched gemm: m or n above 64"));
     }
-    let rows_a = if transa == Trans::No { m } else { k };
-    let rows_b = if transb == Trans::No { k } else { n };
-    if a.ld < rows_a.max(1) || b.ld < rows_b.max(1) || c.ld < m.max(1) {
+    if !super::gemm_lds_ok(transa, transb, m, n, k, a.ld, b.ld, c.ld) {
         return Err(GpuError::Unsupported("batched gemm: leading dimension below the minimum"));
     }
     let align = (elem::<T>() as u64).min(16);

@@ -45,7 +45,7 @@ pub mod vendor_calls;
 pub use driver::{GpuError, Result};
 pub use runtime::{DeviceBuffer, Runtime};
 
-use crate::types::Scalar;
+use crate::types::{Scalar, Trans};
 use driver::sys;
 
 /// A scalar input: a host value, or a device address holding it (cuBLAS device pointer mode).
@@ -153,6 +153,15 @@ impl<'a> Exec<'a> {
 /// is not stable for signed integers).
 pub(crate) fn cdiv(a: i64, b: i64) -> i64 {
     (a + b - 1) / b
+}
+
+/// Whether GEMM's leading dimensions reach the reference's minimums (op(A) m x k, op(B) k x n,
+/// C m x n, each at least 1): the kernels' own check before anything is enqueued.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm_lds_ok(transa: Trans, transb: Trans, m: i64, n: i64, k: i64, lda: i64, ldb: i64, ldc: i64) -> bool {
+    let rows_a = if transa == Trans::No { m } else { k };
+    let rows_b = if transb == Trans::No { k } else { n };
+    lda >= rows_a.max(1) && ldb >= rows_b.max(1) && ldc >= m.max(1)
 }
 
 /// Element size in bytes.

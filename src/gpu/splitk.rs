@@ -669,9 +669,7 @@ pub fn gemm<T: Scalar>(
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let rows_a = if transa == Trans::No { m } else { k };
-    let rows_b = if transb == Trans::No { k } else { n };
-    if a.ld < rows_a.max(1) || b.ld < rows_b.max(1) || c.ld < m.max(1) {
+    if !super::gemm_lds_ok(transa, transb, m, n, k, a.ld, b.ld, c.ld) {
         return Err(GpuError::Unsupported("split-k gemm: leading dimension below the minimum"));
     }
     if m > MAX_MN || n > MAX_MN {
