@@ -38,6 +38,7 @@ usage: gpubench batch [options]
                   choice, wall time; sizes n:count (default 4:10000,8:10000,16:10000,32:10000,
                   128:100,256:100,512:100); writes <gpu>-batch-host.csv
   --out DIR       where the CSV and SVG go (default bench/results)
+  --plot CSV      only redraw the SVG beside CSV (a file this command wrote; no GPU needed)
 ";
 
 struct Opts {
@@ -49,6 +50,7 @@ struct Opts {
     reps: usize,
     shapes: bool,
     host: bool,
+    plot: Option<PathBuf>,
     out: PathBuf,
 }
 
@@ -62,6 +64,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
         reps: 5,
         shapes: false,
         host: false,
+        plot: None,
         out: "bench/results".into(),
     };
     let mut it = args.iter();
@@ -96,6 +99,7 @@ fn parse(args: &[String]) -> Result<Opts, String> {
             "--reps" => o.reps = val()?.parse().map_err(|_| "bad --reps")?,
             "--shapes" => o.shapes = true,
             "--host" => o.host = true,
+            "--plot" => o.plot = Some(val()?.into()),
             "--out" => o.out = val()?.into(),
             "-h" | "--help" => return Err(HELP.into()),
             x => return Err(format!("unknown option {x}\n{HELP}")),
@@ -311,18 +315,21 @@ fn csv(rows: &[Row]) -> String {
     s
 }
 
-/// cuBLAS strided time over `auto`'s, against n (log scale), one line per precision.
+/// cuBLAS strided time over `auto`'s, against n, both on log scales, one line per precision.
 fn svg(rows: &[Row]) -> String {
     let (w, h, x0, x1, y0, y1) = (720.0, 420.0, 60.0, 700.0, 370.0, 20.0);
     let ratio = |r: &Row| r.us[0] / r.us[3];
     let rows: Vec<&Row> = rows.iter().filter(|r| r.m == r.n && r.n == r.k).collect();
-    let ymax = rows.iter().map(|r| ratio(r)).filter(|v| v.is_finite()).fold(2.0, f64::max) * 1.1;
+    // Powers of two from below the smallest ratio to above the largest (at least 0.5 .. 2).
+    let finite = || rows.iter().map(|r| ratio(r)).filter(|v| v.is_finite() && *v > 0.0);
+    let lo = finite().fold(0.5f64, f64::min).log2().floor();
+    let hi = finite().fold(2.0f64, f64::max).log2().ceil();
     let (lmin, lmax) = rows.iter().fold((f64::MAX, f64::MIN), |(a, b), r| {
         let l = (r.n as f64).log2();
         (a.min(l), b.max(l))
     });
     let px = |n: usize| x0 + ((n as f64).log2() - lmin) / (lmax - lmin).max(1.0) * (x1 - x0);
-    let py = |v: f64| y0 - v / ymax * (y0 - y1);
+    let py = |v: f64| y0 - (v.log2() - lo) / (hi - lo).max(1.0) * (y0 - y1);
     let mut s = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">"#
     );
@@ -332,9 +339,9 @@ fn svg(rows: &[Row]) -> String {
         py(1.0),
         py(1.0)
     );
-    for t in 0..=5 {
-        let v = ymax / 5.0 * t as f64;
-        let _ = writeln!(s, r##"<text x="{}" y="{:.1}" text-anchor="end">{v:.1}</text>"##, x0 - 4.0, py(v) + 4.0);
+    for e in lo as i32..=hi as i32 {
+        let v = 2f64.powi(e);
+        let _ = writeln!(s, r##"<text x="{}" y="{:.1}" text-anchor="end">{v}</text>"##, x0 - 4.0, py(v) + 4.0);
     }
     let mut ns: Vec<usize> = rows.iter().map(|r| r.n).collect();
     ns.sort_unstable();
@@ -467,6 +474,28 @@ fn host_mode(o: &Opts, sizes: &[(usize, usize)]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// `--plot`: the SVG of a CSV [`csv`] wrote, beside it (the plot reads cuBLAS's and `auto`'s
+/// times only).
+fn replot(path: &std::path::Path) -> Result<PathBuf, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().ok_or("empty file")?.split(',').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).ok_or(format!("no column {name}"));
+    let (p, m, n, k, cu, au) = (col("precision")?, col("m")?, col("n")?, col("k")?, col("cublas_us")?, col("auto_us")?);
+    let mut rows = vec![];
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        let num = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).ok_or(format!("bad line {l}"));
+        let mut r = Row { prec: f[p].chars().next().unwrap_or('?'), us: [f64::NAN; 6], ..Default::default() };
+        (r.m, r.n, r.k) = (num(m)? as usize, num(n)? as usize, num(k)? as usize);
+        (r.us[0], r.us[3]) = (num(cu)?, num(au)?);
+        rows.push(r);
+    }
+    let out = path.with_extension("svg");
+    std::fs::write(&out, svg(&rows)).map_err(|e| format!("{}: {e}", out.display()))?;
+    Ok(out)
+}
+
 pub fn main(args: &[String]) -> ExitCode {
     let o = match parse(args) {
         Ok(o) => o,
@@ -475,6 +504,18 @@ pub fn main(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(csv) = &o.plot {
+        return match replot(csv) {
+            Ok(path) => {
+                println!("wrote {}", path.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("gpubench batch --plot: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
     let rt = match Runtime::get(0).and_then(|rt| rt.bind().map(|_| rt)) {
         Ok(rt) => rt,
         Err(e) => {
