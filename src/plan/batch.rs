@@ -588,6 +588,23 @@ mod tests {
         }
     }
 
+    /// The measured limits route each precision's shapes as the H200 table says (docs/batched.md),
+    /// and the reason names the keys.
+    #[test]
+    fn gpu_batch_routes_follow_the_measured_limits() {
+        use crate::types::{C32, C64};
+        let own = |d: Decision| d.route == Route::Hyblas;
+        assert!(own(kernel_decision::<f64>(16, 16, 16)) && !own(kernel_decision::<f64>(16, 16, 32)));
+        assert!(own(kernel_decision::<f32>(16, 16, 32)) && !own(kernel_decision::<f32>(24, 24, 24)));
+        assert!(own(kernel_decision::<C32>(16, 16, 32)) && !own(kernel_decision::<C32>(24, 24, 24)));
+        assert!(own(kernel_decision::<C64>(8, 8, 64)) && own(kernel_decision::<C64>(2, 64, 16)));
+        assert!(!own(kernel_decision::<C64>(12, 12, 12)) && !own(kernel_decision::<C64>(16, 16, 16)));
+        // Past the kernel's 64 even where m*n is small.
+        assert!(!own(kernel_decision::<f64>(65, 1, 1)) && !own(kernel_decision::<f64>(1, 65, 1)));
+        let why = kernel_decision::<f64>(24, 24, 24).reason.to_string();
+        assert!(why.contains("not within") && why.contains(GPU_MAX_MN_KEY) && why.contains(GPU_MAX_MNK_KEY), "{why}");
+    }
+
     #[test]
     fn repeated_outputs_are_found() {
         let (a, b, c) = (product(8), product(16), product(8));
