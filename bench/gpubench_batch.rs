@@ -130,24 +130,11 @@ struct Row {
     err: [f64; 6],
 }
 
-/// Pseudo-random values in [-1, 1), fixed by the seed.
-fn values(len: usize, seed: u64) -> Vec<f64> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        })
-        .collect()
-}
-
 /// A device buffer of `elems` elements repeating a host chunk of odd length (the chunk is
 /// returned, so the host knows every value: element e is `chunk[e % len]`).
 fn filled<T: Scalar>(ex: &Exec, elems: usize, seed: u64) -> Result<(DeviceBuffer, Vec<T>), String> {
     let len = ((1usize << 18) + 7).min(elems.max(1));
-    let v = values(2 * len, seed);
+    let v = super::strassen::chunk::<f64>(2 * len, seed);
     let re = |x: f64| T::from_f64(x).re();
     let chunk: Vec<T> = (0..len).map(|i| T::from_parts(re(v[2 * i]), re(v[2 * i + 1]))).collect();
     let es = std::mem::size_of::<T>();
@@ -405,7 +392,7 @@ fn host_mode(o: &Opts, sizes: &[(usize, usize)]) -> ExitCode {
     let mut csv = String::from("n,count,threads,cpu_ms,gpu_ms,auto_ms,auto_route,best_over_auto,max_rel_diff\n");
     for &(n, count) in sizes {
         let nn = n * n;
-        let v = values(2 * nn * count + nn, 99 + n as u64);
+        let v = super::strassen::chunk::<f64>(2 * nn * count + nn, 99 + n as u64);
         let (a, b) = (&v[..nn * count], &v[nn * count..2 * nn * count]);
         let mut c = vec![0.0f64; nn * count];
         let i = n as i32;

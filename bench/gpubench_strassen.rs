@@ -110,7 +110,9 @@ struct Filled {
     max_abs: f64,
 }
 
-fn chunk<T: Scalar>(len: usize, seed: u64) -> Vec<f64> {
+/// `len` pseudo-random values in [-1, 1), fixed by the seed, representable in T (also
+/// `gpubench batch`'s data).
+pub(super) fn chunk<T: Scalar>(len: usize, seed: u64) -> Vec<f64> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     (0..len)
         .map(|_| {

@@ -53,13 +53,7 @@ fn strided_batch_on_device_matches_the_host() {
     let b: Vec<f64> = rng.vec(sb * count);
     // C: NaN in the products' elements (beta 0 must overwrite them), values in the padding.
     let mut c: Vec<f64> = rng.vec(sc * count);
-    for p in 0..count {
-        for j in 0..n {
-            for i in 0..m {
-                c[p * sc + i + j * ldc] = f64::NAN;
-            }
-        }
-    }
+    nan_products(&mut c, count, sc, ldc, m, n);
     let (da, db, dc) = (up(&a), up(&b), up(&c));
     let mut want = c.clone();
     let ci = |v: usize| v as c_int;
@@ -109,12 +103,7 @@ fn strided_batch_on_device_matches_the_host() {
     assert!(want.iter().enumerate().all(|(i, w)| !w.is_nan() || i % sc >= ldc * n || i % sc % ldc >= m));
     assert_close(&got, &want, k, "dgemm_batch_strided on device");
     // The padding (rows past m, the gap past each C) is the caller's, byte for byte.
-    for (i, (g, w)) in got.iter().zip(&c).enumerate() {
-        let (r, inside) = (i % sc, i % sc < ldc * n);
-        if !inside || r % ldc >= m {
-            assert_eq!(g.to_bits(), w.to_bits(), "padding element {i} written");
-        }
-    }
+    assert_padding_kept(&got, &c, sc, ldc, m, n, "dgemm_batch_strided on device");
 
     let (m, n, k, count) = (9usize, 4usize, 6usize, 40usize);
     let (sa, sb, sc) = (m * k, k * n, m * n);
@@ -338,13 +327,7 @@ fn host_batches_offloaded_match_the_cpu() {
     let a: Vec<f64> = rng.vec(sa * count);
     let b: Vec<f64> = rng.vec(sb * count);
     let mut c0: Vec<f64> = rng.vec(sc * count);
-    for p in 0..count {
-        for j in 0..n {
-            for i in 0..m {
-                c0[p * sc + i + j * ldc] = f64::NAN;
-            }
-        }
-    }
+    nan_products(&mut c0, count, sc, ldc, m, n);
     let run = |side: Side, c: &mut Vec<f64>| {
         with_side(Some(side), || unsafe {
             cblas_dgemm_batch_strided(
@@ -375,12 +358,7 @@ fn host_batches_offloaded_match_the_cpu() {
     assert!(hyblas::plan::batch::offloaded_batches() > before, "the strided batch did not go to the GPU");
     run(Side::Cpu, &mut want);
     assert_close(&got, &want, k, "dgemm_batch_strided offloaded");
-    for (e, (g, w)) in got.iter().zip(&c0).enumerate() {
-        let (r, inside) = (e % sc, e % sc < ldc * n);
-        if !inside || r % ldc >= m {
-            assert_eq!(g.to_bits(), w.to_bits(), "padding element {e} written");
-        }
-    }
+    assert_padding_kept(&got, &c0, sc, ldc, m, n, "dgemm_batch_strided offloaded");
 
     // ZGEMM, C x N, one group of 70 products of 100 x 90 x 110 in buffers of their own.
     let (m, n, k, count) = (100usize, 90usize, 110usize, 70usize);

@@ -83,13 +83,7 @@ fn run<T: Scalar>(rt: &'static hyblas::gpu::Runtime, rng: &mut Rng, cs: &Case<T>
     }
     let mut c: Vec<T> = rng.vec(sc * count);
     if cs.beta.is_zero() {
-        for p in 0..count {
-            for j in 0..n {
-                for i in 0..m {
-                    c[p * sc + i + j * ldc] = nan();
-                }
-            }
-        }
+        nan_products(&mut c, count, sc, ldc, m, n);
     }
     // Slot of product p's operands (the array form reads them through shuffled addresses).
     let order: Vec<usize> = if cs.form == Form::Array { (0..count).rev().collect() } else { (0..count).collect() };
@@ -156,12 +150,7 @@ fn run<T: Scalar>(rt: &'static hyblas::gpu::Runtime, rng: &mut Rng, cs: &Case<T>
         let tag = format!("{what} {shape:?}");
         assert_close(&got, &want, k, &tag);
         // Padding rows and the gaps between products are the caller's, byte for byte.
-        for (e, (g, w)) in got.iter().zip(&c).enumerate() {
-            let (r, inside) = (e % sc, e % sc < ldc * n);
-            if !inside || r % ldc >= m {
-                assert!(same_bits(&[*g], &[*w]), "{tag}: padding element {e} written");
-            }
-        }
+        assert_padding_kept(&got, &c, sc, ldc, m, n, &tag);
         match &first {
             None => first = Some(got),
             Some(f) => assert!(same_bits(f, &got), "{tag}: other bits than {:?}", Shape::of(mi, ni)),

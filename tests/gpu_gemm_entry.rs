@@ -479,6 +479,28 @@ fn batch_data<E: Scalar>(rng: &mut Rng, strides: [i64; 3], batch: i64) -> BatchD
     BatchData { a, b, c, arrays }
 }
 
+/// One call's outcome on both sides (`d.c[0]` hyblas's, `d.c[1]` the real cuBLAS's): the same
+/// status, and C within rounding where hyblas's kernel ran (`kernel`), else bit for bit; then
+/// both sides start the next call from the same C.
+fn batch_outcome<E: Scalar>(
+    s: &Session,
+    d: &BatchData,
+    (st, sr): (Status, Status),
+    kernel: bool,
+    k: usize,
+    what: &str,
+) {
+    assert_eq!(st, sr, "{what}: status");
+    let (got, want) = (down::<E>(&d.c[0]), down::<E>(&d.c[1]));
+    if kernel {
+        assert_close(&got, &want, k, what);
+    } else {
+        same_bits(&got, &want, what);
+    }
+    d.c[0].write(&want).unwrap();
+    s.fence();
+}
+
 /// (m, n, k, batch) and whether the planner runs it on hyblas's kernel by default.
 const BATCH_CASES: [(i64, i64, i64, i64, bool); 3] =
     [(7, 5, 3001, 3, false), (7, 5, 9, 40, true), (16, 3, 16, 17, true)];
@@ -522,17 +544,7 @@ fn check_strided<E: Scalar, I: TI>(s: &Session, p: P<StridedF<E, I>>, seed: u64)
                 let sr = call(p.real, &d.c[1]);
                 s.sync();
                 let what = format!("{} m={m} n={n} k={k} batch={nb} device={device} forced={forced}", p.name);
-                assert_eq!(st, sr, "{what}: status");
-                let (got, want) = (down::<E>(&d.c[0]), down::<E>(&d.c[1]));
-                if own || forced {
-                    assert_close(&got, &want, k as usize, &what);
-                } else {
-                    same_bits(&got, &want, &what);
-                }
-                // Both sides start the next call from the same C.
-                let c = down::<E>(&d.c[1]);
-                d.c[0].write(&c).unwrap();
-                s.fence();
+                batch_outcome::<E>(s, &d, (st, sr), own || forced, k as usize, &what);
             }
         }
     }
@@ -559,16 +571,7 @@ fn check_pointers<E: Scalar, I: TI>(s: &Session, p: P<PtrsF<E, I>>, seed: u64) {
                 let sr = call(p.real, 1);
                 s.sync();
                 let what = format!("{} m={m} n={n} k={k} batch={nb} device={device} forced={forced}", p.name);
-                assert_eq!(st, sr, "{what}: status");
-                let (got, want) = (down::<E>(&d.c[0]), down::<E>(&d.c[1]));
-                if own || forced {
-                    assert_close(&got, &want, k as usize, &what);
-                } else {
-                    same_bits(&got, &want, &what);
-                }
-                let c = down::<E>(&d.c[1]);
-                d.c[0].write(&c).unwrap();
-                s.fence();
+                batch_outcome::<E>(s, &d, (st, sr), own || forced, k as usize, &what);
             }
         }
     }

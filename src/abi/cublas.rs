@@ -8,7 +8,7 @@
 //! `CUDA_C_32F` or `CUDA_C_64F` with the matching `CUBLAS_COMPUTE_32F`/`_64F` or its
 //! `_PEDANTIC` twin; every other combination, the TF32/fast compute types included, is
 //! forwarded); `cublas?gemmStridedBatched` and `cublas?gemmBatched` (+ `_64`): hyblas's
-//! small-product kernel for small m, n, k (`plan::batch::kernel_decision`), else forwarded; plus thin
+//! small-product kernel for small m*n and m*n*k (`plan::batch::kernel_decision`), else forwarded; plus thin
 //! forwards of the handle functions (create, destroy, stream, pointer/atomics/math mode,
 //! version).
 //!
@@ -839,7 +839,7 @@ fn batch_operands(at: [(u64, i64); 3], lds: [i64; 3], strided: bool) -> [BMat; 3
 
 /// `cublas?gemmStridedBatched` and `cublas?gemmBatched` (`strided` false: `a`, `b`, `c` are
 /// device arrays of the products' addresses, the strides unused): checked like GEMM, then
-/// hyblas's small-product kernel where `plan::batch::kernel_decision` says (small m, n and k),
+/// hyblas's small-product kernel where `plan::batch::kernel_decision` says (small m*n, m*n*k),
 /// else the real cuBLAS. Degenerate for hyblas (cuBLAS's own definition): an empty batch or
 /// output, k = 0, and strided outputs that overlap (products writing the same elements).
 #[allow(clippy::too_many_arguments)]
@@ -881,7 +881,22 @@ unsafe fn gemm_batched<T: Scalar, I: Int>(
             let (ta, tb) = (ta.unwrap_or(Trans::No), tb.unwrap_or(Trans::No));
             let at = [(a, stride_a), (b, stride_b), (c, stride_c)];
             let [am, bm, cm] = batch_operands(at, [la, lb, lc], strided);
-            gpu::batched::gemm::<T>(ex, ta, tb, mm, nn, kk, cx.input(alpha), am, bm, cx.input(beta), cm, bc)
+            let shape = gpu::batched::Shape::of(mm, nn);
+            gpu::batched::gemm_shaped::<T>(
+                ex,
+                shape,
+                ta,
+                tb,
+                mm,
+                nn,
+                kk,
+                cx.input(alpha),
+                am,
+                bm,
+                cx.input(beta),
+                cm,
+                bc,
+            )
         },
         vendor,
     )

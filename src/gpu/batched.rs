@@ -86,32 +86,14 @@ fn group_elems(m: i64, n: i64, kc: i64) -> i64 {
 /// Shared memory a block may use without opting in.
 const SMEM: i64 = 48 * 1024;
 
-/// C_p := alpha*op(A_p)*op(B_p) + beta*C_p for p < `batch` on `ex`'s stream, with
-/// [`Shape::of`]'s launch. op(A) is m x k, op(B) k x n.
-#[allow(clippy::too_many_arguments)]
-pub fn gemm<T: Scalar>(
-    ex: &Exec,
-    transa: Trans,
-    transb: Trans,
-    m: i64,
-    n: i64,
-    k: i64,
-    alpha: In<T>,
-    a: BMat,
-    b: BMat,
-    beta: In<T>,
-    c: BMat,
-    batch: i64,
-) -> Result<()> {
-    gemm_shaped(ex, Shape::of(m, n), transa, transb, m, n, k, alpha, a, b, beta, c, batch)
-}
-
 /// Whether the kernel takes products of this shape (m, n within [`MAX_MN`]).
 pub fn fits(m: i64, n: i64) -> bool {
     (0..=MAX_MN).contains(&m) && (0..=MAX_MN).contains(&n)
 }
 
-/// [`gemm`] with the launch shape `shape`.
+/// C_p := alpha*op(A_p)*op(B_p) + beta*C_p for p < `batch` on `ex`'s stream (op(A) m x k, op(B)
+/// k x n), launched as `shape` (callers pass [`Shape::of`]; other shapes: tests, `gpubench batch
+/// --shapes`).
 ///
 /// Unsupported (nothing enqueued): negative sizes or batch, m or n above [`MAX_MN`], leading
 /// dimensions below the reference's minimum, strided operands not aligned to their element, a

@@ -157,16 +157,15 @@ impl Unit {
 }
 
 /// The units calls can reach on a device of compute capability `cc` with this process's
-/// settings: every Level 1, GEMV and TRMV unit, and the split-k configurations the planner picks
+/// settings: every unit of the other families (Level 1, GEMV, TRMV, Strassen, batched GEMM), and
+/// the split-k configurations the planner picks
 /// there (`splitk::reachable_variants`; the others serve `HYBLAS_SPLITK_MMA=0` and older
 /// devices). What `hyblas compile` compiles ahead by default and `hyblas info` reports.
 pub fn reachable_units(cc: (i32, i32)) -> Vec<Unit> {
     use super::splitk::reachable_variants as rv;
     use crate::types::{C32, C64};
-    let mut units: Vec<Unit> = [Family::Level1, Family::Gemv, Family::Trmv, Family::Strassen, Family::Batch]
-        .iter()
-        .flat_map(|f| f.units())
-        .collect();
+    // Every family's units but split-k's, whose configurations are picked below.
+    let mut units: Vec<Unit> = FAMILIES.iter().filter(|&&f| f != Family::Gemm).flat_map(|f| f.units()).collect();
     for (p, variants) in [('s', rv::<f32>(cc)), ('d', rv::<f64>(cc)), ('c', rv::<C32>(cc)), ('z', rv::<C64>(cc))] {
         units.extend(variants.into_iter().map(|v| Unit::splitk(p, v)));
     }

@@ -989,7 +989,7 @@ fn region(
 }
 
 const ALIGN: usize = 256;
-fn align(b: usize) -> usize {
+pub(super) fn align(b: usize) -> usize {
     b.div_ceil(ALIGN) * ALIGN
 }
 

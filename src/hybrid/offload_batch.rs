@@ -9,7 +9,7 @@
 //! packing overlaps the copies in flight. The caller's C is written only after the whole batch
 //! has been computed, each element once.
 
-use super::offload::{copy_parts, give_pipe, take_pipe, Copier, CHUNK_BYTES};
+use super::offload::{align, copy_parts, give_pipe, take_pipe, Copier, CHUNK_BYTES};
 use crate::gpu::driver::{check, sys};
 use crate::gpu::{Exec, Result, Runtime};
 use std::ffi::c_void;
@@ -128,10 +128,6 @@ impl Cursor {
 /// Bytes `blocks` take packed.
 fn packed(blocks: &[HostBlock]) -> usize {
     blocks.iter().map(HostBlock::bytes).sum()
-}
-
-fn align(b: usize) -> usize {
-    b.div_ceil(256) * 256
 }
 
 /// What one offloaded batch moved, for the trace.

@@ -91,6 +91,10 @@ impl<T: Scalar> Product<T> {
         let (bv, cb) = MatRef::op(p.b, p.tb, p.k, p.n, p.ldb);
         (av, ca, bv, cb, MatMut::col_major(p.c, p.m, p.n, p.ldc))
     }
+    /// Whether A and B are read (alpha == 0 or k == 0 reads neither, as reference BLAS).
+    fn reads(&self) -> bool {
+        !self.alpha.is_zero() && self.k > 0
+    }
     /// The operands as device matrices (device memory: step 1).
     fn dmats(&self) -> (crate::gpu::DMat, crate::gpu::DMat, crate::gpu::DMat) {
         use crate::gpu::DMat;
@@ -159,10 +163,9 @@ unsafe fn on_device<T: Scalar>(name: &'static str, products: &[Product<T>]) -> b
     }
     let work: Vec<&Product<T>> = products.iter().filter(|p| !p.is_empty()).collect();
     let last = work[work.len() - 1];
-    let reads = |p: &Product<T>| !p.alpha.is_zero() && p.k > 0;
     let mut ops = vec![first.c as *const std::ffi::c_void, last.c as *const std::ffi::c_void];
     for p in [first, last] {
-        if reads(p) {
+        if p.reads() {
             ops.extend([p.a as *const std::ffi::c_void, p.b as *const std::ffi::c_void]);
         }
     }
@@ -217,46 +220,28 @@ unsafe fn on_device<T: Scalar>(name: &'static str, products: &[Product<T>]) -> b
     super::on_gpu("", name, shape, &ops, gpu, vendor).is_some()
 }
 
-/// One group of same-call products with distinct outputs (on_device's) as one batched call:
-/// strided where the operands lie at constant steps (and C's do not overlap), else through
-/// device arrays of their addresses; hyblas's kernel or cuBLAS's by [`kernel_decision`]. A
-/// kernel still compiling (NotReady) gives the group to cuBLAS.
+/// One group of same-call products with distinct outputs (on_device's) as one batched call
+/// ([`batched_call`]): strided where the operands lie at constant steps (and C's do not
+/// overlap), else through device arrays of their addresses.
 unsafe fn device_group<T: Scalar>(
     ex: &crate::gpu::Exec,
     group: &[&Product<T>],
     count: &dyn Fn(usize),
 ) -> crate::gpu::Result<()> {
-    use crate::gpu::batched::{self, At, BMat};
-    use crate::gpu::vendor_calls::{vendor_gemm_batched, vendor_gemm_strided};
-    use crate::gpu::{driver, GpuError, In};
+    use crate::gpu::batched::{At, BMat};
+    use crate::gpu::driver;
     let p = group[0];
     let i = |v: usize| v as i64;
-    // alpha == 0 reads neither A nor B (reference BLAS): cuBLAS gets k = 0.
-    let (m, n, k) = (i(p.m), i(p.n), if !p.alpha.is_zero() && p.k > 0 { i(p.k) } else { 0 });
-    let count_n = i(group.len());
-    let own = kernel_decision::<T>(m, n, k).route == Route::Hyblas;
     let (a, b, c) = p.dmats();
     // Constant steps: every pair at the first pair's, C's far enough apart not to overlap.
     let st = steps(p, group[1]);
-    let strided = match st {
-        (Some(_), Some(_), Some(sc)) => {
-            sc >= i(p.ldc * (p.n - 1) + p.m) && group.windows(2).all(|w| steps(w[0], w[1]) == st)
-        }
-        _ => false,
-    };
-    if strided {
-        let (sa, sb, sc) = (st.0.unwrap(), st.1.unwrap(), st.2.unwrap());
-        if own {
+    if let (Some(sa), Some(sb), Some(sc)) = st {
+        if sc >= i(p.ldc * (p.n - 1) + p.m) && group.windows(2).all(|w| steps(w[0], w[1]) == st) {
             let x = |d: crate::gpu::DMat, stride| BMat { at: At::Strided { ptr: d.ptr, stride }, ld: d.ld };
-            let (al, be) = (In::Host(p.alpha), In::Host(p.beta));
-            match batched::gemm(ex, p.ta, p.tb, m, n, k, al, x(a, sa), x(b, sb), be, x(c, sc), count_n) {
-                Err(GpuError::NotReady { .. }) => {}
-                r => return r.map(|_| count(0)),
-            }
+            let own = batched_call(ex, p, [x(a, sa), x(b, sb), x(c, sc)], i(group.len()))?;
+            count(if own { 0 } else { 2 });
+            return Ok(());
         }
-        vendor_gemm_strided(ex, (p.ta, p.tb), (m, n, k), p.alpha, (a, sa), (b, sb), p.beta, (c, sc), count_n)?;
-        count(2);
-        return Ok(());
     }
     // Pointer arrays: A's, B's and C's addresses, uploaded to the stream's workspace (the copy is
     // ordered before the call on the stream; a pageable source is staged before the copy returns).
@@ -273,19 +258,50 @@ unsafe fn device_group<T: Scalar>(
         "cuMemcpyHtoDAsync",
     )?;
     let g = 8 * group.len() as u64;
-    let arrays = [dev, dev + g, dev + 2 * g];
-    let lds = [a.ld, b.ld, c.ld];
-    if own {
-        let x = |j: usize| BMat { at: At::Array(arrays[j]), ld: lds[j] };
+    let x = |j: u64, ld| BMat { at: At::Array(dev + j * g), ld };
+    let own = batched_call(ex, p, [x(0, a.ld), x(1, b.ld), x(2, c.ld)], i(group.len()))?;
+    count(if own { 1 } else { 3 });
+    Ok(())
+}
+
+/// `count` products of `p`'s call (its transposes, sizes and scalars; operands `ops`, all
+/// strided or all device arrays of addresses) as one batched call on `ex`: hyblas's kernel where
+/// [`kernel_decision`] says, else (or while the kernel still compiles) cuBLAS's strided or
+/// pointer-array batched GEMM. True where hyblas's kernel ran. Where `p` reads neither A nor B,
+/// k = 0 is passed (reference BLAS: they may be anything).
+fn batched_call<T: Scalar>(
+    ex: &crate::gpu::Exec,
+    p: &Product<T>,
+    ops: [crate::gpu::batched::BMat; 3],
+    count: i64,
+) -> crate::gpu::Result<bool> {
+    use crate::gpu::batched::{self, At};
+    use crate::gpu::vendor_calls::{vendor_gemm_batched, vendor_gemm_strided};
+    use crate::gpu::{DMat, GpuError, In};
+    let i = |v: usize| v as i64;
+    let (m, n, k) = (i(p.m), i(p.n), if p.reads() { i(p.k) } else { 0 });
+    if kernel_decision::<T>(m, n, k).route == Route::Hyblas {
+        let [a, b, c] = ops;
         let (al, be) = (In::Host(p.alpha), In::Host(p.beta));
-        match batched::gemm(ex, p.ta, p.tb, m, n, k, al, x(0), x(1), be, x(2), count_n) {
+        match batched::gemm_shaped(ex, batched::Shape::of(m, n), p.ta, p.tb, m, n, k, al, a, b, be, c, count) {
             Err(GpuError::NotReady { .. }) => {}
-            r => return r.map(|_| count(1)),
+            r => return r.map(|_| true),
         }
     }
-    vendor_gemm_batched(ex, (p.ta, p.tb), (m, n, k), p.alpha, arrays, lds, p.beta, count_n)?;
-    count(3);
-    Ok(())
+    let (ta, tb) = (p.ta, p.tb);
+    match ops.map(|x| (x.at, x.ld)) {
+        [(At::Strided { ptr: pa, stride: sa }, la), (At::Strided { ptr: pb, stride: sb }, lb), (At::Strided { ptr: pc, stride: sc }, lc)] =>
+        {
+            let d = |ptr, ld| DMat { ptr, ld };
+            let (a, b, c) = ((d(pa, la), sa), (d(pb, lb), sb), (d(pc, lc), sc));
+            vendor_gemm_strided(ex, (ta, tb), (m, n, k), p.alpha, a, b, p.beta, c, count)?
+        }
+        [(At::Array(a), la), (At::Array(b), lb), (At::Array(c), lc)] => {
+            vendor_gemm_batched(ex, (ta, tb), (m, n, k), p.alpha, [a, b, c], [la, lb, lc], p.beta, count)?
+        }
+        _ => return Err(GpuError::Unsupported("batched call: operands of both forms")),
+    }
+    Ok(false)
 }
 
 /// Host batches step 2 has run on the GPU in this process (tests check their route with it).
@@ -313,23 +329,20 @@ unsafe fn offloaded<T: Scalar>(name: &'static str, products: &[Product<T>], run:
     }
     let Some(p) = products.iter().find(|p| !p.is_empty()) else { return false };
     let flops = p.flops() * run as f64;
-    if forced.is_none() && flops < *super::gemm::MIN_FLOPS {
+    if forced.is_none() && flops < *super::gemm::MIN_FLOPS || super::host::disabled() {
         return false;
     }
-    if super::host::disabled() || !products.iter().filter(|q| !q.is_empty()).all(|q| same_call(p, q)) {
+    let work: Vec<&Product<T>> = products.iter().filter(|q| !q.is_empty()).collect();
+    if !work.iter().all(|q| same_call(p, q)) || outputs_repeat_in(&work) {
         return false;
     }
     let Ok(rt) = crate::gpu::Runtime::current() else { return false };
-    let work: Vec<&Product<T>> = products.iter().filter(|q| !q.is_empty()).collect();
-    if outputs_repeat_in(&work) {
-        return false;
-    }
     let start = std::time::Instant::now();
     // The prices: the CPU engine on every thread at this size's rate; the GPU as the uploads,
     // the products at cuBLAS's rate on one GEMM of the batch's whole area, and the downloads,
     // one after the other, plus an offloaded call's fixed cost.
     let es = std::mem::size_of::<T>();
-    let reads = !p.alpha.is_zero() && p.k > 0;
+    let reads = p.reads();
     let (c_in, count) = (!p.beta.is_zero(), work.len());
     let (m, n, k) = (p.m, p.n, p.k);
     let rates = super::offload::Rates::for_device(rt);
@@ -367,49 +380,16 @@ unsafe fn offloaded<T: Scalar>(name: &'static str, products: &[Product<T>], run:
         (vec![], vec![])
     };
     let c: Vec<HostBlock> = work.iter().map(|q| block(q.c, m, n, q.ldc)).collect();
-    let kernel = kernel_decision::<T>(m as i64, n as i64, if reads { k as i64 } else { 0 });
-    let own = kernel.route == Route::Hyblas;
+    let own = std::cell::Cell::new(false);
     let on_gpu = |ex: &crate::gpu::Exec, [da, db, dc]: [u64; 3]| -> crate::gpu::Result<()> {
-        use crate::gpu::batched::{self, At, BMat};
-        use crate::gpu::{DMat, In};
-        let ik = |v: usize| v as i64;
-        let (kk, cnt) = (if reads { ik(k) } else { 0 }, ik(count));
-        let (sa, sb, sc) = (ik(ra * ca), ik(rb * cb), ik(m * n));
-        let (la, lb, lc) = (ik(ra).max(1), ik(rb).max(1), ik(m));
-        if own {
-            let x = |ptr, stride, ld| BMat { at: At::Strided { ptr, stride }, ld };
-            let (al, be) = (In::Host(p.alpha), In::Host(p.beta));
-            match batched::gemm(
-                ex,
-                p.ta,
-                p.tb,
-                ik(m),
-                ik(n),
-                kk,
-                al,
-                x(da, sa, la),
-                x(db, sb, lb),
-                be,
-                x(dc, sc, lc),
-                cnt,
-            ) {
-                Err(crate::gpu::GpuError::NotReady { .. }) => {}
-                r => return r,
-            }
-        }
-        let d = |ptr, ld| DMat { ptr, ld };
-        let (am, bm, cm) = ((d(da, la), sa), (d(db, lb), sb), (d(dc, lc), sc));
-        crate::gpu::vendor_calls::vendor_gemm_strided(
-            ex,
-            (p.ta, p.tb),
-            (ik(m), ik(n), kk),
-            p.alpha,
-            am,
-            bm,
-            p.beta,
-            cm,
-            cnt,
-        )
+        use crate::gpu::batched::{At, BMat};
+        // Packed back to back: leading dimension the rows, stride the block.
+        let x = |ptr, rows: usize, cols: usize| BMat {
+            at: At::Strided { ptr, stride: (rows * cols) as i64 },
+            ld: rows.max(1) as i64,
+        };
+        own.set(batched_call(ex, p, [x(da, ra, ca), x(db, rb, cb), x(dc, m, n)], count as i64)?);
+        Ok(())
     };
     match ob::batch(rt, &a, &b, &c, c_in, &on_gpu) {
         Ok(st) => {
@@ -417,13 +397,14 @@ unsafe fn offloaded<T: Scalar>(name: &'static str, products: &[Product<T>], run:
             if trace::enabled() {
                 let by = if forced.is_some() { "forced" } else { "model" };
                 let mb = |b: usize| b as f64 / 1e6;
+                let kernel = kernel_decision::<T>(m as i64, n as i64, if reads { k as i64 } else { 0 });
                 let shape = format!(
                     "products={} run={count} offloaded ({by}: {priced}; up {:.1} MB, down {:.1} MB in {} copies; batched call: {} ({}))",
                     products.len(),
                     mb(st.up_bytes),
                     mb(st.down_bytes),
                     st.copies,
-                    if own { "hyblas kernel" } else { "cuBLAS strided" },
+                    if own.get() { "hyblas kernel" } else { "cuBLAS strided" },
                     kernel.reason
                 );
                 trace::line(name, &shape, "gpu", 0, start.elapsed().as_secs_f64());
@@ -480,21 +461,23 @@ type Shape = (Trans, Trans, usize, usize, usize);
 /// Whether two products write the same C (step 3: then they run in order). Only the first
 /// elements are compared: products whose C blocks overlap otherwise are outside the API's rules.
 fn outputs_repeat<T: Scalar>(products: &[Product<T>]) -> bool {
-    let outputs = || products.iter().filter(|p| !p.is_empty()).map(|p| p.c as usize);
-    // Outputs in increasing order (a strided batch, groups laid out one after the other) repeat
-    // none: no sort (sorting 10^4 addresses cost about a tenth of a 4 x 4 batch).
-    let mut last = None;
-    if outputs().all(|c| last.replace(c).is_none_or(|l| l < c)) {
-        return false;
-    }
-    let mut cs: Vec<usize> = outputs().collect();
-    cs.sort_unstable();
-    cs.windows(2).any(|w| w[0] == w[1])
+    repeats(products.iter().filter(|p| !p.is_empty()).map(|p| p.c as usize))
 }
 
 /// [`outputs_repeat`] of a group of products.
 fn outputs_repeat_in<T: Scalar>(group: &[&Product<T>]) -> bool {
-    let mut cs: Vec<usize> = group.iter().map(|p| p.c as usize).collect();
+    repeats(group.iter().map(|p| p.c as usize))
+}
+
+/// Whether an address comes twice in `outputs`.
+fn repeats(outputs: impl Iterator<Item = usize> + Clone) -> bool {
+    // Outputs in increasing order (a strided batch, groups laid out one after the other) repeat
+    // none: no sort (sorting 10^4 addresses cost about a tenth of a 4 x 4 batch).
+    let mut last = None;
+    if outputs.clone().all(|c| last.replace(c).is_none_or(|l| l < c)) {
+        return false;
+    }
+    let mut cs: Vec<usize> = outputs.collect();
     cs.sort_unstable();
     cs.windows(2).any(|w| w[0] == w[1])
 }

@@ -144,3 +144,36 @@ pub fn scalars<T: Scalar>(alpha: T, beta: T, dev: bool) -> Scalars<T> {
         Scalars { alpha: In::Host(alpha), beta: In::Host(beta), _keep: vec![] }
     }
 }
+
+// ---- Batched GEMM: C's of `count` products, m x n each with leading dimension ldc, `stride`
+// elements apart in one buffer ----
+
+/// NaN in every product's m x n elements (beta 0 must overwrite them); the padding keeps its values.
+pub fn nan_products<T: Scalar>(c: &mut [T], count: usize, stride: usize, ldc: usize, m: usize, n: usize) {
+    for p in 0..count {
+        for j in 0..n {
+            for i in 0..m {
+                c[p * stride + i + j * ldc] = nan();
+            }
+        }
+    }
+}
+
+/// Everything outside the products' m x n elements (rows past m, the gaps between products)
+/// has `before`'s bits.
+pub fn assert_padding_kept<T: Scalar>(
+    got: &[T],
+    before: &[T],
+    stride: usize,
+    ldc: usize,
+    m: usize,
+    n: usize,
+    what: &str,
+) {
+    for (e, (g, w)) in got.iter().zip(before).enumerate() {
+        let (r, inside) = (e % stride, e % stride < ldc * n);
+        if !inside || r % ldc >= m {
+            assert!(same_bits(&[*g], &[*w]), "{what}: padding element {e} written");
+        }
+    }
+}
