@@ -17,7 +17,7 @@
 
 use crate::abi::cblas::{layout, report as cblas_report, trans, Layout};
 use crate::abi::fortran::util::report as fortran_report;
-use crate::plan::batch::{gemm_batch, Product};
+use crate::plan::batch::{gemm_batch, Group, Ops, Product};
 use crate::types::{chars, FInt, Scalar, Trans};
 use std::os::raw::{c_char, c_int};
 
@@ -209,26 +209,23 @@ unsafe fn grouped<T: Scalar, I: FInt>(form: Form, g: Grouped<T, I>) {
     if let Some(pos) = grouped_error(row, &args, &sizes) {
         return report(pos);
     }
-    let mut products = Vec::with_capacity(sizes.iter().sum::<isize>() as usize);
+    let mut groups = Vec::with_capacity(count);
     let mut p = 0;
     for (i, ga) in args.iter().enumerate() {
         let (ta, tb) = (ga.ta.unwrap_or(Trans::No), ga.tb.unwrap_or(Trans::No));
         let (alpha, beta) = (*g.alpha.add(i), *g.beta.add(i));
-        for _ in 0..sizes[i] {
-            products.push(product(
-                row,
-                (ta, tb),
-                (ga.m, ga.n, ga.k),
-                alpha,
-                (*g.a.add(p), ga.lda),
-                (*g.b.add(p), ga.ldb),
-                beta,
-                (*g.c.add(p), ga.ldc),
-            ));
-            p += 1;
-        }
+        let size = sizes[i] as usize;
+        // Product 0's operands where there is one (the arrays may hold none past the last).
+        let at = |arr: *const *const T| if size > 0 { *arr.add(p) } else { std::ptr::null() };
+        let (a0, b0) = (at(g.a), at(g.b));
+        let c0 = if size > 0 { *g.c.add(p) } else { std::ptr::null_mut() };
+        let call = product(row, (ta, tb), (ga.m, ga.n, ga.k), alpha, (a0, ga.lda), (b0, ga.ldb), beta, (c0, ga.ldc));
+        // Row-major: the column-major product swaps A and B.
+        let (a, b) = if row { (g.b.add(p), g.a.add(p)) } else { (g.a.add(p), g.b.add(p)) };
+        groups.push(Group { call, ops: Ops::Arrays { a, b, c: g.c.add(p) }, count: size });
+        p += size;
     }
-    gemm_batch(name::<T>(false), &products);
+    gemm_batch(name::<T>(false), &groups);
 }
 
 /// `cblas_?gemm_batch`.
@@ -352,21 +349,11 @@ unsafe fn strided<T: Scalar, I: FInt>(form: Form, s: Strided<T>) {
         };
     }
     let (ta, tb) = (s.ta.unwrap_or(Trans::No), s.tb.unwrap_or(Trans::No));
-    let products: Vec<Product<T>> = (0..s.batch)
-        .map(|i| {
-            product(
-                row,
-                (ta, tb),
-                (s.m, s.n, s.k),
-                s.alpha,
-                (s.a.wrapping_offset(i * s.stridea), s.lda),
-                (s.b.wrapping_offset(i * s.strideb), s.ldb),
-                s.beta,
-                (s.c.wrapping_offset(i * s.stridec), s.ldc),
-            )
-        })
-        .collect();
-    gemm_batch(name::<T>(true), &products);
+    let call = product(row, (ta, tb), (s.m, s.n, s.k), s.alpha, (s.a, s.lda), (s.b, s.ldb), s.beta, (s.c, s.ldc));
+    // Row-major: the column-major product swaps A and B, and their steps.
+    let (sa, sb) = if row { (s.strideb, s.stridea) } else { (s.stridea, s.strideb) };
+    let group = Group { call, ops: Ops::Strided { sa, sb, sc: s.stridec }, count: s.batch as usize };
+    gemm_batch(name::<T>(true), &[group]);
 }
 
 /// `cblas_?gemm_batch_strided`.

@@ -104,23 +104,94 @@ impl<T: Scalar> Product<T> {
             DMat::of(self.c as *const T, self.ldc as isize),
         )
     }
-    /// What products of one set-up share: transposes and sizes.
-    fn shape(&self) -> Shape {
-        (self.ta, self.tb, self.m, self.n, self.k)
+}
+
+/// Where the products of a [`Group`] find their operands.
+#[derive(Clone, Copy, Debug)]
+pub enum Ops<T> {
+    /// Product i's at the group's first product's plus i times these steps (elements): a strided
+    /// call.
+    Strided { sa: isize, sb: isize, sc: isize },
+    /// Product i's at `a[i]`, `b[i]`, `c[i]` (the caller's arrays: a group of a grouped call).
+    Arrays { a: *const *const T, b: *const *const T, c: *const *mut T },
+}
+
+/// `count` products of one call but for their operands, as the batch APIs give them: a group of
+/// `cblas_?gemm_batch` or a whole `cblas_?gemm_batch_strided` (column-major: the ABI has
+/// mapped row-major calls). The batch is walked group by group, never copied out product by
+/// product on the CPU (10^4 products of 4 x 4 x 4 take about 10 ns each; building a list of
+/// them cost a third of that).
+#[derive(Clone, Copy, Debug)]
+pub struct Group<T> {
+    /// The call's transposes, sizes, leading dimensions and scalars; its operands product 0's
+    /// (for [`Ops::Arrays`], what the arrays' first entries hold).
+    pub call: Product<T>,
+    pub ops: Ops<T>,
+    pub count: usize,
+}
+
+// SAFETY: as Product's: the caller's arrays and operands, valid for the whole batch call.
+unsafe impl<T: Send> Send for Group<T> {}
+unsafe impl<T: Sync> Sync for Group<T> {}
+
+impl<T: Scalar> Group<T> {
+    /// Product i < count.
+    ///
+    /// # Safety
+    /// The caller's arrays hold `count` entries.
+    #[inline]
+    pub unsafe fn product(&self, i: usize) -> Product<T> {
+        let p = &self.call;
+        match self.ops {
+            Ops::Strided { sa, sb, sc } => {
+                let i = i as isize;
+                let (a, b, c) = (p.a.wrapping_offset(i * sa), p.b.wrapping_offset(i * sb), p.c.wrapping_offset(i * sc));
+                Product { a, b, c, ..*p }
+            }
+            Ops::Arrays { a, b, c } => Product { a: *a.add(i), b: *b.add(i), c: *c.add(i), ..*p },
+        }
+    }
+    /// Whether its products have work (the same answer for every one).
+    fn works(&self) -> bool {
+        self.count > 0 && !self.call.is_empty()
+    }
+    /// Its products with work, in order.
+    unsafe fn products(&self) -> impl Iterator<Item = Product<T>> + Clone + '_ {
+        (0..if self.works() { self.count } else { 0 }).map(move |i| self.product(i))
     }
 }
 
-/// Run the small ones of `products` (step 4's) one after the other on this thread, each shape
-/// set up once for the run of products that share it (a group's products come in a row).
-unsafe fn one_thread<T: Scalar>(products: &[Product<T>]) {
-    let mut last: Option<(Shape, eng::gemm::OneThread<T>)> = None;
-    for p in products.iter().filter(|p| p.is_small()) {
-        let (av, ca, bv, cb, cv) = p.views();
-        let eng = match &last {
-            Some((shape, e)) if *shape == p.shape() => e,
-            _ => &last.insert((p.shape(), eng::gemm::OneThread::new(p.m, p.n, p.k, bv.rs, cb))).1,
-        };
-        eng.gemm(p.alpha, av, ca, bv, cb, p.beta, cv);
+/// Every product with work of `groups`, in order (device memory and the GPU's steps take them
+/// as a list; the CPU's never).
+unsafe fn work_list<T: Scalar>(groups: &[Group<T>]) -> Vec<Product<T>> {
+    groups.iter().flat_map(|g| g.products()).collect()
+}
+
+/// Products [lo, hi) of `g` (small ones: step 4's) one after the other on this thread, on the
+/// set-up `eng` made for the group. On the tiny kernels, a product costs the kernel calls
+/// and a few additions; else the one-block path per product.
+unsafe fn one_thread<T: Scalar>(g: &Group<T>, eng: &eng::gemm::OneThread<T>, lo: usize, hi: usize) {
+    let p = g.product(lo);
+    let (av, ca, bv, cb, cv) = p.views();
+    match (eng.tiles(p.alpha, &av, ca, &bv, cb, &cv), g.ops) {
+        (Some(t), Ops::Strided { sa, sb, sc }) => {
+            let (mut a, mut b, mut c) = (p.a, p.b, p.c);
+            for _ in lo..hi {
+                t.product(p.alpha, a, b, p.beta, c);
+                (a, b, c) = (a.wrapping_offset(sa), b.wrapping_offset(sb), c.wrapping_offset(sc));
+            }
+        }
+        (Some(t), Ops::Arrays { a, b, c }) => {
+            for i in lo..hi {
+                t.product(p.alpha, *a.add(i), *b.add(i), p.beta, *c.add(i));
+            }
+        }
+        (None, _) => {
+            for i in lo..hi {
+                let (av, ca, bv, cb, cv) = g.product(i).views();
+                eng.gemm(p.alpha, av, ca, bv, cb, p.beta, cv);
+            }
+        }
     }
 }
 
@@ -455,26 +526,36 @@ pub fn kernel_decision<T: Scalar>(m: i64, n: i64, k: i64) -> Decision {
     Decision { route, reason: Reason::BatchSize { mn, mnk, max_mn, max_mnk } }
 }
 
-/// Transposes and sizes: what the products of one engine set-up share.
-type Shape = (Trans, Trans, usize, usize, usize);
-
-/// Whether two products write the same C (step 3: then they run in order). Only the first
-/// elements are compared: products whose C blocks overlap otherwise are outside the API's rules.
-fn outputs_repeat<T: Scalar>(products: &[Product<T>]) -> bool {
-    repeats(products.iter().filter(|p| !p.is_empty()).map(|p| p.c as usize))
+/// Whether two products of the batch write the same C (step 3: then they run in order). Only
+/// the first elements are compared: products whose C blocks overlap otherwise are outside the
+/// API's rules. A lone strided call answers from its step.
+unsafe fn outputs_repeat<T: Scalar>(groups: &[Group<T>]) -> bool {
+    let mut working = groups.iter().filter(|g| g.works());
+    if let (Some(g), None) = (working.next(), working.next()) {
+        if let Ops::Strided { sc, .. } = g.ops {
+            return g.count > 1 && sc == 0;
+        }
+    }
+    repeats(groups.iter().flat_map(|g| g.products()).map(|p| p.c as usize))
 }
 
-/// [`outputs_repeat`] of a group of products.
+/// The same, for a list of products (a device group's).
 fn outputs_repeat_in<T: Scalar>(group: &[&Product<T>]) -> bool {
     repeats(group.iter().map(|p| p.c as usize))
 }
 
-/// Whether an address comes twice in `outputs`.
+/// Whether a value comes twice (in increasing order, the common case, without sorting).
 fn repeats(outputs: impl Iterator<Item = usize> + Clone) -> bool {
-    // Outputs in increasing order (a strided batch, groups laid out one after the other) repeat
-    // none: no sort (sorting 10^4 addresses cost about a tenth of a 4 x 4 batch).
     let mut last = None;
-    if outputs.clone().all(|c| last.replace(c).is_none_or(|l| l < c)) {
+    let mut increasing = true;
+    for c in outputs.clone() {
+        increasing &= last.is_none_or(|l| l < c);
+        last = Some(c);
+        if !increasing {
+            break;
+        }
+    }
+    if increasing {
         return false;
     }
     let mut cs: Vec<usize> = outputs.collect();
@@ -488,53 +569,73 @@ static SMALL_FLOPS_INT: Lazy<usize> = Lazy::new(|| {
     config::float(SMALL_FLOPS_KEY).unwrap_or(2.0 * 96.0 * 96.0 * 96.0).clamp(0.0, usize::MAX as f64) as usize
 });
 
-/// Run a checked batch (`name`: `dgemm_batch`, for the trace).
+/// Run a checked batch (`name`: `dgemm_batch`, for the trace), its groups in order.
 ///
 /// # Safety
-/// Every product checked by the ABI (reference GEMM rules); pointers valid for the call.
-pub unsafe fn gemm_batch<T: Scalar>(name: &'static str, products: &[Product<T>]) {
+/// Every product checked by the ABI (reference GEMM rules); pointers and arrays valid for the
+/// call.
+pub unsafe fn gemm_batch<T: Scalar>(name: &'static str, groups: &[Group<T>]) {
+    let Some(first) = groups.iter().find(|g| g.works()) else { return };
+    let count: usize = groups.iter().map(|g| g.count).sum();
+    let run: usize = groups.iter().filter(|g| g.works()).map(|g| g.count).sum();
     // 1. Device memory (a batch is on one side: its first product says): on the GPU.
-    if on_device(name, products) {
+    // (Asked here before a list of products is made for it.)
+    if crate::gpu::runtime::is_device_pointer(first.product(0).c as *const std::ffi::c_void)
+        && on_device(name, &work_list(groups))
+    {
         return;
     }
     let start = std::time::Instant::now();
-    // One pass: the products with work, the small ones, whether outputs come in increasing order.
-    let (mut run, mut small, mut increasing, mut last) = (0usize, 0usize, true, 0usize);
-    for p in products.iter().filter(|p| !p.is_empty()) {
-        run += 1;
-        small += p.is_small() as usize;
-        increasing &= run == 1 || last < p.c as usize;
-        last = p.c as usize;
-    }
-    if run == 0 {
-        return;
-    }
     // 2. Large enough, one call: the GPU where the offload model says.
-    if offloaded(name, products, run) {
+    let flops: f64 = groups.iter().filter(|g| g.works()).map(|g| g.call.flops() * g.count as f64).sum();
+    if (flops >= *super::gemm::MIN_FLOPS || super::host::forced().is_some()) && offloaded(name, &work_list(groups), run)
+    {
         return;
     }
     // 3. Outputs written twice: in order.
-    let in_order = !increasing && outputs_repeat(products);
+    let in_order = outputs_repeat(groups);
     let threads = threads::nthreads();
-    let small = if in_order { 0 } else { small };
-    // 4. Small products, many at once on the pool's threads.
+    // 4. Small products, many at once on the pool's threads: pieces of at most SMALL_CHUNK
+    // products of one group, the engine set up once per group.
+    let small_groups: Vec<(&Group<T>, eng::gemm::OneThread<T>)> = if in_order {
+        Vec::new()
+    } else {
+        groups
+            .iter()
+            .filter(|g| g.works() && g.call.is_small())
+            .map(|g| {
+                let p = g.product(0);
+                let (_, _, bv, cb, _) = p.views();
+                (g, eng::gemm::OneThread::new(p.m, p.n, p.k, bv.rs, cb))
+            })
+            .collect()
+    };
+    let small: usize = small_groups.iter().map(|(g, _)| g.count).sum();
     if small > 0 {
         if threads <= 1 || small == 1 {
-            one_thread(products);
+            for (g, e) in &small_groups {
+                one_thread(g, e, 0, g.count);
+            }
         } else {
             // Claimed from one counter by the caller and the pool's threads (rayon's splitting
             // of 10^4 4x4 products into stolen halves cost more than the second core gained).
-            let chunk = products.len().div_ceil(4 * threads).clamp(1, SMALL_CHUNK);
-            let parts = products.len().div_ceil(chunk);
-            threads::for_each_part(threads, parts, |q| {
-                one_thread(&products[q * chunk..((q + 1) * chunk).min(products.len())])
+            let chunk = small.div_ceil(4 * threads).clamp(1, SMALL_CHUNK);
+            let pieces: Vec<(usize, usize)> = small_groups
+                .iter()
+                .enumerate()
+                .flat_map(|(i, (g, _))| (0..g.count.div_ceil(chunk)).map(move |q| (i, q * chunk)))
+                .collect();
+            threads::for_each_part(threads, pieces.len(), |q| {
+                let (i, lo) = pieces[q];
+                let (g, e) = &small_groups[i];
+                one_thread(g, e, lo, (lo + chunk).min(g.count))
             });
         }
     }
     // 5. The rest, one after the other (none when every product was small: no second pass).
-    if in_order || small < run {
-        for p in products.iter().filter(|p| !p.is_empty() && (in_order || !p.is_small())) {
-            p.planned();
+    if small < run {
+        for g in groups.iter().filter(|g| in_order || !g.call.is_small()) {
+            g.products().for_each(|p| p.planned());
         }
     }
     if trace::enabled() {
@@ -543,7 +644,7 @@ pub unsafe fn gemm_batch<T: Scalar>(name: &'static str, products: &[Product<T>])
         } else {
             format!("{small} small products at once on {threads} threads, {} one after the other", run - small)
         };
-        let shape = format!("products={} run={run} ({how})", products.len());
+        let shape = format!("products={count} groups={} run={run} ({how})", groups.len());
         trace::line(name, &shape, "cpu", threads, start.elapsed().as_secs_f64());
     }
 }
@@ -590,16 +691,42 @@ mod tests {
 
     #[test]
     fn repeated_outputs_are_found() {
+        // Each product a group of one (strided), or all of them one group of arrays.
+        let one = |p: Product<f64>| Group { call: p, ops: Ops::Strided { sa: 0, sb: 0, sc: 0 }, count: 1 };
+        let repeat = |ps: &[Product<f64>]| {
+            let singles: Vec<Group<f64>> = ps.iter().map(|&p| one(p)).collect();
+            let (a, b) = (vec![std::ptr::null::<f64>(); ps.len()], vec![std::ptr::null::<f64>(); ps.len()]);
+            let c: Vec<*mut f64> = ps.iter().map(|p| p.c).collect();
+            let arrays = Group {
+                call: ps.first().copied().unwrap_or(product(8)),
+                ops: Ops::Arrays { a: a.as_ptr(), b: b.as_ptr(), c: c.as_ptr() },
+                count: ps.len(),
+            };
+            // SAFETY: nothing is read through the operands; the arrays hold ps.len() entries.
+            let (x, y) = unsafe { (outputs_repeat(&singles), outputs_repeat(&[arrays])) };
+            assert_eq!(x, y, "{ps:?}");
+            x
+        };
         let (a, b, c) = (product(8), product(16), product(8));
-        assert!(!outputs_repeat(&[a, b]));
-        assert!(outputs_repeat(&[a, b, c]));
-        assert!(!outputs_repeat::<f64>(&[]));
+        assert!(!repeat(&[a, b]));
+        assert!(repeat(&[a, b, c]));
+        assert!(!repeat(&[]));
         // In order (no sort), out of order, a repeat next to itself.
-        assert!(!outputs_repeat(&[product(8), product(16), product(24)]));
-        assert!(!outputs_repeat(&[product(24), product(8), product(16)]));
-        assert!(outputs_repeat(&[product(8), product(16), product(16)]));
-        // A product with nothing to compute writes nothing.
-        let empty = Product { m: 0, ..c };
-        assert!(!outputs_repeat(&[a, b, empty]));
+        assert!(!repeat(&[product(8), product(16), product(24)]));
+        assert!(!repeat(&[product(24), product(8), product(16)]));
+        assert!(repeat(&[product(8), product(16), product(16)]));
+        // A product with nothing to compute writes nothing (a group of one).
+        let empty = one(Product { m: 0, ..c });
+        // SAFETY: as above.
+        assert!(!unsafe { outputs_repeat(&[one(a), one(b), empty]) });
+        // A strided call: repeats where its step is 0 and it has two products or more.
+        let strided = |sc, count| Group { call: a, ops: Ops::Strided { sa: 1, sb: 1, sc }, count };
+        // SAFETY: as above.
+        unsafe {
+            assert!(outputs_repeat(&[strided(0, 2)]) && !outputs_repeat(&[strided(0, 1)]));
+            assert!(!outputs_repeat(&[strided(4, 3)]) && !outputs_repeat(&[strided(-4, 3)]));
+            // Two strided calls that meet.
+            assert!(outputs_repeat(&[strided(1, 3), Group { call: product(16), ..strided(1, 1) }]));
+        }
     }
 }

@@ -174,6 +174,21 @@ impl<T: Scalar> OneThread<T> {
             _ => gemm_with(1, alpha, a, ca, b, cb, beta, c),
         }
     }
+
+    /// The tiny kernels' walk for products of the shape (alpha != 0) with these operands'
+    /// strides, where they run them (see `packed::Small::tiles`): a batch's run of products of
+    /// one call then costs a kernel call each, not the set-up per product.
+    pub fn tiles(
+        &self,
+        alpha: T,
+        a: &MatRef<T>,
+        ca: bool,
+        b: &MatRef<T>,
+        cb: bool,
+        c: &MatMut<T>,
+    ) -> Option<super::packed::Tiles<T>> {
+        self.small.as_ref().filter(|_| !alpha.is_zero())?.tiles(a, ca, b, cb, c)
+    }
 }
 
 /// Fewest rows (columns) of C in one part: a narrower part spends too much of its time

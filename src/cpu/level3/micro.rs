@@ -149,6 +149,109 @@ impl Vector for __m512 {
     }
 }
 
+/// Half-width vectors (AVX-512VL masks on 256 bits): the tiny kernels of products of at most
+/// 4 (f64) or 8 (f32) rows, where a masked 512-bit vector would do twice the work for the same
+/// lanes (the 512-bit operations are split in two on AMD's Zen 4).
+#[cfg(target_arch = "x86_64")]
+impl Vector for __m256d {
+    type R = f64;
+    const LANES: usize = 4;
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        _mm256_setzero_pd()
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f64) -> Self {
+        _mm256_loadu_pd(p)
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f64, v: Self) {
+        _mm256_storeu_pd(p, v)
+    }
+    #[inline(always)]
+    unsafe fn load_n(p: *const f64, n: usize) -> Self {
+        _mm256_maskz_loadu_pd(((1u32 << n) - 1) as __mmask8, p)
+    }
+    #[inline(always)]
+    unsafe fn store_n(p: *mut f64, v: Self, n: usize) {
+        _mm256_mask_storeu_pd(p, ((1u32 << n) - 1) as __mmask8, v)
+    }
+    #[inline(always)]
+    unsafe fn splat(x: f64) -> Self {
+        _mm256_set1_pd(x)
+    }
+    #[inline(always)]
+    unsafe fn fma(a: Self, b: Self, c: Self) -> Self {
+        _mm256_fmadd_pd(a, b, c)
+    }
+    #[inline(always)]
+    unsafe fn fma_mask(a: Self, b: Self, c: Self, m: u32) -> Self {
+        _mm256_mask3_fmadd_pd(a, b, c, m as __mmask8)
+    }
+    #[inline(always)]
+    unsafe fn mul(a: Self, b: Self) -> Self {
+        _mm256_mul_pd(a, b)
+    }
+    #[inline(always)]
+    unsafe fn swap_pairs(a: Self) -> Self {
+        _mm256_permute_pd::<0x5>(a)
+    }
+    #[inline(always)]
+    unsafe fn alt(x: f64) -> Self {
+        _mm256_setr_pd(-x, x, -x, x)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Vector for __m256 {
+    type R = f32;
+    const LANES: usize = 8;
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        _mm256_setzero_ps()
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> Self {
+        _mm256_loadu_ps(p)
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f32, v: Self) {
+        _mm256_storeu_ps(p, v)
+    }
+    #[inline(always)]
+    unsafe fn load_n(p: *const f32, n: usize) -> Self {
+        _mm256_maskz_loadu_ps(((1u32 << n) - 1) as __mmask8, p)
+    }
+    #[inline(always)]
+    unsafe fn store_n(p: *mut f32, v: Self, n: usize) {
+        _mm256_mask_storeu_ps(p, ((1u32 << n) - 1) as __mmask8, v)
+    }
+    #[inline(always)]
+    unsafe fn splat(x: f32) -> Self {
+        _mm256_set1_ps(x)
+    }
+    #[inline(always)]
+    unsafe fn fma(a: Self, b: Self, c: Self) -> Self {
+        _mm256_fmadd_ps(a, b, c)
+    }
+    #[inline(always)]
+    unsafe fn fma_mask(a: Self, b: Self, c: Self, m: u32) -> Self {
+        _mm256_mask3_fmadd_ps(a, b, c, m as __mmask8)
+    }
+    #[inline(always)]
+    unsafe fn mul(a: Self, b: Self) -> Self {
+        _mm256_mul_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn swap_pairs(a: Self) -> Self {
+        _mm256_permute_ps::<0xB1>(a)
+    }
+    #[inline(always)]
+    unsafe fn alt(x: f32) -> Self {
+        _mm256_setr_ps(-x, x, -x, x, -x, x, -x, x)
+    }
+}
+
 /// A tile's kernel: C (h x w of the MR x NR tile, h <= MR, w <= NR; rows contiguous, column
 /// stride `cs` in elements) := alpha * sum over k of A(:, k) B(k, :) + beta * C, with
 /// beta == 0 not reading C. Rows past h and columns past w are neither read nor written. B(k, j) is
@@ -187,9 +290,11 @@ pub struct Micro<T> {
     /// Tiles of one and two vectors' rows (MR/3 and 2MR/3: 8 and 16 for f64), packed and
     /// direct, for products too short for MR rows (see [`Micro::for_rows`]).
     pub short: [(usize, Kernel<T>, Kernel<T>); 2],
-    /// Tile kernels with A, B and C where they lie, of one, two and three vectors' rows (MR/3,
-    /// 2MR/3, MR), for products too small to pack (`packed::Small`).
-    pub tiny: [(usize, Tiny<T>); 3],
+    /// Tile kernels with A, B and C where they lie, for products too small to pack
+    /// (`packed::Small`): rows (a half-width vector's, then one, two and three vectors': MR/3,
+    /// 2MR/3, MR) and the kernels of NR and of NR/2 columns (a product of 4 columns, or a last
+    /// tile of 4, does half the broadcasts and FMAs of an NR-wide tile).
+    pub tiny: [(usize, [Tiny<T>; 2]); 4],
 }
 
 /// A tile of C (h x w, h <= the kernel's rows, w <= NR) := alpha * A B + beta * C with every
@@ -231,9 +336,14 @@ impl<T> Micro<T> {
         }
     }
 
-    /// The tiny kernel (and its rows) of the tile [`Micro::vectors_for`] picks.
-    pub fn tiny_for(&self, m: usize) -> (usize, Tiny<T>) {
-        self.tiny[self.vectors_for(m) - 1]
+    /// The tiny kernels (and their rows) for m rows: a half-width vector where that holds them,
+    /// else the tile [`Micro::vectors_for`] picks.
+    pub fn tiny_for(&self, m: usize) -> (usize, [Tiny<T>; 2]) {
+        if m <= self.tiny[0].0 {
+            self.tiny[0]
+        } else {
+            self.tiny[self.vectors_for(m)]
+        }
     }
 }
 
@@ -282,23 +392,29 @@ pub fn micro<T: Scalar>() -> Option<Micro<T>> {
         let cast = |f: *const ()| unsafe { std::mem::transmute::<*const (), Kernel<T>>(f) };
         let [kernel, direct, lower, upper] = f.map(cast);
         let short = [(mr / 3, cast(f1[0]), cast(f1[1])), (2 * mr / 3, cast(f2[0]), cast(f2[1]))];
-        let t = match T::PREFIX {
-            'd' => [tiny_d1 as Tiny<f64> as *const (), tiny_d2 as Tiny<f64> as _, tiny_d3 as Tiny<f64> as _],
-            's' => [tiny_s1 as Tiny<f32> as *const (), tiny_s2 as Tiny<f32> as _, tiny_s3 as Tiny<f32> as _],
-            'z' => [
-                tiny_z1 as Tiny<Complex64> as *const (),
-                tiny_z2 as Tiny<Complex64> as _,
-                tiny_z3 as Tiny<Complex64> as _,
-            ],
-            _ => [
-                tiny_c1 as Tiny<Complex32> as *const (),
-                tiny_c2 as Tiny<Complex32> as _,
-                tiny_c3 as Tiny<Complex32> as _,
-            ],
+        // The tiny kernels: (half-width vector, 1, 2, 3 vectors of rows) x (NR, NR/2 columns).
+        macro_rules! tinies_of {
+            ($t:ty, $h:ident, $hn:ident, $k1:ident, $k1n:ident, $k2:ident, $k2n:ident, $k3:ident, $k3n:ident) => {
+                [
+                    [$h as Tiny<$t> as *const (), $hn as Tiny<$t> as _],
+                    [$k1 as Tiny<$t> as _, $k1n as Tiny<$t> as _],
+                    [$k2 as Tiny<$t> as _, $k2n as Tiny<$t> as _],
+                    [$k3 as Tiny<$t> as _, $k3n as Tiny<$t> as _],
+                ]
+            };
+        }
+        let (t, half) = match T::PREFIX {
+            'd' => (tinies_of!(f64, tiny_dh, tiny_dhn, tiny_d1, tiny_d1n, tiny_d2, tiny_d2n, tiny_d3, tiny_d3n), 4),
+            's' => (tinies_of!(f32, tiny_sh, tiny_shn, tiny_s1, tiny_s1n, tiny_s2, tiny_s2n, tiny_s3, tiny_s3n), 8),
+            'z' => {
+                (tinies_of!(Complex64, tiny_zh, tiny_zhn, tiny_z1, tiny_z1n, tiny_z2, tiny_z2n, tiny_z3, tiny_z3n), 2)
+            }
+            _ => (tinies_of!(Complex32, tiny_ch, tiny_chn, tiny_c1, tiny_c1n, tiny_c2, tiny_c2n, tiny_c3, tiny_c3n), 4),
         };
         // SAFETY: as above.
-        let tcast = |f: *const ()| unsafe { std::mem::transmute::<*const (), Tiny<T>>(f) };
-        let tiny = [(mr / 3, tcast(t[0])), (2 * mr / 3, tcast(t[1])), (mr, tcast(t[2]))];
+        let tcast = |f: [*const (); 2]| f.map(|f| unsafe { std::mem::transmute::<*const (), Tiny<T>>(f) });
+        let [h, t1, t2, t3] = t.map(tcast);
+        let tiny = [(half, h), (mr / 3, t1), (2 * mr / 3, t2), (mr, t3)];
         Some(Micro { mr, nr, kernel, direct, tri: [lower, upper], short, tiny })
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -686,18 +802,38 @@ macro_rules! tinies {
 }
 
 tinies! {
+    tiny_dh: f64, __m256d, f64, false, 1 x 8;
+    tiny_dhn: f64, __m256d, f64, false, 1 x 4;
     tiny_d1: f64, __m512d, f64, false, 1 x 8;
+    tiny_d1n: f64, __m512d, f64, false, 1 x 4;
     tiny_d2: f64, __m512d, f64, false, 2 x 8;
+    tiny_d2n: f64, __m512d, f64, false, 2 x 4;
     tiny_d3: f64, __m512d, f64, false, 3 x 8;
+    tiny_d3n: f64, __m512d, f64, false, 3 x 4;
+    tiny_sh: f32, __m256, f32, false, 1 x 8;
+    tiny_shn: f32, __m256, f32, false, 1 x 4;
     tiny_s1: f32, __m512, f32, false, 1 x 8;
+    tiny_s1n: f32, __m512, f32, false, 1 x 4;
     tiny_s2: f32, __m512, f32, false, 2 x 8;
+    tiny_s2n: f32, __m512, f32, false, 2 x 4;
     tiny_s3: f32, __m512, f32, false, 3 x 8;
+    tiny_s3n: f32, __m512, f32, false, 3 x 4;
+    tiny_zh: num_complex::Complex64, __m256d, f64, true, 1 x 8;
+    tiny_zhn: num_complex::Complex64, __m256d, f64, true, 1 x 4;
     tiny_z1: num_complex::Complex64, __m512d, f64, true, 1 x 8;
+    tiny_z1n: num_complex::Complex64, __m512d, f64, true, 1 x 4;
     tiny_z2: num_complex::Complex64, __m512d, f64, true, 2 x 8;
+    tiny_z2n: num_complex::Complex64, __m512d, f64, true, 2 x 4;
     tiny_z3: num_complex::Complex64, __m512d, f64, true, 3 x 8;
+    tiny_z3n: num_complex::Complex64, __m512d, f64, true, 3 x 4;
+    tiny_ch: num_complex::Complex32, __m256, f32, true, 1 x 8;
+    tiny_chn: num_complex::Complex32, __m256, f32, true, 1 x 4;
     tiny_c1: num_complex::Complex32, __m512, f32, true, 1 x 8;
+    tiny_c1n: num_complex::Complex32, __m512, f32, true, 1 x 4;
     tiny_c2: num_complex::Complex32, __m512, f32, true, 2 x 8;
+    tiny_c2n: num_complex::Complex32, __m512, f32, true, 2 x 4;
     tiny_c3: num_complex::Complex32, __m512, f32, true, 3 x 8;
+    tiny_c3n: num_complex::Complex32, __m512, f32, true, 3 x 4;
 }
 
 #[cfg(test)]

@@ -698,7 +698,7 @@ pub struct Small<T> {
     mk: Micro<T>,
     direct: bool,
     /// The tiny kernel and its rows, where the product runs unpacked (see [`Small::new`]).
-    tiny: Option<(usize, super::micro::Tiny<T>)>,
+    tiny: Option<(usize, [super::micro::Tiny<T>; 2])>,
 }
 
 impl<T: Scalar> Small<T> {
@@ -739,25 +739,20 @@ impl<T: Scalar> Small<T> {
         self.run(alpha, &Operand::plain(a, conj_a), &Operand::plain(b, conj_b), beta, c)
     }
 
+    /// The tiny kernels' walk over products of the shape with these operands' strides, where
+    /// the tiny kernels take them: A's columns and C's contiguous, nothing conjugated (they read
+    /// the operands as they lie).
+    pub fn tiles(&self, a: &MatRef<T>, ca: bool, b: &MatRef<T>, cb: bool, c: &MatMut<T>) -> Option<Tiles<T>> {
+        let (mr, kernels) = self.tiny.filter(|_| !ca && !cb && a.rs == 1 && c.rs == 1)?;
+        let (m, n, k) = (c.rows, c.cols, a.cols);
+        Some(Tiles { m, n, k, mr, nr: self.mk.nr, kernels, lda: a.cs, b_rs: b.rs, b_cs: b.cs, ldc: c.cs })
+    }
+
     unsafe fn run(&self, alpha: T, a: &Operand<T>, b: &Operand<T>, beta: T, c: MatMut<T>) {
         let (m, n, k) = (c.rows, c.cols, a.m.cols);
-        if let Some((mr, tiny)) = self.tiny {
-            let plain = a.sym.is_none() && b.sym.is_none() && !a.conj && !b.conj;
-            if plain && a.m.rs == 1 && c.rs == 1 {
-                let nr = self.mk.nr;
-                let mut j = 0;
-                while j < n {
-                    let w = nr.min(n - j);
-                    let bj = b.m.ptr.offset(j as isize * b.m.cs);
-                    let mut i = 0;
-                    while i < m {
-                        let ct = c.ptr.offset(i as isize + j as isize * c.cs);
-                        tiny(k, a.m.ptr.add(i), a.m.cs, bj, b.m.rs, b.m.cs, ct, c.cs, mr.min(m - i), w, alpha, beta);
-                        i += mr;
-                    }
-                    j += nr;
-                }
-                return;
+        if a.sym.is_none() && b.sym.is_none() {
+            if let Some(t) = self.tiles(&a.m, a.conj, &b.m, b.conj, &c) {
+                return t.product(alpha, a.m.ptr, b.m.ptr, beta, c.ptr);
             }
         }
         let mk = &self.mk;
@@ -774,6 +769,59 @@ impl<T: Scalar> Small<T> {
                 macro_kernel(mk, k, ap, &bs, alpha, beta, c, 0, m, 0, n, 0, panels, None);
             })
         });
+    }
+}
+
+/// Products of one shape and strides on the tiny kernels (see [`Small::tiles`]): the walk over
+/// their tiles, set up once for a batch's run of them.
+#[derive(Clone, Copy)]
+pub struct Tiles<T> {
+    m: usize,
+    n: usize,
+    k: usize,
+    mr: usize,
+    nr: usize,
+    /// The kernels of NR and of NR/2 columns.
+    kernels: [super::micro::Tiny<T>; 2],
+    lda: isize,
+    b_rs: isize,
+    b_cs: isize,
+    ldc: isize,
+}
+
+impl<T: Scalar> Tiles<T> {
+    /// C := alpha * A B + beta * C for one product (alpha != 0) of operands at `a`, `b`, `c`.
+    ///
+    /// # Safety
+    /// The operands hold the shape at the strides [`Small::tiles`] was given.
+    #[inline]
+    pub unsafe fn product(&self, alpha: T, a: *const T, b: *const T, beta: T, c: *mut T) {
+        let Tiles { m, n, k, mr, nr, kernels, lda, b_rs, b_cs, ldc } = *self;
+        let mut j = 0;
+        while j < n {
+            let w = nr.min(n - j);
+            let tiny = kernels[(2 * w <= nr) as usize];
+            let bj = b.offset(j as isize * b_cs);
+            let mut i = 0;
+            while i < m {
+                tiny(
+                    k,
+                    a.add(i),
+                    lda,
+                    bj,
+                    b_rs,
+                    b_cs,
+                    c.offset(i as isize + j as isize * ldc),
+                    ldc,
+                    mr.min(m - i),
+                    w,
+                    alpha,
+                    beta,
+                );
+                i += mr;
+            }
+            j += nr;
+        }
     }
 }
 
