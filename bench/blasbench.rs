@@ -39,7 +39,8 @@ usage: blasbench [options]
                      syrk/herk/syr2k/her2k uplo+trans such as LN or UT, trsm/trmm
                      side+uplo+trans+diag such as LLNN (default) or RUTN), and
                      s/d/c/z + gemm_batch (variants NN: ?gemm_batch_ with one group, STRIDED:
-                     ?gemm_batch_strided_, LOOP: a loop of ?gemm_; 10^4 products of n x n x n
+                     ?gemm_batch_strided_, LOOP: a loop of ?gemm_, SHARED_A: strided with
+                     one A for all (stride 0); 10^4 products of n x n x n
                      up to n = 32, 2000 at 64, 100 beyond)
   --sizes LIST       n values (default 64,128,256,512,1024,2048,4096, complex Level 3 up
                      to 2048); matrices are n x n, Level 1 vectors have n*n elements
@@ -745,10 +746,12 @@ fn batch_count(n: usize) -> usize {
 }
 
 /// `?gemm_batch_` (one group: N, N, n x n x n, alpha 1, beta 0), `?gemm_batch_strided_`, or a
-/// loop of `?gemm_` over the same products (variants NN, STRIDED, LOOP), on every side.
+/// loop of `?gemm_` over the same products (variants NN, STRIDED, LOOP), on every side; SHARED_A:
+/// the strided call with one A for every product (stride 0).
 struct GemmBatch<T> {
     grouped: Vec<BatchFn<T>>,
     strided: Vec<StridedFn<T>>,
+    shared_a: bool,
     single: Vec<GemmFn<T>>,
     n: c_int,
     count: usize,
@@ -772,7 +775,8 @@ impl<T: Elem> Problem for GemmBatch<T> {
                 f(&nc, &nc, &n, &n, &n, &one, ap.as_ptr(), &n, bp.as_ptr(), &n, &zero, cp.as_ptr(), &n, &gc, &gs, 1, 1)
             } else if let Some(f) = self.strided.get(s) {
                 let (st, bs) = (e as c_int, self.count as c_int);
-                f(&nc, &nc, &n, &n, &n, &one, a, &n, &st, b, &n, &st, &zero, c, &n, &st, &bs, 1, 1)
+                let sa = if self.shared_a { 0 } else { st };
+                f(&nc, &nc, &n, &n, &n, &one, a, &n, &sa, b, &n, &st, &zero, c, &n, &st, &bs, 1, 1)
             } else {
                 let f = self.single[s];
                 for p in 0..self.count {
@@ -1003,7 +1007,7 @@ fn parse_specs(names: &[String]) -> Result<Vec<Spec>, String> {
             "syrk" | "syr2k" => (vec!["LN"], &["LN", "UN", "LT", "UT", "LC", "UC"]),
             "herk" | "her2k" => (vec!["LN"], &["LN", "UN", "LC", "UC"]),
             "gemv" => (vec!["N", "T"], &["N", "T", "C"]),
-            "gemm_batch" => (vec!["NN", "STRIDED", "LOOP"], &["NN", "STRIDED", "LOOP"]),
+            "gemm_batch" => (vec!["NN", "STRIDED", "LOOP"], &["NN", "STRIDED", "LOOP", "SHARED_A"]),
             _ => (vec!["-"], &["-"]),
         };
         let variants = match variant {
@@ -1122,7 +1126,8 @@ fn build<T: Elem>(spec: &Spec, n: usize, sides: &[&Lib]) -> Result<Box<dyn Probl
             let strided_sym = format!("{}gemm_batch_strided_", spec.prec);
             Box::new(GemmBatch::<T> {
                 grouped: if v == "NN" { all(sides, &sym)? } else { Vec::new() },
-                strided: if v == "STRIDED" { all(sides, &strided_sym)? } else { Vec::new() },
+                strided: if v == "STRIDED" || v == "SHARED_A" { all(sides, &strided_sym)? } else { Vec::new() },
+                shared_a: v == "SHARED_A",
                 single: if v == "LOOP" { all(sides, &single_sym)? } else { Vec::new() },
                 n: ci,
                 count,

@@ -707,3 +707,92 @@ fn a_bad_later_group_writes_nothing() {
     assert!(same_bits(&c0, &o0));
     let _ = &mut c1;
 }
+
+/// Products that read one A (or one B) for all: the batch packs it once (the engine's packed
+/// one-block path: A too large for the tiny kernels, B transposed so it is packed too) and
+/// gives the loop's bits, whether the operand repeats through every product, through a piece
+/// of them, or not at all. Grouped (pointer arrays) and strided, with 2 threads splitting the
+/// batch into pieces.
+fn shared_operand_case<T: Prec>(seed: u64) {
+    let mut rng = Rng::new(seed);
+    let (m, n, k, count) = (40usize, 12usize, 300usize, 150usize);
+    let (alpha, beta) = (rng.scalar::<T>(), rng.scalar::<T>());
+    let i = |v: usize| v as c_int;
+    // A as stored m x k (lda m), B stored n x k (transposed: ldb n).
+    let a: Vec<Vec<T>> = (0..3).map(|_| rng.vec(m * k)).collect();
+    let b: Vec<Vec<T>> = (0..3).map(|_| rng.vec(n * k)).collect();
+    let c0: Vec<Vec<T>> = (0..count).map(|_| rng.vec(m * n)).collect();
+    // Which A and B product p reads: every one the same A; B the same for the first 100, then
+    // alternating; (the strided call below covers a B that never repeats).
+    let (ai, bi) = (|_p: usize| 0usize, |p: usize| if p < 100 { 1 } else { p % 3 });
+    let mut want = c0.clone();
+    for (p, w) in want.iter_mut().enumerate() {
+        let (ap, bp) = (a[ai(p)].as_ptr(), b[bi(p)].as_ptr());
+        unsafe { T::single(COL, N, T, i(m), i(n), i(k), alpha, ap, i(m), bp, i(n), beta, w.as_mut_ptr(), i(m)) };
+    }
+    let mut got = c0.clone();
+    let ap: Vec<*const T> = (0..count).map(|p| a[ai(p)].as_ptr()).collect();
+    let bp: Vec<*const T> = (0..count).map(|p| b[bi(p)].as_ptr()).collect();
+    let cp: Vec<*mut T> = got.iter_mut().map(|c| c.as_mut_ptr()).collect();
+    unsafe {
+        T::batch(
+            COL,
+            [N].as_ptr(),
+            [T].as_ptr(),
+            [i(m)].as_ptr(),
+            [i(n)].as_ptr(),
+            [i(k)].as_ptr(),
+            [alpha].as_ptr(),
+            ap.as_ptr(),
+            [i(m)].as_ptr(),
+            bp.as_ptr(),
+            [i(n)].as_ptr(),
+            [beta].as_ptr(),
+            cp.as_ptr(),
+            [i(m)].as_ptr(),
+            1,
+            [count as c_int].as_ptr(),
+        );
+    }
+    for p in 0..count {
+        assert!(same_bits(&got[p], &want[p]), "{} grouped, product {p}: not the loop's bits", T::PREFIX);
+    }
+}
+
+#[test]
+fn a_shared_operand_gives_the_loops_bits() {
+    shared_operand_case::<f64>(41);
+    shared_operand_case::<C32>(42);
+    // Strided: A at stride 0 (one A), B fresh per product, in the engine's packed path.
+    let mut rng = Rng::new(43);
+    let (m, n, k, count) = (64usize, 8usize, 256usize, 300usize);
+    let a: Vec<f64> = rng.vec(m * k);
+    let b: Vec<f64> = rng.vec(k * n * count);
+    let c0: Vec<f64> = rng.vec(m * n * count);
+    let mut want = c0.clone();
+    reference_loop(COL, N, N, (m, n, k), 0.75, (&a, 0, m), (&b, k * n, k), 1.25, (&mut want, m * n, m), count);
+    let mut got = c0.clone();
+    unsafe {
+        cblas_dgemm_batch_strided(
+            COL,
+            N,
+            N,
+            m as c_int,
+            n as c_int,
+            k as c_int,
+            0.75,
+            a.as_ptr(),
+            m as c_int,
+            0,
+            b.as_ptr(),
+            k as c_int,
+            (k * n) as c_int,
+            1.25,
+            got.as_mut_ptr(),
+            m as c_int,
+            (m * n) as c_int,
+            count as c_int,
+        );
+    }
+    assert!(same_bits(&got, &want), "strided, one A: not the loop's bits");
+}

@@ -186,11 +186,16 @@ unsafe fn one_thread<T: Scalar>(g: &Group<T>, eng: &eng::gemm::OneThread<T>, lo:
                 t.product(p.alpha, *a.add(i), *b.add(i), p.beta, *c.add(i));
             }
         }
-        (None, _) => {
-            for i in lo..hi {
-                let (av, ca, bv, cb, cv) = g.product(i).views();
-                eng.gemm(p.alpha, av, ca, bv, cb, p.beta, cv);
-            }
+        (None, ops) => {
+            // Packed: an operand every product of the piece reads is packed once.
+            let same = match ops {
+                Ops::Strided { sa, sb, .. } => (sa == 0, sb == 0),
+                Ops::Arrays { a, b, .. } => {
+                    let all = |x: *const *const T| (lo..hi).all(|i| *x.add(i) == *x.add(lo));
+                    (all(a), all(b))
+                }
+            };
+            eng.gemm_many(p.alpha, p.beta, hi - lo, same, |i| g.product(lo + i).views());
         }
     }
 }

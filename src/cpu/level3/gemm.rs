@@ -175,6 +175,29 @@ impl<T: Scalar> OneThread<T> {
         }
     }
 
+    /// Products i < `count` of the shape, operands `op(i)` (A, conjugated?, B, conjugated?, C),
+    /// one after the other, an operand that every one of them reads (`same`: A, B) packed once
+    /// (see `packed::Small::products`).
+    ///
+    /// # Safety
+    /// As [`OneThread::gemm`] for every product; `same` true only where the operand repeats.
+    pub unsafe fn gemm_many(
+        &self,
+        alpha: T,
+        beta: T,
+        count: usize,
+        same: (bool, bool),
+        op: impl Fn(usize) -> (MatRef<T>, bool, MatRef<T>, bool, MatMut<T>),
+    ) {
+        match &self.small {
+            Some(s) if !alpha.is_zero() => s.products(alpha, beta, count, same, op),
+            _ => (0..count).for_each(|i| {
+                let (a, ca, b, cb, c) = op(i);
+                gemm_with(1, alpha, a, ca, b, cb, beta, c)
+            }),
+        }
+    }
+
     /// The tiny kernels' walk for products of the shape (alpha != 0) with these operands'
     /// strides, where they run them (see `packed::Small::tiles`): a batch's run of products of
     /// one call then costs a kernel call each, not the set-up per product.

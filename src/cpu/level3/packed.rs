@@ -749,24 +749,78 @@ impl<T: Scalar> Small<T> {
     }
 
     unsafe fn run(&self, alpha: T, a: &Operand<T>, b: &Operand<T>, beta: T, c: MatMut<T>) {
-        let (m, n, k) = (c.rows, c.cols, a.m.cols);
         if a.sym.is_none() && b.sym.is_none() {
             if let Some(t) = self.tiles(&a.m, a.conj, &b.m, b.conj, &c) {
                 return t.product(alpha, a.m.ptr, b.m.ptr, beta, c.ptr);
             }
         }
+        self.packed(alpha, beta, 1, (false, false), |_| (*a, *b, c))
+    }
+
+    /// Products i < `count` of the shape (alpha != 0), operands `op(i)` (A, whether conjugated,
+    /// B, whether conjugated, C), one after the other: a batch's products of one call. Where
+    /// every product reads the same A (`same.0`) or the same B (`same.1`), that operand is
+    /// packed once for all of them (a batch of 64 x 8 x 256 products sharing A spent half its
+    /// time packing A again).
+    ///
+    /// # Safety
+    /// As [`Small::product`] for every product; `same` true only where the operand repeats.
+    pub unsafe fn products(
+        &self,
+        alpha: T,
+        beta: T,
+        count: usize,
+        same: (bool, bool),
+        op: impl Fn(usize) -> (MatRef<T>, bool, MatRef<T>, bool, MatMut<T>),
+    ) {
+        if count == 0 {
+            return;
+        }
+        let (a, ca, b, cb, c) = op(0);
+        if let Some(t) = self.tiles(&a, ca, &b, cb, &c) {
+            // Read where they lie: nothing to pack, or to keep.
+            for i in 0..count {
+                let (a, _, b, _, c) = op(i);
+                t.product(alpha, a.ptr, b.ptr, beta, c.ptr);
+            }
+            return;
+        }
+        self.packed(alpha, beta, count, same, |i| {
+            let (a, ca, b, cb, c) = op(i);
+            (Operand::plain(a, ca), Operand::plain(b, cb), c)
+        })
+    }
+
+    /// The packed path of [`Small::products`]: A packed, B packed or read where it lies.
+    unsafe fn packed(
+        &self,
+        alpha: T,
+        beta: T,
+        count: usize,
+        (same_a, same_b): (bool, bool),
+        op: impl Fn(usize) -> (Operand<T>, Operand<T>, MatMut<T>),
+    ) {
         let mk = &self.mk;
         let Micro { mr, nr, .. } = *mk;
+        let (_, _, c0) = op(0);
+        let (m, n) = (c0.rows, c0.cols);
         let panels = n.div_ceil(nr);
         let from = if self.direct { n / nr } else { 0 };
+        // k: the shape's (Small::new's), the same for every product.
+        let k = op(0).0.m.cols;
         with_buf::<T, _>(&A_BUF, m.div_ceil(mr) * mr * k, |ap| {
-            pack_a(a, 0, 0, m, k, mr, ap);
             with_buf::<T, _>(&B_BUF, panels * nr * k, |bp| {
-                if from < panels {
-                    pack_b(b, 0, 0, k, n, nr, from, panels, bp);
+                for i in 0..count {
+                    let (a, b, c) = op(i);
+                    if i == 0 || !same_a {
+                        pack_a(&a, 0, 0, m, k, mr, ap);
+                    }
+                    if from < panels && (i == 0 || !same_b) {
+                        pack_b(&b, 0, 0, k, n, nr, from, panels, bp);
+                    }
+                    let bs = BSource { packed: bp, direct: b.m, from };
+                    macro_kernel(mk, k, ap, &bs, alpha, beta, c, 0, m, 0, n, 0, panels, None);
                 }
-                let bs = BSource { packed: bp, direct: b.m, from };
-                macro_kernel(mk, k, ap, &bs, alpha, beta, c, 0, m, 0, n, 0, panels, None);
             })
         });
     }
