@@ -80,8 +80,10 @@ fn main() {
         let mut cb = vec![0.0f64; n * n * count];
         let (ni, s) = (n as i32, (n * n) as i32);
         let rounds = (2_000_000 / n / count).max(5);
+        // LOOP_ONLY=1: the batch's first (untimed) round only, then the loop (for a profile of it).
+        let loop_only = std::env::var_os("LOOP_ONLY").is_some();
         let mut t = Instant::now();
-        for r in 0..=rounds {
+        for r in 0..=if loop_only { 0 } else { rounds } {
             if r == 1 {
                 // The first round touched C's fresh pages: not timed.
                 t = Instant::now();
@@ -112,7 +114,7 @@ fn main() {
         let batch = t.elapsed().as_secs_f64() / (rounds * count) as f64;
         // The same fresh products as a loop of single calls.
         let t = Instant::now();
-        for _ in 0..rounds {
+        for _ in 0..if std::env::var_os("BATCH_ONLY").is_some() { 0 } else { rounds } {
             for p in 0..count {
                 let o = p * n * n;
                 unsafe {

@@ -17,7 +17,7 @@ stage_exec() {
     for t in "$1"/tests/*.xz; do
         [ -e "$t" ] && xz -d -f "$t"
     done
-    chmod +x "$1"/hyblas "$1"/gpubench "$1"/offloadbench "$1"/tests/* "$1"/old/gpubench 2>/dev/null || true
+    chmod +x "$1"/hyblas "$1"/gpubench "$1"/offloadbench "$1"/blasbench "$1"/tests/* "$1"/old/gpubench 2>/dev/null || true
 }
 
 find_ncu() {

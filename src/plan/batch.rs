@@ -4,14 +4,18 @@
 //! | step | decision | setting (default) |
 //! | --- | --- | --- |
 //! | 1 | the batch in device memory: on the GPU, each group of same-call products as one batched call (hyblas's small-product kernel for small m*n and m*n*k, else cuBLAS's strided or pointer-array batched GEMM), the others one by one through the GEMM planner's device path | `HYBLAS_GPU_BATCH_MAX_MN` (256; z 128), `HYBLAS_GPU_BATCH_MAX_MNK` (s, c 8192; d, z 4096) |
-//! | 2 | a host batch that is one call (same shape and scalars, distinct outputs) of at least `HYBLAS_OFFLOAD_MIN_FLOPS` in all: on the GPU (one pipelined transfer, one batched call) where the offload model prices it faster, or where `HYBLAS_DEVICE=gpu` forces it | `HYBLAS_OFFLOAD_MIN_FLOPS` (2*256^3) |
+//! | 2 | a host batch that is one call (same shape and scalars, distinct outputs) of at least `HYBLAS_OFFLOAD_MIN_FLOPS` in all: on the GPU (one pipelined transfer, one batched call) where the offload model prices it faster (its copies at most `HYBLAS_BATCH_OFFLOAD_GBS`), or where `HYBLAS_DEVICE=gpu` forces it | `HYBLAS_OFFLOAD_MIN_FLOPS` (2*256^3), `HYBLAS_BATCH_OFFLOAD_GBS` (10) |
 //! | 3 | two products write the same C: one after the other, in order (what a loop of calls would give) | |
-//! | 4 | small products (at most `HYBLAS_BATCH_SMALL_FLOPS` flops each): many at once, one thread each | `HYBLAS_BATCH_SMALL_FLOPS` (2*96^3) |
-//! | 5 | the others: one after the other, each threaded (the planner's own choice, offload included) | |
+//! | 4 | a group of small products (at most `HYBLAS_BATCH_SMALL_FLOPS` flops each), or of at least `HYBLAS_BATCH_AT_ONCE` products per thread: many at once, one thread each | `HYBLAS_BATCH_SMALL_FLOPS` (2*96^3), `HYBLAS_BATCH_AT_ONCE` (4) |
+//! | 5 | the others (a few large products): one after the other, each threaded (the planner's own choice, offload included) | |
 //!
 //! Step 4 is where a batch gains over a loop of calls: a product of a few hundred flops costs
 //! less than waking the pool, so a loop runs it on one thread while the other threads wait; the
-//! batch spreads the products over the threads instead. The trace writes one line per batch.
+//! batch spreads the products over the threads instead. Larger products too, where there are
+//! several per thread: each thread then computes whole products and waits on no other (100
+//! DGEMM products of 128 on the H200 host's 16 cores: 661 GFLOP/s at once, 134 each threaded;
+//! 256: 756 and 330; 512: 733 and 513; on 4 threads 128: 207 and 104, 512: 426 and 443). The
+//! trace writes one line per batch.
 
 use crate::config;
 use crate::cpu::level3 as eng;
@@ -427,7 +431,12 @@ unsafe fn offloaded<T: Scalar>(name: &'static str, products: &[Product<T>], run:
     let cpu_s = flops / (rates.cpu_rate(i, ((m * n * k) as f64).cbrt()) * threads as f64);
     let up = count * es * (if reads { m * k + k * n } else { 0 } + if c_in { m * n } else { 0 });
     let down = count * es * m * n;
-    let x = rates.alone();
+    // The copies at the rate the batch's packing threads feed them, and at most the rate the
+    // batch pipeline has been measured at (`BATCH_PIPE_KEY`). Priced at the DMA's own rate, a
+    // 1-thread batch of 10^4 16 x 16 DGEMMs went to the H200 for a predicted 1.6 ms against the
+    // CPU's 2.6 and took 12-14 ms there; 100 products of 128-512 took 2.5-8x their prediction.
+    let (alone, fed, pipe) = (rates.alone(), rates.feed_xfer(threads), *BATCH_PIPE_BPS);
+    let x = super::offload::Xfer { h2d: alone.h2d.min(fed.h2d).min(pipe), d2h: alone.d2h.min(fed.d2h).min(pipe) };
     let side = ((m * n * count) as f64).sqrt();
     let gpu_s =
         rates.latency + up as f64 / x.h2d + flops / rates.gpu_rate(i, side, k.max(1) as f64) + down as f64 / x.d2h;
@@ -568,6 +577,18 @@ fn repeats(outputs: impl Iterator<Item = usize> + Clone) -> bool {
     cs.windows(2).any(|w| w[0] == w[1])
 }
 
+/// `HYBLAS_BATCH_OFFLOAD_GBS`: the rate (GB/s, each way) at which step 2 prices a host batch's
+/// copies at most. Default 10: what the pipeline moved for batches of 100 DGEMM products of
+/// 128-512 on the H200 host (`scripts/dev-batch-cpu.sh`, session 66: 8.9-12.7 GB/s, 4 and 16
+/// threads; every operand gathered from the caller's memory into pinned chunks, then copied).
+pub const BATCH_PIPE_KEY: &str = "HYBLAS_BATCH_OFFLOAD_GBS";
+static BATCH_PIPE_BPS: Lazy<f64> = Lazy::new(|| config::float(BATCH_PIPE_KEY).unwrap_or(10.0).max(0.001) * 1e9);
+
+/// `HYBLAS_BATCH_AT_ONCE`: a group of at least this many products per thread runs many at once,
+/// one thread a product, whatever their size (step 4); 0: only small products do.
+pub const AT_ONCE_KEY: &str = "HYBLAS_BATCH_AT_ONCE";
+static AT_ONCE_PER_THREAD: Lazy<usize> = Lazy::new(|| config::threshold(AT_ONCE_KEY, 4));
+
 /// `HYBLAS_BATCH_SMALL_FLOPS`: products of at most this many flops run many at once (step 4).
 pub const SMALL_FLOPS_KEY: &str = "HYBLAS_BATCH_SMALL_FLOPS";
 static SMALL_FLOPS_INT: Lazy<usize> = Lazy::new(|| {
@@ -600,14 +621,17 @@ pub unsafe fn gemm_batch<T: Scalar>(name: &'static str, groups: &[Group<T>]) {
     // 3. Outputs written twice: in order.
     let in_order = outputs_repeat(groups);
     let threads = threads::nthreads();
-    // 4. Small products, many at once on the pool's threads: pieces of at most SMALL_CHUNK
-    // products of one group, the engine set up once per group.
-    let small_groups: Vec<(&Group<T>, eng::gemm::OneThread<T>)> = if in_order {
+    // 4. Many at once on the pool's threads, one thread a product: a group of small products,
+    // or of enough products that every thread gets several whole ones. Pieces of at most
+    // SMALL_CHUNK small products (one large one) of a group, the engine set up once per group.
+    let per_thread = *AT_ONCE_PER_THREAD;
+    let at_once = |g: &Group<T>| g.call.is_small() || (per_thread > 0 && g.count >= per_thread * threads);
+    let groups_at_once: Vec<(&Group<T>, eng::gemm::OneThread<T>)> = if in_order {
         Vec::new()
     } else {
         groups
             .iter()
-            .filter(|g| g.works() && g.call.is_small())
+            .filter(|g| g.works() && at_once(g))
             .map(|g| {
                 let p = g.product(0);
                 let (_, _, bv, cb, _) = p.views();
@@ -615,31 +639,36 @@ pub unsafe fn gemm_batch<T: Scalar>(name: &'static str, groups: &[Group<T>]) {
             })
             .collect()
     };
-    let small: usize = small_groups.iter().map(|(g, _)| g.count).sum();
-    if small > 0 {
-        if threads <= 1 || small == 1 {
-            for (g, e) in &small_groups {
+    let together: usize = groups_at_once.iter().map(|(g, _)| g.count).sum();
+    if together > 0 {
+        if threads <= 1 || together == 1 {
+            for (g, e) in &groups_at_once {
                 one_thread(g, e, 0, g.count);
             }
         } else {
             // Claimed from one counter by the caller and the pool's threads (rayon's splitting
             // of 10^4 4x4 products into stolen halves cost more than the second core gained).
-            let chunk = small.div_ceil(4 * threads).clamp(1, SMALL_CHUNK);
-            let pieces: Vec<(usize, usize)> = small_groups
+            let chunk = together.div_ceil(4 * threads).clamp(1, SMALL_CHUNK);
+            let chunk_of = |g: &Group<T>| if g.call.is_small() { chunk } else { 1 };
+            let pieces: Vec<(usize, usize, usize)> = groups_at_once
                 .iter()
                 .enumerate()
-                .flat_map(|(i, (g, _))| (0..g.count.div_ceil(chunk)).map(move |q| (i, q * chunk)))
+                .flat_map(|(i, (g, _))| {
+                    let c = chunk_of(g);
+                    (0..g.count.div_ceil(c)).map(move |q| (i, q * c, ((q + 1) * c).min(g.count)))
+                })
                 .collect();
             threads::for_each_part(threads, pieces.len(), |q| {
-                let (i, lo) = pieces[q];
-                let (g, e) = &small_groups[i];
-                one_thread(g, e, lo, (lo + chunk).min(g.count))
+                let (i, lo, hi) = pieces[q];
+                let (g, e) = &groups_at_once[i];
+                one_thread(g, e, lo, hi)
             });
         }
     }
-    // 5. The rest, one after the other (none when every product was small: no second pass).
-    if small < run {
-        for g in groups.iter().filter(|g| in_order || !g.call.is_small()) {
+    // 5. The rest, one after the other, each threaded (none when every group ran at once: no
+    // second pass).
+    if together < run {
+        for g in groups.iter().filter(|g| in_order || !at_once(g)) {
             g.products().for_each(|p| p.planned());
         }
     }
@@ -647,7 +676,7 @@ pub unsafe fn gemm_batch<T: Scalar>(name: &'static str, groups: &[Group<T>]) {
         let how = if in_order {
             "outputs repeat: one product after the other".to_string()
         } else {
-            format!("{small} small products at once on {threads} threads, {} one after the other", run - small)
+            format!("{together} products at once on {threads} threads, {} one after the other", run - together)
         };
         let shape = format!("products={count} groups={} run={run} ({how})", groups.len());
         trace::line(name, &shape, "cpu", threads, start.elapsed().as_secs_f64());
