@@ -1,0 +1,215 @@
+//! The accurate GEMM's error-free splitting (`hyblas::cpu::ozaki`, issue 49 item 1), checked
+//! against exact oracles: every vector equals the sum of its scaled slices exactly (big
+//! integers in units of 2^-1074), every entry is an integer within the slice's bits, the CPU
+//! engine's DGEMM of two slices equals their integer product exactly, and the slice products,
+//! scaled and summed in big integers, give A*B exactly. Inputs: exponent spreads of 2^0 to
+//! 2^±300 within a vector, subnormals, values near the largest double, zeros, mixed signs.
+mod common;
+
+use common::Rng;
+use hyblas::cpu::ozaki::{slice_bits, split, Layout, Slices};
+use num_bigint::BigInt;
+use std::os::raw::c_int;
+
+extern "C" {
+    fn cblas_dgemm(
+        l: c_int,
+        ta: c_int,
+        tb: c_int,
+        m: c_int,
+        n: c_int,
+        k: c_int,
+        al: f64,
+        a: *const f64,
+        lda: c_int,
+        b: *const f64,
+        ldb: c_int,
+        be: f64,
+        c: *mut f64,
+        ldc: c_int,
+    );
+}
+
+/// x * 2^1074 as a big integer (exact for every finite double).
+fn units(x: f64) -> BigInt {
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i64;
+    let frac = (bits & ((1u64 << 52) - 1)) as i64;
+    let (mant, exp) = if biased == 0 { (frac, -1074) } else { (frac | (1 << 52), biased - 1075) };
+    let v = BigInt::from(mant) << (exp + 1074) as usize;
+    if x.is_sign_negative() {
+        -v
+    } else {
+        v
+    }
+}
+
+/// v * 2^(e + shift) for an integer-valued v (shift keeps the exponent non-negative).
+fn scaled(v: f64, e: i32, shift: i32) -> BigInt {
+    assert_eq!(v, v.trunc(), "slice entry {v} is not an integer");
+    let b = BigInt::from(v as i64);
+    let p = e + shift;
+    assert!(p >= 0);
+    b << p as usize
+}
+
+/// Vectors with entries (U - 0.5) * 2^(spread * (U' - 0.5) * 2) around 2^center: a spread of
+/// 300 puts entries of one vector between about 2^(center-300) and 2^(center+300).
+fn spread_vec(rng: &mut Rng, len: usize, center: i32, spread: i32) -> Vec<f64> {
+    (0..len)
+        .map(|_| {
+            let e = center + ((rng.unit() - 0.5) * 2.0 * spread as f64).round() as i32;
+            let m = rng.unit() - 0.5;
+            m * 2f64.powi(e.clamp(-1000, 1000)) * if e > 1000 { 2f64.powi(e - 1000) } else { 1.0 }
+        })
+        .collect()
+}
+
+fn cases(rng: &mut Rng, len: usize) -> Vec<Vec<f64>> {
+    let mut v = vec![
+        spread_vec(rng, len, 0, 0),
+        spread_vec(rng, len, 0, 30),
+        spread_vec(rng, len, 0, 300),
+        spread_vec(rng, len, 700, 300),
+        spread_vec(rng, len, -700, 300),
+        spread_vec(rng, len, 1020, 3),
+        vec![0.0; len],
+    ];
+    // Subnormals with a normal or two among them; alternating huge terms.
+    let mut sub: Vec<f64> = (0..len).map(|i| (i as f64 + 1.0) * 5e-324 * if i % 2 == 0 { 1.0 } else { -3.0 }).collect();
+    sub[len / 2] = 1e-300;
+    v.push(sub);
+    v.push((0..len).map(|i| if i % 2 == 0 { 1e300 } else { -1e300 * (1.0 + f64::EPSILON) }).collect());
+    v
+}
+
+/// Each vector is exactly the sum of its scaled slices; entries are integers within the bits.
+fn check_exact(s: &Slices, get: &dyn Fn(usize, usize) -> f64) {
+    let n = s.vectors * s.len;
+    let lim = 2f64.powi(s.bits as i32);
+    for i in 0..s.vectors {
+        for l in 0..s.len {
+            let mut sum = BigInt::from(0);
+            for k in 0..s.count {
+                let v = s.data[k * n + i * s.layout.vec_stride + l * s.layout.elem_stride];
+                assert!(v.abs() <= lim, "slice {k} vector {i}: |{v}| > 2^{}", s.bits);
+                sum += scaled(v, s.exp(k, i), 1074);
+            }
+            assert_eq!(sum, units(get(i, l)), "vector {i} element {l}: the slices do not add up to {:e}", get(i, l));
+        }
+    }
+}
+
+#[test]
+fn every_vector_is_the_exact_sum_of_its_slices() {
+    let mut rng = Rng::new(3);
+    for len in [1usize, 7, 64, 1000] {
+        let vs = cases(&mut rng, len);
+        // As rows of an m x len matrix (column-major) and as columns of a len x n one.
+        let m = vs.len();
+        let get = |i: usize, l: usize| vs[i][l];
+        let bits = slice_bits(len);
+        let (rows, left) = split(get, m, len, bits, Layout { vec_stride: 1, elem_stride: m }, None);
+        assert!(left.iter().all(|&x| x == 0.0));
+        check_exact(&rows, &get);
+        let (cols, _) = split(get, m, len, bits, Layout { vec_stride: len, elem_stride: 1 }, None);
+        check_exact(&cols, &get);
+        // Slices per vector: about (range + 53) / bits; the 2^±300 spreads need more than the
+        // plain ones, which take ceil(53 / bits) or one more.
+        let used = |i: usize| {
+            (0..rows.count).filter(|&s| rows.slice(s).iter().skip(i).step_by(m).take(len).any(|&x| x != 0.0)).count()
+        };
+        assert!(used(0) <= (53 / bits as usize) + 2, "plain vector: {} slices of {bits} bits", used(0));
+        if len >= 64 {
+            assert!(used(2) > used(0), "a 2^±300 spread took no more slices than a plain vector");
+        }
+    }
+}
+
+#[test]
+fn a_vector_with_inf_or_nan_is_marked_not_split() {
+    let vs = [vec![1.0, f64::INFINITY, 2.0], vec![1.0, 2.0, 3.0], vec![f64::NAN, 0.0, 0.0]];
+    let (s, _) = split(|i, l| vs[i][l], 3, 3, slice_bits(3), Layout { vec_stride: 1, elem_stride: 3 }, None);
+    assert_eq!(s.nonfinite, vec![true, false, true]);
+    for k in 0..s.count {
+        // Vector i's elements at i, i + 3, i + 6 (rows of a 3 x 3 column-major slice).
+        let zero = |i: usize| s.slice(k).iter().skip(i).step_by(3).all(|&x| x == 0.0);
+        assert!(zero(0) && zero(2));
+    }
+    check_exact(&Slices { nonfinite: vec![false; 3], ..s.clone() }, &|i, l| if i == 1 { vs[1][l] } else { 0.0 });
+}
+
+#[test]
+fn a_capped_split_reports_what_it_left_out() {
+    let mut rng = Rng::new(5);
+    let v = spread_vec(&mut rng, 100, 0, 300);
+    let bits = slice_bits(100);
+    let (s, left) = split(|_, l| v[l], 1, 100, bits, Layout { vec_stride: 100, elem_stride: 1 }, Some(2));
+    assert_eq!(s.count, 2);
+    let mu = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    assert!(left[0] > 0.0 && left[0] <= mu * 2f64.powi(1 - 2 * bits as i32), "left {:e} of max {mu:e}", left[0]);
+}
+
+/// Slice products on the CPU engine are exact (any order), and their scaled sum is A*B exactly.
+#[test]
+fn slice_products_are_exact_and_sum_to_the_exact_product() {
+    let mut rng = Rng::new(11);
+    for (m, n, k) in [(5usize, 4usize, 300usize), (9, 3, 1024), (3, 6, 17)] {
+        let rows = cases(&mut rng, k);
+        let a: Vec<Vec<f64>> = (0..m).map(|i| rows[i % rows.len()].clone()).collect();
+        let cols = cases(&mut rng, k);
+        let b: Vec<Vec<f64>> = (0..n).map(|j| cols[(j + 3) % cols.len()].clone()).collect();
+        let bits = slice_bits(k);
+        let (sa, _) = split(|i, l| a[i][l], m, k, bits, Layout { vec_stride: 1, elem_stride: m }, None);
+        let (sb, _) = split(|j, l| b[j][l], n, k, bits, Layout { vec_stride: k, elem_stride: 1 }, None);
+        // Exact product in units of 2^-2148.
+        let mut want = vec![BigInt::from(0); m * n];
+        for i in 0..m {
+            for j in 0..n {
+                for l in 0..k {
+                    want[i + j * m] += units(a[i][l]) * units(b[j][l]);
+                }
+            }
+        }
+        let mut got = vec![BigInt::from(0); m * n];
+        let mut c = vec![f64::NAN; m * n];
+        for s in 0..sa.count {
+            for t in 0..sb.count {
+                let i32_ = |v: usize| v as c_int;
+                // SAFETY: m x k, k x n and m x n column-major buffers.
+                unsafe {
+                    cblas_dgemm(
+                        102,
+                        111,
+                        111,
+                        i32_(m),
+                        i32_(n),
+                        i32_(k),
+                        1.0,
+                        sa.slice(s).as_ptr(),
+                        i32_(m),
+                        sb.slice(t).as_ptr(),
+                        i32_(k),
+                        0.0,
+                        c.as_mut_ptr(),
+                        i32_(m),
+                    )
+                };
+                for i in 0..m {
+                    for j in 0..n {
+                        let exact: i128 =
+                            (0..k).map(|l| sa.slice(s)[i + l * m] as i128 * sb.slice(t)[l + j * k] as i128).sum();
+                        assert_eq!(
+                            c[i + j * m] as i128,
+                            exact,
+                            "slice product ({s},{t}) element ({i},{j}) is not exact"
+                        );
+                        assert!(exact.abs() < 1i128 << 53);
+                        got[i + j * m] += scaled(c[i + j * m], sa.exp(s, i) + sb.exp(t, j), 2148);
+                    }
+                }
+            }
+        }
+        assert_eq!(got, want, "{m}x{n}x{k}: the slice products do not sum to A*B");
+    }
+}
