@@ -218,3 +218,230 @@ mod tests {
         assert_eq!(scale(1.0, 1023), 2f64.powi(1023));
     }
 }
+
+/// An exact sum of terms `integer * 2^e` (a signed big integer in 64-bit limbs, least first,
+/// times 2^`base`), rounded once to the nearest double at the end: the accurate GEMM's
+/// summation of one element of C (its slice products scaled, alpha times them, beta * c).
+/// The limbs are kept between elements ([`Exact::clear`]), so a thread allocates once.
+#[derive(Clone, Debug, Default)]
+pub struct Exact {
+    /// Magnitude, least significant limb first; `neg` its sign.
+    limbs: Vec<u64>,
+    neg: bool,
+    /// The value is limbs * 2^base (base only ever decreases while terms are added).
+    base: i32,
+    empty: bool,
+}
+
+impl Exact {
+    pub fn new() -> Self {
+        Exact { limbs: Vec::new(), neg: false, base: 0, empty: true }
+    }
+
+    /// Back to zero, keeping the limbs' memory.
+    pub fn clear(&mut self) {
+        self.limbs.clear();
+        self.neg = false;
+        self.base = 0;
+        self.empty = true;
+    }
+
+    fn is_zero(&self) -> bool {
+        self.limbs.iter().all(|&l| l == 0)
+    }
+
+    /// limbs <<= s bits (base -= s).
+    fn shift_up(&mut self, s: u32) {
+        if s == 0 || self.is_zero() {
+            self.base -= s as i32;
+            return;
+        }
+        let (w, b) = ((s / 64) as usize, s % 64);
+        let mut out = vec![0u64; w];
+        let mut carry = 0u64;
+        for &l in &self.limbs {
+            if b == 0 {
+                out.push(l);
+            } else {
+                out.push((l << b) | carry);
+                carry = l >> (64 - b);
+            }
+        }
+        if carry != 0 {
+            out.push(carry);
+        }
+        self.limbs = out;
+        self.base -= s as i32;
+    }
+
+    /// Add sign * (m as an unsigned 128-bit magnitude) * 2^e.
+    pub fn add(&mut self, neg: bool, m: u128, e: i32) {
+        if m == 0 {
+            return;
+        }
+        if self.empty {
+            self.base = e;
+            self.empty = false;
+        }
+        if e < self.base {
+            let s = (self.base - e) as u32;
+            self.shift_up(s);
+        }
+        // The term in limbs at base: m << (e - base).
+        let off = (e - self.base) as u32;
+        let (w, b) = ((off / 64) as usize, off % 64);
+        let mut t: Vec<u64> = vec![0; w];
+        let (lo, hi) = (m as u64, (m >> 64) as u64);
+        if b == 0 {
+            t.extend([lo, hi]);
+        } else {
+            t.extend([lo << b, (hi << b) | (lo >> (64 - b)), hi >> (64 - b)]);
+        }
+        if neg == self.neg {
+            add_mag(&mut self.limbs, &t);
+        } else if cmp_mag(&self.limbs, &t) != std::cmp::Ordering::Less {
+            sub_mag(&mut self.limbs, &t);
+        } else {
+            let mut t = t;
+            sub_mag(&mut t, &self.limbs);
+            self.limbs = t;
+            self.neg = neg;
+        }
+    }
+
+    /// Add x (a finite double) exactly.
+    pub fn add_f64(&mut self, x: f64) {
+        let (neg, m, e) = parts(x);
+        self.add(neg, m as u128, e);
+    }
+
+    /// Add the exact product x * y of two finite doubles.
+    pub fn add_product(&mut self, x: f64, y: f64) {
+        let (nx, mx, ex) = parts(x);
+        let (ny, my, ey) = parts(y);
+        self.add(nx != ny, mx as u128 * my as u128, ex + ey);
+    }
+
+    /// Multiply the sum exactly by the finite double x.
+    pub fn mul_f64(&mut self, x: f64) {
+        let (nx, mx, ex) = parts(x);
+        if mx == 0 {
+            self.clear();
+            return;
+        }
+        let mut carry = 0u128;
+        for l in self.limbs.iter_mut() {
+            let p = *l as u128 * mx as u128 + carry;
+            *l = p as u64;
+            carry = p >> 64;
+        }
+        if carry != 0 {
+            self.limbs.push(carry as u64);
+        }
+        self.neg ^= nx;
+        self.base += ex;
+    }
+
+    /// The sum rounded to the nearest double (ties to even; beyond the largest double, ±Inf).
+    pub fn round(&self) -> f64 {
+        let top = match self.limbs.iter().rposition(|&l| l != 0) {
+            Some(t) => t,
+            None => return 0.0,
+        };
+        // Bit length of the magnitude.
+        let len = top as i64 * 64 + (64 - self.limbs[top].leading_zeros() as i64);
+        // Value = mag * 2^base; its leading bit has exponent base + len - 1.
+        let lead = self.base as i64 + len - 1;
+        // Keep bits down to exponent q: 53 significant bits, or the subnormal grid 2^-1074.
+        let q = (lead - 52).max(-1074);
+        let drop = q - self.base as i64; // bits below q (may be <= 0: nothing dropped)
+        let bit = |i: i64| -> bool { i >= 0 && i < len && (self.limbs[(i / 64) as usize] >> (i % 64)) & 1 == 1 };
+        let mut kept: u64 = 0;
+        // kept = mag >> drop (at most 53 bits).
+        for i in (drop.max(0)..len).rev() {
+            kept = (kept << 1) | bit(i) as u64;
+        }
+        let mut exp = q;
+        if drop < 0 {
+            // Exact with room to spare: mag * 2^(base - q) fits in 53 bits.
+            kept <<= -drop;
+        } else if drop > 0 {
+            let half = bit(drop - 1);
+            let sticky = (0..drop - 1).any(bit);
+            if half && (sticky || kept & 1 == 1) {
+                kept += 1;
+                if kept == 1u64 << 53 {
+                    kept >>= 1;
+                    exp += 1;
+                }
+            }
+        }
+        // The largest double is (2^53 - 1) * 2^971.
+        let v = if exp > 971 {
+            f64::INFINITY
+        } else {
+            // kept * 2^exp, exact (kept < 2^53; exp >= -1074).
+            scale(kept as f64, exp as i32)
+        };
+        if self.neg {
+            -v
+        } else {
+            v
+        }
+    }
+}
+
+/// (sign, integer mantissa, exponent) of a finite double: |x| = m * 2^e.
+#[inline]
+fn parts(x: f64) -> (bool, u64, i32) {
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (m, e) = if biased == 0 { (frac, -1074) } else { (frac | (1u64 << 52), biased - 1075) };
+    (x.is_sign_negative(), m, e)
+}
+
+fn add_mag(a: &mut Vec<u64>, b: &[u64]) {
+    if a.len() < b.len() {
+        a.resize(b.len(), 0);
+    }
+    let mut carry = 0u64;
+    for (i, x) in a.iter_mut().enumerate() {
+        let (s1, c1) = x.overflowing_add(*b.get(i).unwrap_or(&0));
+        let (s2, c2) = s1.overflowing_add(carry);
+        *x = s2;
+        carry = (c1 as u64) + (c2 as u64);
+        if carry == 0 && i >= b.len() {
+            break;
+        }
+    }
+    if carry != 0 {
+        a.push(carry);
+    }
+}
+
+/// a -= b (|a| >= |b|).
+fn sub_mag(a: &mut [u64], b: &[u64]) {
+    let mut borrow = 0u64;
+    for (i, x) in a.iter_mut().enumerate() {
+        let (d1, b1) = x.overflowing_sub(*b.get(i).unwrap_or(&0));
+        let (d2, b2) = d1.overflowing_sub(borrow);
+        *x = d2;
+        borrow = (b1 as u64) + (b2 as u64);
+        if borrow == 0 && i >= b.len() {
+            break;
+        }
+    }
+    debug_assert_eq!(borrow, 0);
+}
+
+fn cmp_mag(a: &[u64], b: &[u64]) -> std::cmp::Ordering {
+    let n = a.len().max(b.len());
+    for i in (0..n).rev() {
+        let (x, y) = (*a.get(i).unwrap_or(&0), *b.get(i).unwrap_or(&0));
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    std::cmp::Ordering::Equal
+}

@@ -1,4 +1,4 @@
-//! The accurate GEMM's error-free splitting (`hyblas::cpu::ozaki`, issue 49 item 1), checked
+//! The accurate GEMM's error-free splitting and exact summation (`hyblas::cpu::ozaki`, issue 49), checked
 //! against exact oracles: every vector equals the sum of its scaled slices exactly (big
 //! integers in units of 2^-1074), every entry is an integer within the slice's bits, the CPU
 //! engine's DGEMM of two slices equals their integer product exactly, and the slice products,
@@ -7,7 +7,7 @@
 mod common;
 
 use common::Rng;
-use hyblas::cpu::ozaki::{slice_bits, split, Layout, Slices};
+use hyblas::cpu::ozaki::{slice_bits, split, Exact, Layout, Slices};
 use num_bigint::BigInt;
 use std::os::raw::c_int;
 
@@ -212,4 +212,92 @@ fn slice_products_are_exact_and_sum_to_the_exact_product() {
         }
         assert_eq!(got, want, "{m}x{n}x{k}: the slice products do not sum to A*B");
     }
+}
+
+/// Whether r is the double nearest to exact (units of 2^-shift), ties to even, ±Inf past the
+/// largest double's rounding boundary: |exact - r| <= ulp(r) / 2, and at a tie r's last bit is 0.
+/// Checked in big integers, independently of how `Exact::round` gets there.
+fn is_nearest(r: f64, exact: &BigInt, shift: i32) -> bool {
+    use num_bigint::Sign;
+    let unit = |x: f64, e: i32| scaled_any(x, e + shift);
+    if r.is_infinite() {
+        // Past (2^1024 - 2^970): the midpoint between the largest double and 2^1024.
+        let bound = (BigInt::from(1) << (1024 + shift) as usize) - (BigInt::from(1) << (970 + shift) as usize);
+        let mag = if exact.sign() == Sign::Minus { -exact.clone() } else { exact.clone() };
+        return mag >= bound && (exact.sign() == Sign::Minus) == (r < 0.0);
+    }
+    let diff = exact - unit(r, 0);
+    let diff2 = if diff.sign() == Sign::Minus { -diff.clone() } else { diff.clone() } * 2;
+    // ulp(r): 2^(exponent of r's last bit), at least 2^-1074.
+    let bits = r.abs().to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let ulp_e = if biased == 0 { -1074 } else { biased - 1075 };
+    let mut ulp = BigInt::from(1) << (ulp_e + shift) as usize;
+    // Just below a power of two the doubles are twice as dense: there the nearest is within
+    // half the smaller gap.
+    let below = (diff.sign() == Sign::Minus) != (r < 0.0);
+    if bits & ((1u64 << 52) - 1) == 0 && biased > 1 && below && diff.sign() != Sign::NoSign {
+        ulp >>= 1;
+    }
+    if diff2 > ulp {
+        return false;
+    }
+    // A tie must land on an even last bit (the mantissa's lowest bit 0).
+    diff2 < ulp || bits & 1 == 0
+}
+
+/// v * 2^p as a big integer for any double v with v * 2^p an integer.
+fn scaled_any(v: f64, p: i32) -> BigInt {
+    units(v) << (p as i64 - 1074).max(0) as usize >> (1074 - p as i64).max(0) as usize
+}
+
+#[test]
+fn exact_sums_round_to_the_nearest_double() {
+    let mut rng = Rng::new(17);
+    // Units of 2^-2148 hold every product of two doubles exactly.
+    let shift = 2148;
+    let prod = |x: f64, y: f64| units(x) * units(y);
+    let mut acc = Exact::new();
+    for case in 0..3000 {
+        acc.clear();
+        let mut exact = BigInt::from(0);
+        let terms = 1 + (case % 9);
+        for t in 0..terms {
+            let e1 = ((rng.unit() - 0.5) * if case % 3 == 0 { 2000.0 } else { 60.0 }) as i32;
+            let x = (rng.unit() - 0.5) * 2f64.powi(e1.clamp(-1000, 1000));
+            let y = if t % 2 == 0 {
+                (rng.unit() - 0.5) * 2f64.powi(((rng.unit() - 0.5) * 40.0) as i32)
+            } else {
+                -x * (1.0 + f64::EPSILON * (t as f64))
+            };
+            acc.add_product(x, y);
+            exact += prod(x, y);
+            if case % 5 == 0 {
+                // Cancellation: the same product back with its sign flipped.
+                acc.add_product(-x, y);
+                exact -= prod(x, y);
+            }
+        }
+        let r = acc.round();
+        assert!(is_nearest(r, &exact, shift), "case {case}: {r:e} is not the nearest double");
+    }
+    // Hand cases: a tie to even, subnormal results, overflow, exact zero, a scaled sum.
+    let check = |adds: &[(f64, f64)], mul: f64, want: f64| {
+        let mut a = Exact::new();
+        for &(x, y) in adds {
+            a.add_product(x, y);
+        }
+        a.mul_f64(mul);
+        assert_eq!(a.round().to_bits(), want.to_bits(), "{adds:?} * {mul}: {:e} vs {want:e}", a.round());
+    };
+    check(&[(1.0, 1.0), (f64::EPSILON / 2.0, 1.0)], 1.0, 1.0); // 1 + 2^-53: tie, to even (1)
+    check(&[(1.0, 1.0), (f64::EPSILON * 1.5, 1.0)], 1.0, 1.0 + 2.0 * f64::EPSILON); // 1 + 3*2^-53: tie up to even
+    check(&[(5e-324, 0.5)], 1.0, 0.0); // half the smallest subnormal: tie to even (0)
+    check(&[(5e-324, 0.75)], 1.0, 5e-324);
+    check(&[(1e-300, 1e-30)], 1.0, 1e-300 * 1e-30);
+    check(&[(f64::MAX, 2.0), (f64::MAX, -1.0)], 1.0, f64::MAX);
+    check(&[(f64::MAX, 1.5)], 1.0, f64::INFINITY);
+    check(&[(3.0, 7.0), (-3.0, 7.0)], 1.0, 0.0);
+    check(&[(1e300, 1e10), (1.0, 1.0)], 1e-300, 1e10);
+    check(&[(1.0, 3.0)], -0.1, -0.30000000000000004);
 }
