@@ -301,3 +301,215 @@ fn exact_sums_round_to_the_nearest_double() {
     check(&[(1e300, 1e10), (1.0, 1.0)], 1e-300, 1e10);
     check(&[(1.0, 3.0)], -0.1, -0.30000000000000004);
 }
+
+/// Entries (U - 0.5) * exp(phi * N(0, 1)) (the inputs; phi = 8 spans about 2^±35).
+fn lognormal(rng: &mut Rng, len: usize, phi: f64) -> Vec<f64> {
+    (0..len)
+        .map(|_| {
+            let (u1, u2) = (rng.unit().max(1e-300), rng.unit());
+            let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+            (rng.unit() - 0.5) * (phi * z).exp()
+        })
+        .collect()
+}
+
+/// alpha*op(A)*op(B) + beta*C exactly, in units of 2^-3222 (a product of three doubles).
+#[allow(clippy::too_many_arguments)]
+fn exact_gemm(
+    ta: bool,
+    tb: bool,
+    (m, n, k): (usize, usize, usize),
+    alpha: f64,
+    (a, lda): (&[f64], usize),
+    (b, ldb): (&[f64], usize),
+    beta: f64,
+    (c, ldc): (&[f64], usize),
+) -> Vec<BigInt> {
+    let ga = |i: usize, l: usize| if ta { a[l + i * lda] } else { a[i + l * lda] };
+    let gb = |l: usize, j: usize| if tb { b[j + l * ldb] } else { b[l + j * ldb] };
+    let mut out = Vec::with_capacity(m * n);
+    for j in 0..n {
+        for i in 0..m {
+            let mut dot = BigInt::from(0);
+            for l in 0..k {
+                dot += units(ga(i, l)) * units(gb(l, j));
+            }
+            let mut v = dot * units(alpha);
+            if beta != 0.0 {
+                v += (units(beta) * units(c[i + j * ldc])) << 1074usize;
+            }
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// The accurate DGEMM against the exact oracle: every element the nearest double.
+#[allow(clippy::too_many_arguments)]
+fn accurate_case(
+    what: &str,
+    ta: bool,
+    tb: bool,
+    (m, n, k): (usize, usize, usize),
+    alpha: f64,
+    a: &[f64],
+    b: &[f64],
+    beta: f64,
+    c0: &[f64],
+) {
+    let t = |x: bool| if x { hyblas::types::Trans::Trans } else { hyblas::types::Trans::No };
+    // Stored shapes with one row of padding.
+    let lda = if ta { k } else { m } + 1;
+    let ldb = if tb { n } else { k } + 1;
+    let ldc = m + 2;
+    let want = exact_gemm(ta, tb, (m, n, k), alpha, (a, lda), (b, ldb), beta, (c0, ldc));
+    let mut c = c0.to_vec();
+    // SAFETY: buffers sized for the shapes and leading dimensions above.
+    let rep = unsafe {
+        hyblas::plan::accurate::dgemm(
+            t(ta),
+            t(tb),
+            m,
+            n,
+            k,
+            alpha,
+            a.as_ptr(),
+            lda,
+            b.as_ptr(),
+            ldb,
+            beta,
+            c.as_mut_ptr(),
+            ldc,
+        )
+    };
+    assert_eq!(rep.ieee, 0, "{what}");
+    for j in 0..n {
+        for i in 0..ldc {
+            let got = c[i + j * ldc];
+            if i >= m {
+                assert_eq!(got.to_bits(), c0[i + j * ldc].to_bits(), "{what}: padding ({i},{j}) written");
+                continue;
+            }
+            assert!(is_nearest(got, &want[i + j * m], 3222), "{what}: ({i},{j}) = {got:e} is not the nearest double");
+        }
+    }
+}
+
+fn padded(
+    rng: &mut Rng,
+    rows: usize,
+    cols: usize,
+    ld: usize,
+    gen: &mut dyn FnMut(&mut Rng, usize) -> Vec<f64>,
+) -> Vec<f64> {
+    let mut v = vec![0.0; ld * cols];
+    for j in 0..cols {
+        let col = gen(rng, rows);
+        v[j * ld..j * ld + rows].copy_from_slice(&col);
+        for i in rows..ld {
+            v[i + j * ld] = -7.0; // padding: never read
+        }
+    }
+    v
+}
+
+#[test]
+fn accurate_dgemm_is_correctly_rounded() {
+    let mut rng = Rng::new(23);
+    let (m, n, k) = (7usize, 5usize, 300usize);
+    for (phi, ta, tb) in [(0.5, false, false), (2.0, true, false), (8.0, false, true), (8.0, true, true)] {
+        let (ar, ac) = if ta { (k, m) } else { (m, k) };
+        let (br, bc) = if tb { (n, k) } else { (k, n) };
+        let a = padded(&mut rng, ar, ac, ar + 1, &mut |r, len| lognormal(r, len, phi));
+        let b = padded(&mut rng, br, bc, br + 1, &mut |r, len| lognormal(r, len, phi));
+        let c = padded(&mut rng, m, n, m + 2, &mut |r, len| lognormal(r, len, 1.0));
+        accurate_case(&format!("phi={phi} ta={ta} tb={tb} beta=-0.5"), ta, tb, (m, n, k), 0.1, &a, &b, -0.5, &c);
+        // beta = 0: C is not read (NaN there must not show).
+        let nan = vec![f64::NAN; c.len()];
+        let mut nan_padded = nan.clone();
+        for j in 0..n {
+            for i in m..m + 2 {
+                nan_padded[i + j * (m + 2)] = 1.0;
+            }
+        }
+        accurate_case(
+            &format!("phi={phi} ta={ta} tb={tb} beta=0"),
+            ta,
+            tb,
+            (m, n, k),
+            1.0 / 3.0,
+            &a,
+            &b,
+            0.0,
+            &nan_padded,
+        );
+    }
+    // Cancellation: rows of alternating huge terms that cancel, with small ones between, and
+    // a column of ones (plain DGEMM returns the rounding noise of the huge terms).
+    let k = 64;
+    let mut a = vec![0.0; (m + 1) * k];
+    for i in 0..m {
+        for l in 0..k {
+            let big = 2f64.powi(200 + i as i32 * 10) * (1.0 + l as f64 * f64::EPSILON);
+            a[i + l * (m + 1)] = match l % 3 {
+                0 => big,
+                1 => -big,
+                _ => rng.unit() * 1e-10,
+            };
+        }
+    }
+    let b = padded(&mut rng, k, n, k + 1, &mut |_, len| vec![1.0; len]);
+    let c = vec![0.0; (m + 2) * n];
+    accurate_case("cancellation", false, false, (m, n, k), 1.0, &a, &b, 0.0, &c);
+    // Subnormal results, and entries near the largest double (exact sums that plain DGEMM
+    // would overflow on the way).
+    let a = padded(&mut rng, m, k, m + 1, &mut |r, len| lognormal(r, len, 0.5).iter().map(|x| x * 1e-300).collect());
+    let b = padded(&mut rng, k, n, k + 1, &mut |r, len| lognormal(r, len, 0.5).iter().map(|x| x * 1e-15).collect());
+    accurate_case("subnormal", false, false, (m, n, k), 1.0, &a, &b, 0.0, &c);
+    let a = padded(&mut rng, m, k, m + 1, &mut |_, len| {
+        (0..len).map(|l| if l % 2 == 0 { 1e308 } else { -1e308 }).collect()
+    });
+    let b = padded(&mut rng, k, n, k + 1, &mut |r, len| (0..len).map(|_| 1.0 + r.unit() * 1e-3).collect());
+    accurate_case("near overflow", false, false, (m, n, k), 0.5, &a, &b, 0.0, &c);
+}
+
+#[test]
+fn accurate_dgemm_puts_inf_and_nan_where_dgemm_does() {
+    let (m, n, k) = (3usize, 3usize, 4usize);
+    let mut a = vec![1.0; m * k];
+    a[1 + 2 * m] = f64::INFINITY; // row 1
+    let mut b = vec![0.5; k * n];
+    b[3 + 2 * k] = f64::NAN; // column 2
+    let mut c = vec![2.0; m * n];
+    c[0] = f64::INFINITY; // (0, 0), with beta != 0
+    let mut want = c.clone();
+    for j in 0..n {
+        for i in 0..m {
+            let dot: f64 = (0..k).map(|l| a[i + l * m] * b[l + j * k]).sum();
+            want[i + j * m] = 1.5 * dot + 0.25 * c[i + j * m];
+        }
+    }
+    let rep = unsafe {
+        hyblas::plan::accurate::dgemm(
+            hyblas::types::Trans::No,
+            hyblas::types::Trans::No,
+            m,
+            n,
+            k,
+            1.5,
+            a.as_ptr(),
+            m,
+            b.as_ptr(),
+            k,
+            0.25,
+            c.as_mut_ptr(),
+            m,
+        )
+    };
+    // Row 1 (3 elements), column 2 (3, one shared with row 1) and (0, 0): 6 elements by IEEE.
+    assert_eq!(rep.ieee, 6);
+    for (x, y) in c.iter().zip(&want) {
+        assert!(x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()), "{c:?} vs {want:?}");
+    }
+    assert!(c[1].is_infinite() && c[2 * m].is_nan() && c[0].is_infinite() && c[4].is_infinite());
+}

@@ -250,31 +250,28 @@ impl Exact {
         self.limbs.iter().all(|&l| l == 0)
     }
 
-    /// limbs <<= s bits (base -= s).
+    /// limbs <<= s bits (base -= s), in place.
     fn shift_up(&mut self, s: u32) {
+        self.base -= s as i32;
         if s == 0 || self.is_zero() {
-            self.base -= s as i32;
             return;
         }
         let (w, b) = ((s / 64) as usize, s % 64);
-        let mut out = vec![0u64; w];
-        let mut carry = 0u64;
-        for &l in &self.limbs {
+        let n = self.limbs.len();
+        self.limbs.resize(n + w + 1, 0);
+        for i in (0..n).rev() {
+            let l = self.limbs[i];
+            self.limbs[i] = 0;
             if b == 0 {
-                out.push(l);
+                self.limbs[i + w] = l;
             } else {
-                out.push((l << b) | carry);
-                carry = l >> (64 - b);
+                self.limbs[i + w + 1] |= l >> (64 - b);
+                self.limbs[i + w] |= l << b;
             }
         }
-        if carry != 0 {
-            out.push(carry);
-        }
-        self.limbs = out;
-        self.base -= s as i32;
     }
 
-    /// Add sign * (m as an unsigned 128-bit magnitude) * 2^e.
+    /// Add sign * m * 2^e (m an unsigned magnitude of up to 128 bits).
     pub fn add(&mut self, neg: bool, m: u128, e: i32) {
         if m == 0 {
             return;
@@ -284,27 +281,68 @@ impl Exact {
             self.empty = false;
         }
         if e < self.base {
-            let s = (self.base - e) as u32;
-            self.shift_up(s);
+            self.shift_up((self.base - e) as u32);
         }
-        // The term in limbs at base: m << (e - base).
+        // The term: three limbs t at limb w (m << (e - base)).
         let off = (e - self.base) as u32;
         let (w, b) = ((off / 64) as usize, off % 64);
-        let mut t: Vec<u64> = vec![0; w];
         let (lo, hi) = (m as u64, (m >> 64) as u64);
-        if b == 0 {
-            t.extend([lo, hi]);
-        } else {
-            t.extend([lo << b, (hi << b) | (lo >> (64 - b)), hi >> (64 - b)]);
+        let t = if b == 0 { [lo, hi, 0] } else { [lo << b, (hi << b) | (lo >> (64 - b)), hi >> (64 - b)] };
+        if self.limbs.len() < w + 4 {
+            self.limbs.resize(w + 4, 0);
         }
-        if neg == self.neg {
-            add_mag(&mut self.limbs, &t);
-        } else if cmp_mag(&self.limbs, &t) != std::cmp::Ordering::Less {
-            sub_mag(&mut self.limbs, &t);
+        if neg == self.neg || self.is_zero() {
+            self.neg = neg;
+            let mut carry = 0u64;
+            for (i, x) in self.limbs[w..].iter_mut().enumerate() {
+                let (s1, c1) = x.overflowing_add(if i < 3 { t[i] } else { 0 });
+                let (s2, c2) = s1.overflowing_add(carry);
+                *x = s2;
+                carry = c1 as u64 + c2 as u64;
+                if carry == 0 && i >= 2 {
+                    break;
+                }
+            }
+            if carry != 0 {
+                self.limbs.push(carry);
+            }
+            return;
+        }
+        // Opposite signs: subtract the smaller magnitude from the larger.
+        let above = self.limbs[w + 3..].iter().any(|&l| l != 0);
+        let mut order = std::cmp::Ordering::Equal;
+        if above {
+            order = std::cmp::Ordering::Greater;
         } else {
-            let mut t = t;
-            sub_mag(&mut t, &self.limbs);
-            self.limbs = t;
+            for i in (0..3).rev() {
+                if self.limbs[w + i] != t[i] {
+                    order = self.limbs[w + i].cmp(&t[i]);
+                    break;
+                }
+            }
+            if order == std::cmp::Ordering::Equal && self.limbs[..w].iter().any(|&l| l != 0) {
+                order = std::cmp::Ordering::Greater;
+            }
+        }
+        if order != std::cmp::Ordering::Less {
+            // self -= t.
+            let mut borrow = 0u64;
+            for (i, x) in self.limbs[w..].iter_mut().enumerate() {
+                let (d1, b1) = x.overflowing_sub(if i < 3 { t[i] } else { 0 });
+                let (d2, b2) = d1.overflowing_sub(borrow);
+                *x = d2;
+                borrow = b1 as u64 + b2 as u64;
+                if borrow == 0 && i >= 2 {
+                    break;
+                }
+            }
+        } else {
+            // self = t - self (self < t: self has nothing above limb w + 2).
+            let mut full = vec![0u64; w + 3];
+            full[w..].copy_from_slice(&t);
+            sub_mag(&mut full, &self.limbs[..(w + 3).min(self.limbs.len())]);
+            self.limbs.clear();
+            self.limbs.extend_from_slice(&full);
             self.neg = neg;
         }
     }
@@ -401,25 +439,6 @@ fn parts(x: f64) -> (bool, u64, i32) {
     (x.is_sign_negative(), m, e)
 }
 
-fn add_mag(a: &mut Vec<u64>, b: &[u64]) {
-    if a.len() < b.len() {
-        a.resize(b.len(), 0);
-    }
-    let mut carry = 0u64;
-    for (i, x) in a.iter_mut().enumerate() {
-        let (s1, c1) = x.overflowing_add(*b.get(i).unwrap_or(&0));
-        let (s2, c2) = s1.overflowing_add(carry);
-        *x = s2;
-        carry = (c1 as u64) + (c2 as u64);
-        if carry == 0 && i >= b.len() {
-            break;
-        }
-    }
-    if carry != 0 {
-        a.push(carry);
-    }
-}
-
 /// a -= b (|a| >= |b|).
 fn sub_mag(a: &mut [u64], b: &[u64]) {
     let mut borrow = 0u64;
@@ -433,15 +452,4 @@ fn sub_mag(a: &mut [u64], b: &[u64]) {
         }
     }
     debug_assert_eq!(borrow, 0);
-}
-
-fn cmp_mag(a: &[u64], b: &[u64]) -> std::cmp::Ordering {
-    let n = a.len().max(b.len());
-    for i in (0..n).rev() {
-        let (x, y) = (*a.get(i).unwrap_or(&0), *b.get(i).unwrap_or(&0));
-        if x != y {
-            return x.cmp(&y);
-        }
-    }
-    std::cmp::Ordering::Equal
 }

@@ -4,6 +4,7 @@
 //! `run` is the single place an ABI call passes through on its way to an engine, so tracing
 //! (and later the GPU decision) lives in one spot.
 
+pub mod accurate;
 pub mod batch;
 pub mod gemm;
 pub mod gpu;
