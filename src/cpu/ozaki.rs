@@ -393,19 +393,28 @@ impl Exact {
         // Keep bits down to exponent q: 53 significant bits, or the subnormal grid 2^-1074.
         let q = (lead - 52).max(-1074);
         let drop = q - self.base as i64; // bits below q (may be <= 0: nothing dropped)
-        let bit = |i: i64| -> bool { i >= 0 && i < len && (self.limbs[(i / 64) as usize] >> (i % 64)) & 1 == 1 };
-        let mut kept: u64 = 0;
-        // kept = mag >> drop (at most 53 bits).
-        for i in (drop.max(0)..len).rev() {
-            kept = (kept << 1) | bit(i) as u64;
-        }
+        let limb = |w: usize| self.limbs.get(w).copied().unwrap_or(0);
+        let bit = |i: i64| -> bool { (limb((i / 64) as usize) >> (i % 64)) & 1 == 1 };
+        // kept = mag >> drop (at most 53 bits), read a word at a time (drop <= 0: mag has at
+        // most 53 bits, all in the first limb).
+        let mut kept: u64 = if drop <= 0 {
+            limb(0)
+        } else {
+            let (w, b) = ((drop / 64) as usize, drop % 64);
+            let hi = if b == 0 { 0 } else { limb(w + 1) << (64 - b) };
+            (limb(w) >> b) | hi
+        };
         let mut exp = q;
         if drop < 0 {
             // Exact with room to spare: mag * 2^(base - q) fits in 53 bits.
             kept <<= -drop;
         } else if drop > 0 {
             let half = bit(drop - 1);
-            let sticky = (0..drop - 1).any(bit);
+            // Any bit below drop - 1: whole limbs, then the low part of the last one.
+            let below = drop - 1;
+            let (w, b) = ((below / 64) as usize, below % 64);
+            let sticky = self.limbs[..w.min(self.limbs.len())].iter().any(|&l| l != 0)
+                || (b > 0 && limb(w) & ((1u64 << b) - 1) != 0);
             if half && (sticky || kept & 1 == 1) {
                 kept += 1;
                 if kept == 1u64 << 53 {
