@@ -228,14 +228,14 @@ pub struct Exact {
     /// Magnitude, least significant limb first; `neg` its sign.
     limbs: Vec<u64>,
     neg: bool,
-    /// The value is limbs * 2^base (base only ever decreases while terms are added).
+    /// The value is limbs * 2^base (base only ever decreases while terms are added; set by the
+    /// first term, when there are no limbs yet).
     base: i32,
-    empty: bool,
 }
 
 impl Exact {
     pub fn new() -> Self {
-        Exact { limbs: Vec::new(), neg: false, base: 0, empty: true }
+        Exact::default()
     }
 
     /// Back to zero, keeping the limbs' memory.
@@ -243,7 +243,6 @@ impl Exact {
         self.limbs.clear();
         self.neg = false;
         self.base = 0;
-        self.empty = true;
     }
 
     fn is_zero(&self) -> bool {
@@ -276,9 +275,8 @@ impl Exact {
         if m == 0 {
             return;
         }
-        if self.empty {
+        if self.limbs.is_empty() {
             self.base = e;
-            self.empty = false;
         }
         if e < self.base {
             self.shift_up((self.base - e) as u32);
@@ -345,12 +343,6 @@ impl Exact {
             self.limbs.extend_from_slice(&full);
             self.neg = neg;
         }
-    }
-
-    /// Add x (a finite double) exactly.
-    pub fn add_f64(&mut self, x: f64) {
-        let (neg, m, e) = parts(x);
-        self.add(neg, m as u128, e);
     }
 
     /// Add the exact product x * y of two finite doubles.

@@ -558,18 +558,12 @@ fn outputs_repeat_in<T: Scalar>(group: &[&Product<T>]) -> bool {
     repeats(group.iter().map(|p| p.c as usize))
 }
 
-/// Whether a value comes twice (in increasing order, the common case, without sorting).
+/// Whether an address comes twice in `outputs`.
 fn repeats(outputs: impl Iterator<Item = usize> + Clone) -> bool {
+    // Outputs in increasing order (a strided batch, groups laid out one after the other) repeat
+    // none: no sort (sorting 10^4 addresses cost about a tenth of a 4 x 4 batch).
     let mut last = None;
-    let mut increasing = true;
-    for c in outputs.clone() {
-        increasing &= last.is_none_or(|l| l < c);
-        last = Some(c);
-        if !increasing {
-            break;
-        }
-    }
-    if increasing {
+    if outputs.clone().all(|c| last.replace(c).is_none_or(|l| l < c)) {
         return false;
     }
     let mut cs: Vec<usize> = outputs.collect();

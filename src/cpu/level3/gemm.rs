@@ -8,6 +8,7 @@
 //! On several threads C is cut into a grid of a few parts per thread (see [`grid`]), each a
 //! one-thread product, which the threads claim until none is left.
 
+use super::packed::Operand;
 use crate::cpu::threads;
 use crate::types::{MatMut, MatRef, Scalar};
 use gemm::Parallelism;
@@ -175,9 +176,10 @@ impl<T: Scalar> OneThread<T> {
         }
     }
 
-    /// Products i < `count` of the shape, operands `op(i)` (A, conjugated?, B, conjugated?, C),
-    /// one after the other, an operand that every one of them reads (`same`: A, B) packed once
-    /// (see `packed::Small::products`).
+    /// Products i < `count` of the shape that the tiny kernels do not take ([`OneThread::tiles`]
+    /// said no), operands `op(i)` (A, conjugated?, B, conjugated?, C), one after the other, an
+    /// operand that every one of them reads (`same`: A, B) packed once (see
+    /// `packed::Small::packed`).
     ///
     /// # Safety
     /// As [`OneThread::gemm`] for every product; `same` true only where the operand repeats.
@@ -190,7 +192,10 @@ impl<T: Scalar> OneThread<T> {
         op: impl Fn(usize) -> (MatRef<T>, bool, MatRef<T>, bool, MatMut<T>),
     ) {
         match &self.small {
-            Some(s) if !alpha.is_zero() => s.products(alpha, beta, count, same, op),
+            Some(s) if !alpha.is_zero() => s.packed(alpha, beta, count, same, |i| {
+                let (a, ca, b, cb, c) = op(i);
+                (Operand::plain(a, ca), Operand::plain(b, cb), c)
+            }),
             _ => (0..count).for_each(|i| {
                 let (a, ca, b, cb, c) = op(i);
                 gemm_with(1, alpha, a, ca, b, cb, beta, c)

@@ -757,42 +757,14 @@ impl<T: Scalar> Small<T> {
         self.packed(alpha, beta, 1, (false, false), |_| (*a, *b, c))
     }
 
-    /// Products i < `count` of the shape (alpha != 0), operands `op(i)` (A, whether conjugated,
-    /// B, whether conjugated, C), one after the other: a batch's products of one call. Where
-    /// every product reads the same A (`same.0`) or the same B (`same.1`), that operand is
-    /// packed once for all of them (a batch of 64 x 8 x 256 products sharing A spent half its
-    /// time packing A again).
+    /// Products i < `count` of the shape (alpha != 0) on the packed path, operands `op(i)`, one
+    /// after the other: A packed, B packed or read where it lies. Where every product reads the
+    /// same A (`same.0`) or the same B (`same.1`), that operand is packed once for all of them (a
+    /// batch of 64 x 8 x 256 products sharing A spent half its time packing A again).
     ///
     /// # Safety
     /// As [`Small::product`] for every product; `same` true only where the operand repeats.
-    pub unsafe fn products(
-        &self,
-        alpha: T,
-        beta: T,
-        count: usize,
-        same: (bool, bool),
-        op: impl Fn(usize) -> (MatRef<T>, bool, MatRef<T>, bool, MatMut<T>),
-    ) {
-        if count == 0 {
-            return;
-        }
-        let (a, ca, b, cb, c) = op(0);
-        if let Some(t) = self.tiles(&a, ca, &b, cb, &c) {
-            // Read where they lie: nothing to pack, or to keep.
-            for i in 0..count {
-                let (a, _, b, _, c) = op(i);
-                t.product(alpha, a.ptr, b.ptr, beta, c.ptr);
-            }
-            return;
-        }
-        self.packed(alpha, beta, count, same, |i| {
-            let (a, ca, b, cb, c) = op(i);
-            (Operand::plain(a, ca), Operand::plain(b, cb), c)
-        })
-    }
-
-    /// The packed path of [`Small::products`]: A packed, B packed or read where it lies.
-    unsafe fn packed(
+    pub(super) unsafe fn packed(
         &self,
         alpha: T,
         beta: T,
@@ -802,12 +774,11 @@ impl<T: Scalar> Small<T> {
     ) {
         let mk = &self.mk;
         let Micro { mr, nr, .. } = *mk;
-        let (_, _, c0) = op(0);
-        let (m, n) = (c0.rows, c0.cols);
+        // The shape (Small::new's), the same for every product.
+        let (a0, _, c0) = op(0);
+        let (m, n, k) = (c0.rows, c0.cols, a0.m.cols);
         let panels = n.div_ceil(nr);
         let from = if self.direct { n / nr } else { 0 };
-        // k: the shape's (Small::new's), the same for every product.
-        let k = op(0).0.m.cols;
         with_buf::<T, _>(&A_BUF, m.div_ceil(mr) * mr * k, |ap| {
             with_buf::<T, _>(&B_BUF, panels * nr * k, |bp| {
                 for i in 0..count {
