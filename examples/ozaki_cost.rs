@@ -25,6 +25,10 @@ extern "C" {
 
 fn main() {
     let phi: f64 = std::env::var("PHI").ok().and_then(|v| v.parse().ok()).unwrap_or(0.5);
+    let rounding = match std::env::var("ROUNDING").as_deref() {
+        Ok("nearest") => hyblas::plan::accurate::Rounding::Nearest,
+        _ => hyblas::plan::accurate::Rounding::Faithful,
+    };
     let mut sizes: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     if sizes.is_empty() {
         sizes = vec![256, 512, 1024];
@@ -61,6 +65,7 @@ fn main() {
         let mut rep = Default::default();
         let accurate = best(&mut || unsafe {
             rep = hyblas::plan::accurate::dgemm(
+                rounding,
                 Trans::No,
                 Trans::No,
                 n,
@@ -77,13 +82,10 @@ fn main() {
             );
         });
         println!(
-            "n={n} phi={phi}: native {:.2} ms, accurate {:.2} ms ({:.1}x; slices A={} B={}, {} products)",
+            "n={n} phi={phi} {rounding:?}: native {:.2} ms, accurate {:.2} ms ({:.1}x; {rep:?})",
             native * 1e3,
             accurate * 1e3,
             accurate / native,
-            rep.slices_a,
-            rep.slices_b,
-            rep.products
         );
     }
 }

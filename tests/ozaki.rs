@@ -8,6 +8,7 @@ mod common;
 
 use common::Rng;
 use hyblas::cpu::ozaki::{slice_bits, split, Exact, Layout, Slices};
+use hyblas::plan::accurate::Rounding;
 use num_bigint::BigInt;
 use std::os::raw::c_int;
 
@@ -306,9 +307,11 @@ fn exact_sums_round_to_the_nearest_double() {
 fn lognormal(rng: &mut Rng, len: usize, phi: f64) -> Vec<f64> {
     (0..len)
         .map(|_| {
-            let (u1, u2) = (rng.unit().max(1e-300), rng.unit());
+            // Uniforms in [0, 1) (rng.unit() is in [-1, 1)).
+            let mut u = || (rng.unit() + 1.0) * 0.5;
+            let (u1, u2) = (u().max(1e-300), u());
             let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-            (rng.unit() - 0.5) * (phi * z).exp()
+            (u() - 0.5) * (phi * z).exp()
         })
         .collect()
 }
@@ -363,35 +366,89 @@ fn accurate_case(
     let ldb = if tb { n } else { k } + 1;
     let ldc = m + 2;
     let want = exact_gemm(ta, tb, (m, n, k), alpha, (a, lda), (b, ldb), beta, (c0, ldc));
-    let mut c = c0.to_vec();
-    // SAFETY: buffers sized for the shapes and leading dimensions above.
-    let rep = unsafe {
-        hyblas::plan::accurate::dgemm(
-            t(ta),
-            t(tb),
-            m,
-            n,
-            k,
-            alpha,
-            a.as_ptr(),
-            lda,
-            b.as_ptr(),
-            ldb,
-            beta,
-            c.as_mut_ptr(),
-            ldc,
-        )
-    };
-    assert_eq!(rep.ieee, 0, "{what}");
-    for j in 0..n {
-        for i in 0..ldc {
-            let got = c[i + j * ldc];
-            if i >= m {
-                assert_eq!(got.to_bits(), c0[i + j * ldc].to_bits(), "{what}: padding ({i},{j}) written");
-                continue;
-            }
-            assert!(is_nearest(got, &want[i + j * m], 3222), "{what}: ({i},{j}) = {got:e} is not the nearest double");
+    for rounding in [Rounding::Faithful, Rounding::Nearest] {
+        let mut c = c0.to_vec();
+        // SAFETY: buffers sized for the shapes and leading dimensions above.
+        let rep = unsafe {
+            hyblas::plan::accurate::dgemm(
+                rounding,
+                t(ta),
+                t(tb),
+                m,
+                n,
+                k,
+                alpha,
+                a.as_ptr(),
+                lda,
+                b.as_ptr(),
+                ldb,
+                beta,
+                c.as_mut_ptr(),
+                ldc,
+            )
+        };
+        assert_eq!(rep.ieee, 0, "{what}");
+        if std::env::var("OZAKI_SHOW").is_ok() {
+            eprintln!("{what} {rounding:?}: {rep:?}");
         }
+        for j in 0..n {
+            for i in 0..ldc {
+                let got = c[i + j * ldc];
+                if i >= m {
+                    assert_eq!(got.to_bits(), c0[i + j * ldc].to_bits(), "{what}: padding ({i},{j}) written");
+                    continue;
+                }
+                let w = &want[i + j * m];
+                match rounding {
+                    Rounding::Nearest => assert!(
+                        is_nearest(got, w, 3222),
+                        "{what}: ({i},{j}) = {got:e} is not the nearest double ({rep:?})"
+                    ),
+                    Rounding::Faithful => {
+                        assert!(is_faithful(got, w, 3222), "{what}: ({i},{j}) = {got:e} is not faithful ({rep:?})")
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether r is one of the two doubles around exact (units of 2^-shift): exact == r, or no
+/// double lies strictly between them (r's neighbour toward exact is at or beyond exact). Past the
+/// largest double, ±Inf and ±MAX are both faithful.
+fn is_faithful(r: f64, exact: &BigInt, shift: i32) -> bool {
+    use num_bigint::Sign;
+    let max = scaled_any(f64::MAX, shift);
+    if r.is_infinite() {
+        let mag = if exact.sign() == Sign::Minus { -exact.clone() } else { exact.clone() };
+        return mag > max && (exact.sign() == Sign::Minus) == (r < 0.0);
+    }
+    let ur = scaled_any(r, shift);
+    if *exact == ur {
+        return true;
+    }
+    // The neighbour of r toward exact.
+    let toward_up = *exact > ur;
+    let bits = r.to_bits();
+    let next = if r == 0.0 {
+        if toward_up {
+            5e-324
+        } else {
+            -5e-324
+        }
+    } else if (r > 0.0) == toward_up {
+        f64::from_bits(bits + 1)
+    } else {
+        f64::from_bits(bits - 1)
+    };
+    if next.is_infinite() {
+        return true;
+    }
+    let un = scaled_any(next, shift);
+    if toward_up {
+        *exact <= un
+    } else {
+        *exact >= un
     }
 }
 
@@ -491,6 +548,7 @@ fn accurate_dgemm_puts_inf_and_nan_where_dgemm_does() {
     }
     let rep = unsafe {
         hyblas::plan::accurate::dgemm(
+            Rounding::Faithful,
             hyblas::types::Trans::No,
             hyblas::types::Trans::No,
             m,
@@ -512,4 +570,180 @@ fn accurate_dgemm_puts_inf_and_nan_where_dgemm_does() {
         assert!(x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()), "{c:?} vs {want:?}");
     }
     assert!(c[1].is_infinite() && c[2 * m].is_nan() && c[0].is_infinite() && c[4].is_infinite());
+}
+
+/// Rows of op(A) and columns of op(B) whose entries spread over 2^0..2^±300 around 2^0 and
+/// 2^±600 (the exponent spreads within a row), every element against the oracle.
+#[test]
+fn accurate_dgemm_handles_wide_exponent_spreads() {
+    let mut rng = Rng::new(31);
+    let (m, n, k) = (6usize, 5usize, 200usize);
+    for (spread, center) in [(0, 0), (30, 0), (300, 0), (300, 600), (300, -600)] {
+        let a = padded(&mut rng, m, k, m + 1, &mut |r, len| spread_vec(r, len, center, spread));
+        let b = padded(&mut rng, k, n, k + 1, &mut |r, len| spread_vec(r, len, -center, spread));
+        let c = padded(&mut rng, m, n, m + 2, &mut |r, len| lognormal(r, len, 1.0));
+        accurate_case(&format!("spread 2^±{spread} at 2^{center}"), false, false, (m, n, k), 1.0, &a, &b, 0.25, &c);
+    }
+}
+
+/// The seed's test matrices: A = identity with 10% of its entries replaced by U(0,1), B its
+/// inverse (Gauss-Jordan here), so A*B is the identity up to rounding and every off-diagonal
+/// element is a cancellation.
+fn seed_pair(rng: &mut Rng, n: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut a = vec![0.0; n * n];
+    for i in 0..n {
+        a[i + i * n] = 1.0;
+    }
+    for _ in 0..n * n / 10 {
+        let at = (rng.next_u64() % (n * n) as u64) as usize;
+        a[at] = (rng.unit() + 1.0) * 0.5;
+    }
+    // Gauss-Jordan with partial pivoting on [A | I].
+    let mut w = a.clone();
+    let mut inv = vec![0.0; n * n];
+    for i in 0..n {
+        inv[i + i * n] = 1.0;
+    }
+    for col in 0..n {
+        let p = (col..n).max_by(|&x, &y| w[x + col * n].abs().total_cmp(&w[y + col * n].abs())).unwrap();
+        for j in 0..n {
+            w.swap(col + j * n, p + j * n);
+            inv.swap(col + j * n, p + j * n);
+        }
+        let d = w[col + col * n];
+        for j in 0..n {
+            w[col + j * n] /= d;
+            inv[col + j * n] /= d;
+        }
+        for r in 0..n {
+            let f = w[r + col * n];
+            if r == col || f == 0.0 {
+                continue;
+            }
+            for j in 0..n {
+                w[r + j * n] -= f * w[col + j * n];
+                inv[r + j * n] -= f * inv[col + j * n];
+            }
+        }
+    }
+    (a, inv)
+}
+
+/// The seed's A*inv(A), n = 64 (every element) and 500 (a sample of 1500 elements, the exact
+/// oracle being a big-integer dot product each), in both roundings.
+#[test]
+fn accurate_dgemm_on_the_seeds_matrices() {
+    let mut rng = Rng::new(41);
+    let n = 64;
+    let (a, b) = seed_pair(&mut rng, n);
+    // accurate_case pads: copy into its layout.
+    let pad = |x: &[f64], ld: usize| {
+        let mut v = vec![-7.0; ld * n];
+        for j in 0..n {
+            v[j * ld..j * ld + n].copy_from_slice(&x[j * n..(j + 1) * n]);
+        }
+        v
+    };
+    let c = vec![0.0; (n + 2) * n];
+    accurate_case("seed n=64", false, false, (n, n, n), 1.0, &pad(&a, n + 1), &pad(&b, n + 1), 0.0, &c);
+    let n = 500;
+    let (a, b) = seed_pair(&mut rng, n);
+    for rounding in [Rounding::Faithful, Rounding::Nearest] {
+        let mut c = vec![f64::NAN; n * n];
+        let rep = unsafe {
+            hyblas::plan::accurate::dgemm(
+                rounding,
+                hyblas::types::Trans::No,
+                hyblas::types::Trans::No,
+                n,
+                n,
+                n,
+                1.0,
+                a.as_ptr(),
+                n,
+                b.as_ptr(),
+                n,
+                0.0,
+                c.as_mut_ptr(),
+                n,
+            )
+        };
+        // Plain DGEMM's error on the same product, for contrast (the seed's point).
+        let mut plain = vec![0.0; n * n];
+        unsafe {
+            cblas_dgemm(
+                102,
+                111,
+                111,
+                n as c_int,
+                n as c_int,
+                n as c_int,
+                1.0,
+                a.as_ptr(),
+                n as c_int,
+                b.as_ptr(),
+                n as c_int,
+                0.0,
+                plain.as_mut_ptr(),
+                n as c_int,
+            )
+        };
+        let mut differ = 0;
+        for t in 0..1500 {
+            let at = if t < 100 { (t * 5) * (n + 1) } else { (rng.next_u64() % (n * n) as u64) as usize };
+            let (i, j) = (at % n, at / n);
+            let mut exact = BigInt::from(0);
+            for l in 0..n {
+                exact += units(a[i + l * n]) * units(b[l + j * n]);
+            }
+            let got = c[at];
+            let ok = match rounding {
+                Rounding::Nearest => is_nearest(got, &exact, 2148),
+                Rounding::Faithful => is_faithful(got, &exact, 2148),
+            };
+            assert!(ok, "seed n=500 {rounding:?}: ({i},{j}) = {got:e} ({rep:?})");
+            differ += usize::from(plain[at].to_bits() != got.to_bits());
+        }
+        assert!(differ > 100, "plain DGEMM agreed with the accurate result on {} of 1500 elements", 1500 - differ);
+        assert!(rep.levels >= 1, "{rep:?}");
+    }
+}
+
+/// An element whose computed rest rounds to the other side of a midpoint: the exact value is
+/// 1.5 + 2^-53 + 2^-80 (nearest: 1.5 + 2^-52), but the rest's FP64 sum (the entries below the
+/// first slice) loses 2^-79 on the way, in the product or the sum, and lands at
+/// 1.5 + 2^-53 - 2^-80, whose nearest double is 1.5. Only the rest's error bound tells the two
+/// apart: certification must refuse, and the exact path gives 1.5 + 2^-52. (Dropping the bound's
+/// gamma makes this fail.)
+#[test]
+fn a_rest_that_rounds_across_a_midpoint_is_not_certified() {
+    let p = |e: i32| 2f64.powi(e);
+    let a = [1.5, p(-53), p(-25) + p(-40), -(p(-25) + p(-40) + p(-64)), -p(-80)];
+    let b = [1.0, 1.0, 1.0 + p(-39), 1.0, 1.0];
+    let mut c = [0.0f64];
+    let rep = unsafe {
+        hyblas::plan::accurate::dgemm(
+            Rounding::Nearest,
+            hyblas::types::Trans::No,
+            hyblas::types::Trans::No,
+            1,
+            1,
+            5,
+            1.0,
+            a.as_ptr(),
+            1,
+            b.as_ptr(),
+            5,
+            0.0,
+            c.as_mut_ptr(),
+            1,
+        )
+    };
+    assert_eq!(c[0], 1.5 + p(-52), "{rep:?}");
+    assert_eq!(rep.exact, 1, "{rep:?}");
+    let mut exact = BigInt::from(0);
+    for l in 0..5 {
+        exact += units(a[l]) * units(b[l]);
+    }
+    assert!(is_nearest(c[0], &exact, 2148));
 }

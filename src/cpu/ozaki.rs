@@ -49,6 +49,11 @@ fn pow2(e: i32) -> f64 {
 /// the result is a whole number of the smallest subnormal and no step overflows: scaling down,
 /// each step's result is at least the final one; scaling up, at most.
 #[inline]
+pub fn scale_pow2(x: f64, e: i32) -> f64 {
+    scale(x, e)
+}
+
+#[inline]
 fn scale(mut x: f64, mut e: i32) -> f64 {
     while e > 1023 {
         x *= pow2(1023);
@@ -453,4 +458,639 @@ fn sub_mag(a: &mut [u64], b: &[u64]) {
         }
     }
     debug_assert_eq!(borrow, 0);
+}
+
+/// The unit roundoff of f64, 2^-53.
+pub const U: f64 = 1.0 / 9007199254740992.0;
+
+/// An upper bound on gamma_n = n u / (1 - n u): the relative error bound of a dot product of
+/// n terms summed in any order (blocked, threaded, with or without FMA), Higham's Theorem 3.5.
+pub fn gamma(n: usize) -> f64 {
+    let nu = n as f64 * U;
+    if nu >= 0.5 {
+        return f64::INFINITY;
+    }
+    nu / (1.0 - nu) * (1.0 + 4.0 * U)
+}
+
+/// How a ladder's slices are placed, so that the products of a level are one GEMM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stack {
+    /// Rows of op(A): slice s is the m x len column-major block s (vectors adjacent), so
+    /// slices 0..=l side by side are one m x (l + 1) len matrix. One spare block follows the
+    /// last slice (for the remainder, see [`Ladder::rest_into_slot`]).
+    Rows,
+    /// Columns of op(B): each column holds its slices stacked, the last slice first, so
+    /// slices l, l - 1, ..., 0 of every column are one (l + 1) len x n matrix (ld levels * len).
+    Columns,
+}
+
+/// One operand cut for the fast accurate path: a fixed ladder of `levels` slices per vector
+/// (a row of op(A) or a column of op(B)), stored in units of the vector's top unit 2^g0:
+/// x * 2^-g0 = sum_{s < levels} slice_s + remainder_{levels-1}, where slice s holds
+/// v_s * 2^(-s (bits + 1)) with integer |v_s| <= 2^bits.
+///
+/// Why a fixed spacing of bits + 1 (and not [`split`]'s adaptive one): slice s of A times
+/// slice t of B then sits at level s + t for every element, so a level's products add up in
+/// one FP64 GEMM exactly and an element's levels combine into one fixed-point integer
+/// (`i128`), without any per-product exponent. The rounding to nearest makes every remainder
+/// at most half a unit, which is why the next slice's integers stay within 2^bits even though
+/// it is bits + 1 below.
+///
+/// The bounds a faithful result needs come with it: per vector, the 1-norm of each slice and of
+/// the whole vector, and the largest magnitude left after slices 0..=m.
+#[derive(Debug)]
+pub struct Ladder {
+    pub bits: u32,
+    pub levels: usize,
+    pub vectors: usize,
+    pub len: usize,
+    /// Where element l of vector i lies from a slice's start; slice s starts at `offset[s]`.
+    pub layout: Layout,
+    pub offset: Vec<usize>,
+    /// Per vector: the top slice's unit exponent g0 (everything else is in units of 2^g0).
+    pub g0: Vec<i32>,
+    pub data: Work,
+    /// Upper bound on the 1-norm of slice s of vector i, at `s * vectors + i`.
+    pub norm: Vec<f64>,
+    /// The largest magnitude left after slices 0..=m of vector i, at `m * vectors + i`.
+    pub rest: Vec<f64>,
+    /// Upper bound on the 1-norm of the whole vector (units of 2^g0).
+    pub total: Vec<f64>,
+    /// Vectors holding an Inf or NaN (not cut; the results they touch take IEEE arithmetic).
+    pub nonfinite: Vec<bool>,
+    /// Vectors with a non-zero entry below 2^-500 once scaled (2^500 under their largest):
+    /// only these can lose bits in the scaling or underflow in a product of the rest (every
+    /// other product of two entries is at least 2^-641), so only their results need the
+    /// underflow slack.
+    pub deep: Vec<bool>,
+    /// Slices 0..stored are in `data` (the bounds cover all `levels`): [`Ladder::store`].
+    pub stored: usize,
+}
+
+/// An upper bound on a sum of `n` non-negative terms computed in f64 in any order.
+#[inline]
+fn sum_up(s: f64, n: usize) -> f64 {
+    s * (1.0 + (n as f64 + 2.0) * 2.0 * U)
+}
+
+impl Ladder {
+    /// Where slice `s` starts (a matrix with leading dimension [`Ladder::ld`]); with
+    /// [`Stack::Rows`], s = levels is the spare block.
+    pub fn slice_ptr(&self, s: usize) -> *const f64 {
+        let at =
+            if s == self.levels && self.layout.vec_stride == 1 { s * self.vectors * self.len } else { self.offset[s] };
+        self.data[at..].as_ptr()
+    }
+    /// The slices' leading dimension.
+    pub fn ld(&self) -> usize {
+        if self.layout.vec_stride == 1 {
+            self.layout.elem_stride
+        } else {
+            self.layout.vec_stride
+        }
+    }
+    pub fn norm(&self, s: usize, i: usize) -> f64 {
+        self.norm[s * self.vectors + i]
+    }
+    pub fn rest(&self, m: usize, i: usize) -> f64 {
+        self.rest[m * self.vectors + i]
+    }
+
+    /// Write what is left of every vector after slices 0..=m into `buf` from offset `base`
+    /// for each `(Some(m), base)` of `outs`, and the whole scaled vector for a `(None, base)`;
+    /// each laid out in `buf` as `layout` says (vectors in the same direction as the ladder's).
+    /// Exact (the steps of the cut), all in one pass over the operand. `get` is the accessor the
+    /// ladder was cut from.
+    pub fn remainders(
+        &self,
+        get: &(impl Fn(usize, usize) -> f64 + Sync),
+        buf: &mut [f64],
+        layout: Layout,
+        outs: &[(Option<usize>, usize)],
+    ) {
+        let span = (self.vectors - 1) * layout.vec_stride + (self.len - 1) * layout.elem_stride + 1;
+        let base = buf.as_mut_ptr();
+        let outs: Vec<(Option<usize>, SendPtr<f64>, Layout)> = outs
+            .iter()
+            .map(|&(m, at)| {
+                assert!(at + span <= buf.len());
+                // SAFETY: within buf (checked).
+                (m, SendPtr(unsafe { base.add(at) }), layout)
+            })
+            .collect();
+        // SAFETY: the outputs lie in the caller's buffer; distinct outputs are the caller's to
+        // keep apart.
+        unsafe { self.remainders_raw(self.data.as_ptr(), get, &outs) }
+    }
+
+    /// Put what is left after slices 0..=m into slot m + 1 (the next slice's place, or the
+    /// spare block after the last), so that slices 0..=m and that remainder are one matrix
+    /// ([`Stack::Rows`] only). Slice m + 1 is gone after.
+    pub fn rest_into_slot(&mut self, get: &(impl Fn(usize, usize) -> f64 + Sync), m: usize) {
+        assert_eq!(self.layout.vec_stride, 1, "rest_into_slot: Stack::Rows only");
+        let n = self.vectors * self.len;
+        assert!((m + 2) * n <= self.data.len());
+        let base = self.data.as_mut_ptr();
+        let out = [(Some(m), SendPtr(unsafe { base.add((m + 1) * n) }), self.layout)];
+        // SAFETY: slot m + 1 is disjoint from slices 0..=m, which are all this reads.
+        unsafe { self.remainders_raw(base, get, &out) }
+    }
+
+    /// [`Ladder::remainders`] over raw outputs; `data` is this ladder's data.
+    ///
+    /// # Safety
+    /// Every output valid for its layout; none overlapping slices 0..=max m or each other.
+    unsafe fn remainders_raw(
+        &self,
+        data: *const f64,
+        get: &(impl Fn(usize, usize) -> f64 + Sync),
+        outs: &[(Option<usize>, SendPtr<f64>, Layout)],
+    ) {
+        let last = outs.iter().filter_map(|o| o.0).max().map_or(0, |m| m.min(self.levels - 1) + 1);
+        let factors = factors(&self.g0);
+        let data = SendPtr(data as *mut f64);
+        blocks(self.vectors, |i0, i1| {
+            let mut r = Vec::new();
+            for run in runs(self.layout, self.len, i0, i1) {
+                r.resize(run.count, 0.0);
+                run.load(get, &self.g0, &factors, &self.nonfinite, &mut r);
+                // SAFETY: the run's positions belong to this part alone.
+                unsafe {
+                    for (m, o, lay) in outs {
+                        if m.is_none() {
+                            run.out(o.get(), *lay).copy_from_slice(&r);
+                        }
+                    }
+                    for s in 0..last {
+                        let piece =
+                            std::slice::from_raw_parts(data.get().add(self.offset[s] + run.at(self.layout)), run.count);
+                        for (x, p) in r.iter_mut().zip(piece) {
+                            *x -= p;
+                        }
+                        for (m, o, lay) in outs {
+                            if *m == Some(s) {
+                                run.out(o.get(), *lay).copy_from_slice(&r);
+                            }
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+use crate::cpu::level3::packed::SendPtr;
+
+/// Per vector, the scaling to its units: 2^-g0 where that is a normal double, else None
+/// (`scale` in steps).
+fn factors(g0: &[i32]) -> Vec<Option<f64>> {
+    g0.iter().map(|&g| (-1022..=1023).contains(&-g).then(|| pow2(-g))).collect()
+}
+
+/// Entries adjacent in the layout: `count` of them, vectors i0.. at element l (`across`: rows
+/// of op(A), adjacent), or elements 0.. of vector i0 (columns of op(B)).
+#[derive(Clone, Copy)]
+struct Run {
+    count: usize,
+    i0: usize,
+    l: usize,
+    across: bool,
+}
+
+impl Run {
+    /// The vector and element of the run's entry `x`.
+    #[inline]
+    fn pos(&self, x: usize) -> (usize, usize) {
+        if self.across {
+            (self.i0 + x, self.l)
+        } else {
+            (self.i0, x)
+        }
+    }
+    /// Where the run starts in a matrix laid out as `lay`.
+    #[inline]
+    fn at(&self, lay: Layout) -> usize {
+        self.i0 * lay.vec_stride + self.l * lay.elem_stride
+    }
+    /// The run's entries of an output laid out as `lay` (adjacent there too).
+    ///
+    /// # Safety
+    /// `base` valid for the layout; no other thread touches this run.
+    #[inline]
+    unsafe fn out<'a>(&self, base: *mut f64, lay: Layout) -> &'a mut [f64] {
+        std::slice::from_raw_parts_mut(base.add(self.at(lay)), self.count)
+    }
+    /// The run's entries scaled to their vectors' units (0 for a vector holding Inf or NaN).
+    #[inline]
+    fn load(
+        &self,
+        get: &impl Fn(usize, usize) -> f64,
+        g0: &[i32],
+        factors: &[Option<f64>],
+        bad: &[bool],
+        r: &mut [f64],
+    ) {
+        for (x, y) in r.iter_mut().enumerate() {
+            let (i, l) = self.pos(x);
+            *y = if bad[i] {
+                0.0
+            } else {
+                match factors[i] {
+                    Some(f) => get(i, l) * f,
+                    None => scale(get(i, l), -g0[i]),
+                }
+            };
+        }
+    }
+}
+
+/// The runs of vectors [i0, i1): a column of the block at a time where vectors are adjacent
+/// (vec_stride 1), else a vector at a time.
+fn runs(layout: Layout, len: usize, i0: usize, i1: usize) -> impl Iterator<Item = Run> {
+    let across = layout.vec_stride == 1;
+    let count = if across { len } else { i1 - i0 };
+    (0..count).map(move |x| {
+        if across {
+            Run { count: i1 - i0, i0, l: x, across }
+        } else {
+            Run { count: len, i0: i0 + x, l: 0, across }
+        }
+    })
+}
+
+/// Blocks of vectors [i0, i1) spread over the pool's threads.
+fn blocks(vectors: usize, f: impl Fn(usize, usize) + Sync + Send) {
+    let threads = crate::cpu::threads::nthreads();
+    let parts = vectors.div_ceil(16).min(threads * 4).max(1);
+    crate::cpu::threads::for_each_part(threads, parts, |part| f(part * vectors / parts, (part + 1) * vectors / parts));
+}
+
+/// x rounded to the nearest integer, ties to even (|x| <= 2^51; the default rounding mode does
+/// the work: adding 1.5 * 2^52 leaves no fraction bits).
+#[inline]
+fn round_even(x: f64) -> f64 {
+    const M: f64 = 6755399441055744.0;
+    (x + M) - M
+}
+
+/// Sum of magnitudes and largest magnitude of `v`, in eight lanes (any order is as good for a
+/// bound: [`sum_up`] covers every order).
+#[inline]
+fn abs_sum_max(v: &[f64]) -> (f64, f64) {
+    let (mut s, mut m) = ([0.0f64; 8], [0.0f64; 8]);
+    let mut chunks = v.chunks_exact(8);
+    for c in &mut chunks {
+        for x in 0..8 {
+            s[x] += c[x].abs();
+            m[x] = m[x].max(c[x].abs());
+        }
+    }
+    for (x, y) in chunks.remainder().iter().enumerate() {
+        s[x] += y.abs();
+        m[x] = m[x].max(y.abs());
+    }
+    (s.iter().sum(), m.iter().fold(0.0, |a: f64, &b| a.max(b)))
+}
+
+/// Cut `vectors` vectors of length `len` (element l of vector i is `get(i, l)`) into a
+/// [`Ladder`] of `levels` slices of `bits`-bit integers placed as `stack` says, storing the
+/// first `stored` of them. Blocks of
+/// vectors are spread over the pool's threads and walked in runs adjacent in memory, so the
+/// cut vectorizes.
+pub fn ladder(
+    get: &(impl Fn(usize, usize) -> f64 + Sync),
+    vectors: usize,
+    len: usize,
+    bits: u32,
+    (levels, stored): (usize, usize),
+    stack: Stack,
+) -> Ladder {
+    let bits = bits.clamp(1, 50);
+    let levels = levels.max(1);
+    let n = vectors * len;
+    let (layout, offset, size) = match stack {
+        Stack::Rows => {
+            (Layout { vec_stride: 1, elem_stride: vectors }, (0..levels).map(|s| s * n).collect(), (levels + 1) * n)
+        }
+        Stack::Columns => (
+            Layout { vec_stride: levels * len, elem_stride: 1 },
+            (0..levels).map(|s| (levels - 1 - s) * len).collect(),
+            levels * n,
+        ),
+    };
+    let mut lad = Ladder {
+        bits,
+        levels,
+        vectors,
+        len,
+        layout,
+        offset,
+        g0: vec![0; vectors],
+        data: Work::take(size),
+        norm: vec![0.0; levels * vectors],
+        rest: vec![0.0; levels * vectors],
+        total: vec![0.0; vectors],
+        nonfinite: vec![false; vectors],
+        deep: vec![false; vectors],
+        stored: 0,
+    };
+    // Pass 1: each vector's largest and smallest non-zero magnitude, its unit, whether it holds
+    // Inf or NaN.
+    {
+        let (g0p, nfp, deepp) =
+            (SendPtr(lad.g0.as_mut_ptr()), SendPtr(lad.nonfinite.as_mut_ptr()), SendPtr(lad.deep.as_mut_ptr()));
+        blocks(vectors, |i0, i1| {
+            let mut mu = vec![0.0f64; i1 - i0];
+            let mut least = vec![f64::INFINITY; i1 - i0];
+            let mut bad = vec![false; i1 - i0];
+            for run in runs(layout, len, i0, i1) {
+                for x in 0..run.count {
+                    let (i, l) = run.pos(x);
+                    let v = get(i, l);
+                    bad[i - i0] |= !v.is_finite();
+                    mu[i - i0] = mu[i - i0].max(v.abs());
+                    if v != 0.0 {
+                        least[i - i0] = least[i - i0].min(v.abs());
+                    }
+                }
+            }
+            for v in 0..i1 - i0 {
+                let g0 = if bad[v] || mu[v] == 0.0 { 0 } else { ceil_exp(mu[v]) - bits as i32 };
+                // SAFETY: vector i0 + v belongs to this part.
+                unsafe {
+                    *g0p.get().add(i0 + v) = g0;
+                    *nfp.get().add(i0 + v) = bad[v];
+                    *deepp.get().add(i0 + v) = least[v].is_finite() && ceil_exp(least[v]) - g0 < -499;
+                }
+            }
+        });
+    }
+    // Pass 2: the slices (the first `stored`), and every slice's norm and remainder bound.
+    lad.cut(get, stored.min(levels), true);
+    lad
+}
+
+impl Ladder {
+    /// Make sure slices 0..upto are stored (a ladder is cut storing only the slices a call
+    /// usually multiplies; the bounds cover all `levels`).
+    pub fn store(&mut self, get: &(impl Fn(usize, usize) -> f64 + Sync), upto: usize) {
+        if upto > self.stored {
+            self.cut(get, upto.min(self.levels), false);
+        }
+    }
+
+    /// The cut's second pass: slices self.stored..store written; with `bounds`, every slice's
+    /// norm and remainder bound and the vectors' totals recorded too.
+    fn cut(&mut self, get: &(impl Fn(usize, usize) -> f64 + Sync), store: usize, bounds: bool) {
+        let (levels, vectors, len, layout, from) = (self.levels, self.vectors, self.len, self.layout, self.stored);
+        let factors = factors(&self.g0);
+        let (g0, bad, offset) = (&self.g0, &self.nonfinite, &self.offset);
+        let (datap, normp, restp, totalp) = (
+            SendPtr(self.data.as_mut_ptr()),
+            SendPtr(self.norm.as_mut_ptr()),
+            SendPtr(self.rest.as_mut_ptr()),
+            SendPtr(self.total.as_mut_ptr()),
+        );
+        let step = self.bits as i32 + 1;
+        let last = if bounds { levels } else { store };
+        let ups: Vec<f64> = (0..levels).map(|s| pow2(s as i32 * step)).collect();
+        let units: Vec<f64> = (0..levels).map(|s| pow2(-(s as i32) * step)).collect();
+        blocks(vectors, |i0, i1| {
+            let w = i1 - i0;
+            // Per vector of the block: total, then per slice norm and rest ([s * w + v]).
+            let (mut total, mut norm, mut rest) = (vec![0.0f64; w], vec![0.0f64; levels * w], vec![0.0f64; levels * w]);
+            let (mut r, mut spare) = (Vec::new(), Vec::new());
+            for run in runs(layout, len, i0, i1) {
+                r.resize(run.count, 0.0);
+                run.load(get, g0, &factors, bad, &mut r);
+                if bounds {
+                    if run.across {
+                        for (t, x) in total.iter_mut().zip(&r) {
+                            *t += x.abs();
+                        }
+                    } else {
+                        total[run.i0 - i0] += abs_sum_max(&r).0;
+                    }
+                }
+                for s in 0..last {
+                    // Slice s's unit is 2^(-s (bits + 1)) here: r / unit is exact (a power of
+                    // two, far from the exponent range's ends), its rounding q has |q| <= 2^bits
+                    // (the remainder is at most half the previous unit), and r - q * unit is
+                    // exact by Sterbenz's lemma (or q = 0).
+                    let out: &mut [f64] = if s >= from && s < store {
+                        // SAFETY: the run's positions belong to this part alone.
+                        unsafe { run.out(datap.get().add(offset[s]), layout) }
+                    } else {
+                        spare.resize(run.count, 0.0);
+                        &mut spare
+                    };
+                    let (up, unit) = (ups[s], units[s]);
+                    for (x, o) in r.iter_mut().zip(out.iter_mut()) {
+                        let piece = round_even(*x * up) * unit;
+                        *x -= piece;
+                        *o = piece;
+                    }
+                    if !bounds {
+                        continue;
+                    }
+                    if run.across {
+                        let (ns, rs) = (&mut norm[s * w..(s + 1) * w], &mut rest[s * w..(s + 1) * w]);
+                        for ((nv, rv), (p, x)) in ns.iter_mut().zip(rs.iter_mut()).zip(out.iter().zip(&r)) {
+                            *nv += p.abs();
+                            *rv = rv.max(x.abs());
+                        }
+                    } else {
+                        let v = s * w + run.i0 - i0;
+                        norm[v] += abs_sum_max(out).0;
+                        rest[v] = rest[v].max(abs_sum_max(&r).1);
+                    }
+                }
+            }
+            if !bounds {
+                return;
+            }
+            for v in 0..w {
+                let i = i0 + v;
+                // SAFETY: vector i belongs to this part.
+                unsafe {
+                    *totalp.get().add(i) = sum_up(total[v], len);
+                    for s in 0..levels {
+                        *normp.get().add(s * vectors + i) = sum_up(norm[s * w + v], len);
+                        *restp.get().add(s * vectors + i) = rest[s * w + v];
+                    }
+                }
+            }
+        });
+        self.stored = self.stored.max(store);
+    }
+}
+
+/// s as hi + lo: hi the double nearest s (an integer), lo the double nearest s - hi (so
+/// |lo - (s - hi)| <= u |lo|). One hardware conversion each where s fits in 63 bits.
+#[inline]
+fn split_i128(s: i128) -> (f64, f64) {
+    if let Ok(v) = i64::try_from(s) {
+        if v.unsigned_abs() < 1 << 62 {
+            let hi = v as f64;
+            return (hi, (v - hi as i64) as f64);
+        }
+    }
+    let hi = s as f64;
+    (hi, (s - hi as i128) as f64)
+}
+
+/// gamma_4 (rounded up): the bound of a four-addition sum.
+const GAMMA4: f64 = 4.0 * U / (1.0 - 4.0 * U) * (1.0 + 4.0 * U);
+
+/// The smaller of the gaps from the finite, non-zero double r to its two neighbours.
+#[inline]
+pub fn ulp_min(r: f64) -> f64 {
+    let a = r.abs();
+    if a == 0.0 {
+        return pow2(-1074);
+    }
+    let up = f64::from_bits(a.to_bits() + 1) - a;
+    let down = a - f64::from_bits(a.to_bits() - 1);
+    up.min(down)
+}
+
+#[inline]
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+/// One element of C from the fast path, certified or refused. Its exact value is
+/// z = alpha * X + beta * c with X = s * 2^unit + tail * 2^e, where s is the exact sum of the
+/// computed levels (an integer), `t` the computed rest of the product, within `t_err` of the
+/// true rest (both in units of 2^e). Returns the double r nearest to the computed value when
+/// that is provably faithful (|z - r| below the gap to r's nearer neighbour) or, with
+/// `nearest`, provably the double nearest to z (below half that gap); None where it cannot be
+/// shown (the caller then computes the element exactly). Every rounding of the steps here is
+/// bounded, and results near the ends of the exponent range are refused, so no input makes the
+/// guarantee fail silently.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn certify(
+    s: i128,
+    unit: i32,
+    t: f64,
+    t_err: f64,
+    e: i32,
+    alpha: f64,
+    beta: f64,
+    c: f64,
+    nearest: bool,
+) -> Option<f64> {
+    // Results near the exponent range's ends are refused (the exact path knows about
+    // subnormals and overflow): overflow shows as a term past 1e300, underflow in a step costs
+    // at most 2^-1074 (the slack below), far under the gap of a result above 2^-600.
+    const LOW: f64 = 1.0 / (1u128 << 100) as f64 / (1u128 << 100) as f64 / (1u128 << 100) as f64; // 2^-300
+    let (hi, lo) = split_i128(s);
+    let (x1, x2, x3) = (scale(hi, unit), scale(lo, unit), scale(t, e));
+    // alpha * x1 = p1 + q1 exactly (TwoProduct; alpha = 1, the usual case, needs no FMA).
+    let (p1, q1) = if alpha == 1.0 { (x1, 0.0) } else { (alpha * x1, alpha.mul_add(x1, -(alpha * x1))) };
+    let (p2, p3) = (alpha * x2, alpha * x3);
+    let (p4, q4) = if beta == 0.0 {
+        (0.0, 0.0)
+    } else {
+        let p = beta * c;
+        (p, beta.mul_add(c, -p))
+    };
+    if !(p1.abs() < 1e300 && p4.abs() < 1e300 && p3.abs() < 1e300) {
+        return None;
+    }
+    let (s1, e1) = two_sum(p1, p4);
+    let w = q1 + q4 + e1 + p2 + p3;
+    let (r, e2) = two_sum(s1, w);
+    if !r.is_finite() || r.abs() < LOW * LOW {
+        return None;
+    }
+    // |z - (r + e2)|: the rest's error, the roundings of lo, alpha*lo, alpha*tail, and of the
+    // five-term sum w; underflow in any of those steps costs at most 2^-1074 each (the slack,
+    // 2^-1020, a normal number: subnormal operands slow every step down).
+    let tail = alpha.abs() * scale(t_err, e);
+    let err = tail
+        + 2.01 * U * p2.abs()
+        + 1.01 * U * p3.abs()
+        + GAMMA4 * (q1.abs() + q4.abs() + e1.abs() + p2.abs() + p3.abs())
+        + pow2(-1020);
+    let total = (e2.abs() + err) * (1.0 + 16.0 * U);
+    let gap = ulp_min(r);
+    let limit = if nearest { gap * 0.5 } else { gap };
+    (total < limit).then_some(r)
+}
+
+/// A work buffer of the accurate GEMM, taken from a small pool and given back when dropped.
+/// Why: an accurate call at n = 1024 works through about 150 MB of slices and outputs; fresh
+/// allocations fault every page in again on each call (a fifth of the call's time on this
+/// project's VM), so the buffers of the last calls are kept, up to `HYBLAS_OZAKI_KEEP_MB`
+/// (default 512) in all. A taken buffer's contents are left from its last use: every user
+/// writes all it reads.
+pub struct Work(Vec<f64>);
+
+static POOL: std::sync::Mutex<Vec<Vec<f64>>> = std::sync::Mutex::new(Vec::new());
+
+fn keep_bytes() -> usize {
+    static KEEP: once_cell::sync::Lazy<usize> =
+        once_cell::sync::Lazy::new(|| crate::config::threshold("HYBLAS_OZAKI_KEEP_MB", 512) << 20);
+    *KEEP
+}
+
+impl Work {
+    /// A buffer of `len` doubles (contents unspecified).
+    pub fn take(len: usize) -> Work {
+        let found = {
+            let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+            // The smallest kept buffer that is large enough.
+            let best = (0..pool.len()).filter(|&x| pool[x].capacity() >= len).min_by_key(|&x| pool[x].capacity());
+            best.map(|x| pool.swap_remove(x))
+        };
+        let mut v = found.unwrap_or_default();
+        if v.len() >= len {
+            v.truncate(len);
+        } else {
+            v.resize(len, 0.0);
+        }
+        Work(v)
+    }
+}
+
+impl Drop for Work {
+    fn drop(&mut self) {
+        let v = std::mem::take(&mut self.0);
+        if v.capacity() == 0 {
+            return;
+        }
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        pool.push(v);
+        // Over the cap: drop the smallest first, keeping the large ones a call reuses.
+        pool.sort_by_key(|b| std::cmp::Reverse(b.capacity()));
+        let mut bytes = 0usize;
+        pool.retain(|b| {
+            bytes += b.capacity() * 8;
+            bytes <= keep_bytes()
+        });
+    }
+}
+
+impl std::ops::Deref for Work {
+    type Target = [f64];
+    fn deref(&self) -> &[f64] {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Work {
+    fn deref_mut(&mut self) -> &mut [f64] {
+        &mut self.0
+    }
+}
+
+impl std::fmt::Debug for Work {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Work({} doubles)", self.0.len())
+    }
 }

@@ -1,47 +1,195 @@
 //! Accurate DGEMM by the Ozaki scheme (issue 49), on the CPU: C := alpha*op(A)*op(B) + beta*C
-//! correctly rounded, every element the double nearest to the exact value (so faithfully
-//! rounded too), whatever the cancellation in the sums.
+//! with every element faithfully rounded (within one ulp of the exact value: one of the two
+//! doubles around it) or, with [`Rounding::Nearest`], correctly rounded, whatever the
+//! cancellation in the sums. Each element's guarantee is checked, never assumed: an element
+//! the fast path cannot certify is computed exactly.
 //!
-//! 1. op(A)'s rows and op(B)'s columns are split into integer slices (`cpu::ozaki::split`, the
-//!    exact splitting: every slice until nothing is left).
-//! 2. The p x q slice products run as one batched GEMM (`plan::batch`): each is exact in FP64.
-//! 3. Each element's p*q scaled products, alpha, and beta*c are summed exactly and rounded once
-//!    (`cpu::ozaki::Exact`), the columns of C spread over the pool's threads.
+//! 1. op(A)'s rows and op(B)'s columns are cut into ladders of integer slices
+//!    (`cpu::ozaki::ladder`): slice s of a vector sits s * (bits + 1) bits below its top, so the
+//!    products A_s B_t of one level s + t share a scale.
+//! 2. Level by level (l = 0, 1, ...), the products with s + t = l are computed exactly in FP64
+//!    (bits chosen so that a level's sum stays below 2^53) and added into a fixed-point integer
+//!    per element (`i128`).
+//! 3. After each level the planner predicts, per element, how many levels it needs (from the
+//!    estimate so far and the slices' norms) and stops at the level L where the predicted cost
+//!    (the GEMMs still to run, plus the elements expected to fail times the cost of computing
+//!    one exactly) is least.
+//! 4. The rest of the product, sum_{s<=L} A_s R^B_{L-s} + R^A_L B (R the remainders), runs as
+//!    ordinary FP64 GEMMs: it is 2^-(L+1)(bits+1) smaller than A*B, so its rounding error
+//!    (at most gamma_N times its absolute terms, bounded by the slices' norms) is tiny.
+//! 5. Per element, `cpu::ozaki::certify` rounds alpha*(levels + rest) + beta*c and proves the
+//!    result faithful (or nearest) from the bounds, or refuses; a refused element is computed
+//!    exactly (a big-integer dot product, `cpu::ozaki::Exact`) and rounded once.
+//!
+//! The products of a level (and the rest's) run either as one batched GEMM (`plan::batch`,
+//! separate outputs summed after) or looped (one threaded GEMM each, accumulating), chosen by
+//! size (`HYBLAS_OZAKI_BATCH_MAX_FLOPS`).
 //!
 //! Rows of op(A) and columns of op(B) holding an Inf or NaN, and elements of C that are Inf or NaN
 //! where beta != 0, take IEEE arithmetic: their elements are the plain dot product in order (what
 //! the reference DGEMM computes), so Inf and NaN come out where a DGEMM puts them. A non-finite
 //! alpha or beta runs the whole call as plain DGEMM.
-//!
-//! This is the first, exact form: every slice product is computed and kept (p*q products of
-//! m x n). Fewer products for a faithful result, sparse slices, the per-call choice of batched
-//! or looped products and the GPU path are the issue's next steps (docs/ozaki.md).
 
+use crate::config;
 use crate::cpu::level3::packed::SendPtr;
-use crate::cpu::ozaki::{slice_bits, split, Exact, Layout};
+use crate::cpu::ozaki::{
+    certify, gamma, ladder, scale_pow2, slice_bits, ulp_min, Exact, Ladder, Layout, Stack, Work, U,
+};
 use crate::cpu::threads;
 use crate::trace;
-use crate::types::Trans;
+use crate::types::{MatMut, MatRef, Trans};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+/// The guarantee asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    /// Every element one of the two doubles around the exact value.
+    Faithful,
+    /// Every element the double nearest to the exact value (ties to even).
+    Nearest,
+}
 
 /// What one call did, for its trace line and for tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Report {
-    /// Slices of op(A) and of op(B) (the most any row or column needed).
-    pub slices_a: usize,
-    pub slices_b: usize,
-    /// Slice products computed (as one batched call).
+    /// Bits of a slice entry.
+    pub bits: u32,
+    /// Levels computed exactly (0..=L, so L + 1 slices of each operand were multiplied).
+    pub levels: usize,
+    /// GEMMs of the call's size run: the exact levels' products and the rest's.
     pub products: usize,
+    /// Whether the products ran as batched calls (else looped).
+    pub batched: bool,
+    /// Elements certified by the fast path.
+    pub certified: usize,
+    /// Elements computed exactly because the fast path could not certify them.
+    pub exact: usize,
     /// Elements computed with IEEE arithmetic (an Inf or NaN in their row, column, or C).
     pub ieee: usize,
 }
 
-/// C := alpha*op(A)*op(B) + beta*C, correctly rounded (column-major; arguments checked by the
-/// caller as for DGEMM).
+/// Most levels an element's `i128` holds: after level l it needs 53 + l (bits + 1) + 1 bits.
+fn max_levels(bits: u32) -> usize {
+    (((126 - 54) / (bits + 1)) as usize).min(3)
+}
+
+/// Time spent per phase, for the trace line.
+struct Phases {
+    last: std::time::Instant,
+    list: Vec<(&'static str, f64)>,
+}
+
+impl Phases {
+    fn new(start: std::time::Instant) -> Phases {
+        Phases { last: start, list: Vec::new() }
+    }
+    fn mark(&mut self, what: &'static str) {
+        let now = std::time::Instant::now();
+        self.list.push((what, (now - self.last).as_secs_f64()));
+        self.last = now;
+    }
+}
+
+/// Elements the planner's prediction looks at (a fixed stride through C).
+const SAMPLES: usize = 4096;
+
+/// How a level's products run.
+fn batched(m: usize, n: usize, k: usize) -> bool {
+    let flops = 2.0 * m as f64 * n as f64 * k as f64;
+    match config::value("HYBLAS_OZAKI_BATCHED").as_deref().map(str::trim) {
+        Some("on" | "1" | "yes") => true,
+        Some("off" | "0" | "no") => false,
+        // Measured (docs/ozaki.md): many small products gain from running side by side.
+        _ => flops <= config::float("HYBLAS_OZAKI_BATCH_MAX_FLOPS").unwrap_or(2.0 * 128f64.powi(3)),
+    }
+}
+
+/// The products of one level (or of the rest): out := sum_p A_p B_p with A_p = `a[p]` (m x k,
+/// ld `lda`) and B_p = `b[p]` (k x n, ld `ldb`), out m x n (ld m). The operands are placed so
+/// that the A_p side by side and the B_p stacked are themselves matrices (`Stack`): `joined`
+/// runs them as one GEMM of inner dimension p k; otherwise the p products run as one batched
+/// call into separate outputs, summed after.
+#[allow(clippy::too_many_arguments)]
+unsafe fn products(
+    a: &[*const f64],
+    b: &[*const f64],
+    (m, n, k): (usize, usize, usize),
+    lda: usize,
+    ldb: usize,
+    out: &mut [f64],
+    joined: bool,
+) {
+    let mn = m * n;
+    let count = a.len();
+    if joined || count == 1 {
+        crate::cpu::level3::gemm::gemm(
+            1.0,
+            MatRef::col_major(a[0], m, count * k, lda),
+            false,
+            MatRef::col_major(b[0], count * k, n, ldb),
+            false,
+            0.0,
+            MatMut::col_major(out.as_mut_ptr(), m, n, m),
+        );
+        return;
+    }
+    let mut parts = vec![0.0f64; count * mn];
+    let pc: Vec<*mut f64> = (0..count).map(|p| parts.as_mut_ptr().add(p * mn)).collect();
+    let call = super::batch::Product {
+        ta: Trans::No,
+        tb: Trans::No,
+        m,
+        n,
+        k,
+        alpha: 1.0,
+        a: a[0],
+        lda,
+        b: b[0],
+        ldb,
+        beta: 0.0,
+        c: pc[0],
+        ldc: m,
+    };
+    let ops = super::batch::Ops::Arrays { a: a.as_ptr(), b: b.as_ptr(), c: pc.as_ptr() };
+    super::batch::gemm_batch("dgemm_accurate", &[super::batch::Group { call, ops, count }]);
+    out[..mn].copy_from_slice(&parts[..mn]);
+    for p in 1..count {
+        for (o, x) in out[..mn].iter_mut().zip(&parts[p * mn..(p + 1) * mn]) {
+            *o += x;
+        }
+    }
+}
+
+/// An upper bound on |sum_{s+t>L} A_s B_t| for element (i, j) in units of 2^(g0A_i + g0B_j):
+/// sum_{s<=L} |A_s| |R^B_{L-s}| + |R^A_L| |B| <= sum_s norm(A_s) rest(B, L-s) + rest(A, L) total(B).
+fn rest_bound(la: &Ladder, lb: &Ladder, l: usize, i: usize, j: usize) -> f64 {
+    let mut m = la.rest(l, i) * lb.total[j];
+    for s in 0..=l {
+        m += la.norm(s, i) * lb.rest(l - s, j);
+    }
+    m * (1.0 + 1e-12)
+}
+
+/// Slack for what the scaled vectors may have lost (entries 2^1000 below their vector's
+/// largest) and for underflow in the rest's GEMMs, in the element's units: far below any
+/// result the fast path certifies, and counted all the same where it can occur
+/// (`Ladder::deep`; elsewhere 0, which also keeps subnormal arithmetic out of the loop).
+fn slack(la: &Ladder, lb: &Ladder, terms: usize, i: usize, j: usize) -> f64 {
+    if !(la.deep[i] || lb.deep[j]) {
+        return 0.0;
+    }
+    const TINY: f64 = f64::from_bits(1 << 4); // 2^-1070 (16 times the smallest subnormal)
+    (terms as f64 + la.total[i] + lb.total[j] + 1.0) * TINY
+}
+
+/// C := alpha*op(A)*op(B) + beta*C, every element faithfully (or, `Nearest`, correctly) rounded
+/// (column-major; arguments checked by the caller as for DGEMM).
 ///
 /// # Safety
 /// A, B, C valid for the shapes and leading dimensions given, C not overlapping A or B.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn dgemm(
+    rounding: Rounding,
     ta: Trans,
     tb: Trans,
     m: usize,
@@ -61,18 +209,16 @@ pub unsafe fn dgemm(
     if m == 0 || n == 0 {
         return report;
     }
-    let cij = |i: usize, j: usize| c.add(i + j * ldc);
     if !alpha.is_finite() || !beta.is_finite() {
         // IEEE throughout: the plain product.
-        crate::cpu::level3::gemm::gemm_with(
-            1,
+        crate::cpu::level3::gemm::gemm(
             alpha,
-            crate::types::MatRef::op(a, ta, m, k, lda).0,
+            MatRef::op(a, ta, m, k, lda).0,
             false,
-            crate::types::MatRef::op(b, tb, k, n, ldb).0,
+            MatRef::op(b, tb, k, n, ldb).0,
             false,
             beta,
-            crate::types::MatMut::col_major(c, m, n, ldc),
+            MatMut::col_major(c, m, n, ldc),
         );
         report.ieee = m * n;
         return report;
@@ -81,14 +227,15 @@ pub unsafe fn dgemm(
         // beta*C, one rounding each (beta == 0: zeros, C not read).
         for j in 0..n {
             for i in 0..m {
-                *cij(i, j) = if beta == 0.0 { 0.0 } else { beta * *cij(i, j) };
+                let p = c.add(i + j * ldc);
+                *p = if beta == 0.0 { 0.0 } else { beta * *p };
             }
         }
         return report;
     }
     // (The operands as the pool's threads read them: shared, read-only.)
     let (ap, bp) = (SendPtr(a as *mut f64), SendPtr(b as *mut f64));
-    let op_a = |i: usize, l: usize| {
+    let op_a = move |i: usize, l: usize| {
         let a = ap.get();
         if ta == Trans::No {
             *a.add(i + l * lda)
@@ -96,7 +243,7 @@ pub unsafe fn dgemm(
             *a.add(l + i * lda)
         }
     };
-    let op_b = |l: usize, j: usize| {
+    let op_b = move |l: usize, j: usize| {
         let b = bp.get();
         if tb == Trans::No {
             *b.add(l + j * ldb)
@@ -104,84 +251,183 @@ pub unsafe fn dgemm(
             *b.add(j + l * ldb)
         }
     };
-    let bits = slice_bits(k);
-    let (sa, _) = split(op_a, m, k, bits, Layout { vec_stride: 1, elem_stride: m }, None);
-    let (sb, _) = split(|j, l| op_b(l, j), n, k, bits, Layout { vec_stride: k, elem_stride: 1 }, None);
-    let (p, q) = (sa.count, sb.count);
-    report.slices_a = p;
-    report.slices_b = q;
-    report.products = p * q;
-    // The slice products, P[s*q + t] = A_s B_t (m x n), as one batched call.
-    let mut prod = vec![0.0f64; p * q * m * n];
-    if p * q > 0 {
-        let pa: Vec<*const f64> = (0..p * q).map(|st| sa.slice(st / q).as_ptr()).collect();
-        let pb: Vec<*const f64> = (0..p * q).map(|st| sb.slice(st % q).as_ptr()).collect();
-        let pc: Vec<*mut f64> = (0..p * q).map(|st| prod.as_mut_ptr().add(st * m * n)).collect();
-        let call = super::batch::Product {
-            ta: Trans::No,
-            tb: Trans::No,
-            m,
-            n,
-            k,
-            alpha: 1.0,
-            a: pa[0],
-            lda: m,
-            b: pb[0],
-            ldb: k,
-            beta: 0.0,
-            c: pc[0],
-            ldc: m,
-        };
-        let ops = super::batch::Ops::Arrays { a: pa.as_ptr(), b: pb.as_ptr(), c: pc.as_ptr() };
-        super::batch::gemm_batch("dgemm_accurate", &[super::batch::Group { call, ops, count: p * q }]);
-    }
-    // Each element's exact sum, rounded once; columns of C over the pool's threads.
-    let ieee = std::sync::atomic::AtomicUsize::new(0);
+    let col_b = move |j: usize, l: usize| op_b(l, j);
+    // Bits such that the up to 4 products of a level sum exactly in FP64.
+    let bits = slice_bits(4 * k);
+    let lmax = max_levels(bits);
+    let mut phases = Phases::new(start);
+    // Two slices stored at first (levels 0 and 1 are what most inputs need); more on demand.
+    let mut la = ladder(&op_a, m, k, bits, (lmax + 1, 2), Stack::Rows);
+    let mut lb = ladder(&col_b, n, k, bits, (lmax + 1, 2), Stack::Columns);
+    phases.mark("cut");
+    let batch = batched(m, n, k);
+    let (lda, ldb) = (la.ld(), lb.ld());
+    report.bits = bits;
+    report.batched = batch;
+    let mn = m * n;
+    let nearest = rounding == Rounding::Nearest;
     let cs = SendPtr(c);
-    let prod = &prod;
+    let old = |i: usize, j: usize| if beta == 0.0 { 0.0 } else { *cs.get().add(i + j * ldc) };
+    let step = bits as i32 + 1;
     let threads = threads::nthreads();
     let parts = n.min(threads * 4).max(1);
+    let cols = |part: usize| (part * n / parts)..((part + 1) * n / parts);
+
+    // The exact levels, one output each (units of the element's top unit 2^(g0A_i + g0B_j);
+    // level l's values are integers times 2^(-l (bits + 1)), below 2^53 of those).
+    let mut levels: Vec<Work> = Vec::new();
+    let fallback_cost = config::float("HYBLAS_OZAKI_FALLBACK_COST").unwrap_or(300.0);
+    let kappa = if nearest { 2f64.powi(-12) } else { 0.25 };
+    let mut l = 0usize;
+    loop {
+        la.store(&op_a, l + 1);
+        lb.store(&col_b, l + 1);
+        let pa: Vec<*const f64> = (0..=l).map(|s| la.slice_ptr(s)).collect();
+        let pb: Vec<*const f64> = (0..=l).map(|s| lb.slice_ptr(l - s)).collect();
+        let mut out = Work::take(mn);
+        products(&pa, &pb, (m, n, k), lda, ldb, &mut out, !batch);
+        levels.push(out);
+        phases.mark("level");
+        report.products += l + 1;
+        if l == lmax {
+            break;
+        }
+        // Predict, on a sample of the elements, each one's need: the least L >= l whose rest
+        // bound is a small share of the gap around it (from a lower bound on |C_ij| given by
+        // the levels so far); unknown where those cannot bound |C_ij| away from 0. The choice
+        // needs only the shares, so a sample does (the certification below is per element).
+        let width = lmax - l + 2; // needs l..=lmax, then unknown
+        let mut counts = vec![0usize; width];
+        let samples = mn.min(SAMPLES);
+        for t in 0..samples {
+            let at = t * mn / samples;
+            let (i, j) = (at % m, at / m);
+            if la.nonfinite[i] || lb.nonfinite[j] || !old(i, j).is_finite() {
+                continue;
+            }
+            let e = la.g0[i] + lb.g0[j];
+            let so_far: f64 = levels.iter().map(|lev| lev[at]).sum();
+            let est = alpha * scale_pow2(so_far, e) + beta * old(i, j);
+            let omega = alpha.abs() * scale_pow2(rest_bound(&la, &lb, l, i, j), e);
+            let low = est.abs() - omega - 4.0 * U * est.abs();
+            let need = if !(low > 0.0 && low.is_finite()) {
+                width - 1
+            } else {
+                let target = kappa * ulp_min(low);
+                (l..=lmax)
+                    .position(|big_l| {
+                        let d = gamma((big_l + 2) * k) * rest_bound(&la, &lb, big_l, i, j);
+                        alpha.abs() * scale_pow2(d, e) <= target
+                    })
+                    .unwrap_or(width - 1)
+            };
+            counts[need] += 1;
+        }
+        let per = mn as f64 / samples as f64;
+        // Cost of stopping at L (in element-GEMMs: one GEMM of the call's size is m*n): the
+        // exact levels l+1..=L, the rest's L+2 products, and the elements expected to fail.
+        let cost = |big_l: usize| {
+            let gemms: usize = (l + 1..=big_l).map(|x| x + 1).sum::<usize>() + big_l + 2;
+            let fails: usize = counts[big_l - l + 1..].iter().sum();
+            gemms as f64 * mn as f64 + fallback_cost * fails as f64 * per
+        };
+        let best = (l..=lmax).min_by(|&x, &y| cost(x).total_cmp(&cost(y))).unwrap_or(l);
+        let unknown = counts[width - 1] as f64 * per;
+        // Go on while a later level is predicted cheaper, or while elements the levels so far
+        // cannot size would cost more to compute exactly than the next level.
+        if best == l && unknown * fallback_cost <= (l + 2) as f64 * mn as f64 {
+            break;
+        }
+        l += 1;
+    }
+    report.levels = l;
+
+    // The rest: sum_{s<=L} A_s R^B_{L-s} + R^A_L B, in ordinary FP64 GEMMs (units of 2^g0):
+    // [A_0 .. A_L R^A_L] times [R^B_L; ..; R^B_0; B] (R^A_L put in slice L + 1's place).
+    let stacked = (l + 2) * k;
+    let mut rest_b = Work::take(stacked * n);
+    let mut outs: Vec<(Option<usize>, usize)> = (0..=l).map(|x| (Some(l - x), x * k)).collect();
+    outs.push((None, (l + 1) * k));
+    lb.remainders(&col_b, &mut rest_b, Layout { vec_stride: stacked, elem_stride: 1 }, &outs);
+    la.rest_into_slot(&op_a, l);
+    let (la, lb) = (&la, &lb);
+    let pa: Vec<*const f64> = (0..=l + 1).map(|s| la.slice_ptr(s)).collect();
+    let pb: Vec<*const f64> = (0..=l + 1).map(|x| rest_b[x * k..].as_ptr()).collect();
+    let mut rest = Work::take(mn);
+    phases.mark("rest cut");
+    products(&pa, &pb, (m, n, k), lda, stacked, &mut rest, !batch);
+    phases.mark("rest");
+    report.products += l + 2;
+    drop(rest_b);
+    let terms = (l + 2) * k;
+    let g = gamma(terms);
+    // Level l' as an integer in units of 2^(-l' (bits + 1)), shifted to units of 2^(-L (bits+1)).
+    let ups: Vec<(f64, u32)> = (0..=l).map(|x| (2f64.powi(x as i32 * step), ((l - x) as i32 * step) as u32)).collect();
+
+    // Each element certified, or computed exactly; columns of C over the pool's threads.
+    let (ieee, exact) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let (levels, rest) = (&levels, &rest);
     threads::for_each_part(threads, parts, |part| {
         let mut acc = Exact::new();
         let c = cs.get();
-        for j in (part * n / parts)..((part + 1) * n / parts) {
+        let (mut n_ieee, mut n_exact) = (0, 0);
+        for j in cols(part) {
             for i in 0..m {
                 let cp = c.add(i + j * ldc);
-                let old = if beta == 0.0 { 0.0 } else { *cp };
-                if sa.nonfinite[i] || sb.nonfinite[j] || !old.is_finite() {
+                let o = if beta == 0.0 { 0.0 } else { *cp };
+                if la.nonfinite[i] || lb.nonfinite[j] || !o.is_finite() {
                     // IEEE: the plain dot product in order, as the reference DGEMM.
                     let mut dot = 0.0f64;
-                    for l in 0..k {
-                        dot += op_a(i, l) * op_b(l, j);
+                    for t in 0..k {
+                        dot += op_a(i, t) * op_b(t, j);
                     }
-                    *cp = if beta == 0.0 { alpha * dot } else { alpha * dot + beta * old };
-                    ieee.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    *cp = if beta == 0.0 { alpha * dot } else { alpha * dot + beta * o };
+                    n_ieee += 1;
                     continue;
                 }
-                acc.clear();
-                for s in 0..p {
-                    let ea = sa.exp(s, i);
-                    for t in 0..q {
-                        let v = prod[(s * q + t) * m * n + i + j * m];
-                        if v != 0.0 {
-                            acc.add(v < 0.0, v.abs() as u64 as u128, ea + sb.exp(t, j));
+                let e = la.g0[i] + lb.g0[j];
+                let at = i + j * m;
+                let mut s = 0i128;
+                for (lev, &(up, shift)) in levels.iter().zip(&ups) {
+                    s += ((lev[at] * up) as i64 as i128) << shift;
+                }
+                let t_err = g * rest_bound(la, lb, l, i, j) + slack(la, lb, terms, i, j);
+                let sure = certify(s, e - l as i32 * step, rest[at], t_err, e, alpha, beta, o, nearest);
+                *cp = match sure {
+                    Some(r) => r,
+                    None => {
+                        // The exact dot product, alpha and beta*c, rounded once.
+                        n_exact += 1;
+                        acc.clear();
+                        for t in 0..k {
+                            acc.add_product(op_a(i, t), op_b(t, j));
                         }
+                        acc.mul_f64(alpha);
+                        if beta != 0.0 {
+                            acc.add_product(beta, o);
+                        }
+                        acc.round()
                     }
-                }
-                acc.mul_f64(alpha);
-                if beta != 0.0 {
-                    acc.add_product(beta, old);
-                }
-                *cp = acc.round();
+                };
             }
         }
+        ieee.fetch_add(n_ieee, Relaxed);
+        exact.fetch_add(n_exact, Relaxed);
     });
+    phases.mark("certify");
     report.ieee = ieee.into_inner();
+    report.exact = exact.into_inner();
+    report.certified = mn - report.ieee - report.exact;
     if trace::enabled() {
         let shape = format!(
-            "ta={ta:?} tb={tb:?} m={m} n={n} k={k} accurate (nearest): slices A={p} B={q}, products={} (dense, batched), ieee elements={}",
-            p * q,
-            report.ieee
+            "ta={ta:?} tb={tb:?} m={m} n={n} k={k} accurate ({}): bits={bits} levels=0..{l} products={} ({}) certified={} exact={} ieee={} ms: {}",
+            if nearest { "nearest" } else { "faithful" },
+            report.products,
+            if batch { "batched" } else { "joined" },
+            report.certified,
+            report.exact,
+            report.ieee,
+            phases.list.iter().map(|(w, t)| format!("{w} {:.2}", t * 1e3)).collect::<Vec<_>>().join(", ")
         );
         trace::line("dgemm", &shape, "cpu", threads, start.elapsed().as_secs_f64());
     }
