@@ -37,6 +37,35 @@ int openblas_get_num_threads(void);
 // had none), or -3 for any other value, with nothing changed.
 int hyblas_set_strassen(int mode);
 
+// The DGEMM mode of this thread's next `dgemm_` / `cblas_dgemm` calls on host memory: 0 native,
+// 1 accurate (the Ozaki scheme, every element correctly rounded: the same bits whatever the
+// threads), 2 faithful (every element one of the two doubles around the exact value), -2 back
+// to `HYBLAS_DGEMM_MODE` (default native). Returns the thread's setting before (-2 when it had
+// none), or -3 for any other value, with nothing changed.
+int hyblas_set_dgemm_mode(int mode);
+
+// `cblas_dgemm` with a DGEMM mode for this call only (`mode` as in [`hyblas_set_dgemm_mode`],
+// 0-2; `layout`, `transa`, `transb` as in CBLAS). Returns 0, or -3 for a bad mode (nothing
+// done) or -1 after an internal error; bad arguments are reported as `cblas_dgemm` reports them.
+//
+// # Safety
+// Pointers as in reference CBLAS.
+int hyblas_dgemm_ex(int mode,
+                    int layout,
+                    int transa,
+                    int transb,
+                    int m,
+                    int n,
+                    int k,
+                    double alpha,
+                    const double *a,
+                    int lda,
+                    const double *b,
+                    int ldb,
+                    double beta,
+                    double *c,
+                    int ldc);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

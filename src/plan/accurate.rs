@@ -49,6 +49,73 @@ pub enum Rounding {
     Nearest,
 }
 
+/// `HYBLAS_DGEMM_MODE`: how `dgemm_` / `cblas_dgemm` compute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Plain FP64 DGEMM (the default).
+    Native,
+    /// The Ozaki scheme: `Accurate(Nearest)` (`accurate` or `nearest`: correctly rounded, so
+    /// the same bits on any thread count or device) or `Accurate(Faithful)` (`faithful`).
+    Accurate(Rounding),
+}
+
+impl Mode {
+    /// `native`, `accurate` (= `nearest`), `nearest`, `faithful`; case-insensitive.
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "native" | "off" | "0" => Some(Mode::Native),
+            "accurate" | "nearest" | "on" | "1" => Some(Mode::Accurate(Rounding::Nearest)),
+            "faithful" | "2" => Some(Mode::Accurate(Rounding::Faithful)),
+            _ => None,
+        }
+    }
+    /// The native API's code: 0 native, 1 accurate (nearest), 2 faithful.
+    pub fn from_code(c: i32) -> Option<Mode> {
+        match c {
+            0 => Some(Mode::Native),
+            1 => Some(Mode::Accurate(Rounding::Nearest)),
+            2 => Some(Mode::Accurate(Rounding::Faithful)),
+            _ => None,
+        }
+    }
+    pub fn code(self) -> i32 {
+        match self {
+            Mode::Native => 0,
+            Mode::Accurate(Rounding::Nearest) => 1,
+            Mode::Accurate(Rounding::Faithful) => 2,
+        }
+    }
+}
+
+static ENV_MODE: once_cell::sync::Lazy<Mode> = once_cell::sync::Lazy::new(|| {
+    let v = config::value("HYBLAS_DGEMM_MODE").unwrap_or_default();
+    Mode::parse(&v).unwrap_or_else(|| {
+        eprintln!("hyblas: HYBLAS_DGEMM_MODE={v} is not native, accurate, nearest or faithful; using native");
+        Mode::Native
+    })
+});
+
+thread_local! {
+    static MODE_LOCAL: std::cell::Cell<Option<Mode>> = const { std::cell::Cell::new(None) };
+}
+
+/// The DGEMM mode in force on this thread: its own ([`with_mode`], [`set_thread_mode`]), else
+/// `HYBLAS_DGEMM_MODE` (read once).
+pub fn mode() -> Mode {
+    MODE_LOCAL.with(|c| c.get()).unwrap_or(*ENV_MODE)
+}
+
+/// Run `f` with this thread's DGEMMs in mode `m` (the native API's `hyblas_dgemm_ex`, tests).
+pub fn with_mode<R>(m: Mode, f: impl FnOnce() -> R) -> R {
+    config::with_local(&MODE_LOCAL, Some(m), f)
+}
+
+/// Set this thread's DGEMM mode (None: back to `HYBLAS_DGEMM_MODE`) for its next calls;
+/// returns the one before (`hyblas_set_dgemm_mode`).
+pub fn set_thread_mode(m: Option<Mode>) -> Option<Mode> {
+    MODE_LOCAL.with(|c| c.replace(m))
+}
+
 /// What one call did, for its trace line and for tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Report {

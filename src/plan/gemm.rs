@@ -6,6 +6,7 @@
 //!
 //! | step | decision | setting (default) | the trace line says |
 //! | --- | --- | --- | --- |
+//! | 0 | DGEMM in accurate mode on host memory: the Ozaki scheme (`plan::accurate`) | `HYBLAS_DGEMM_MODE` (native), `hyblas_set_dgemm_mode`, `hyblas_dgemm_ex` | `accurate (nearest): bits=.. levels=.. products=..` |
 //! | 1 | where the operands live: all in device memory (2-6), else the host (7-11) | | `engine=gpu` / `gpu-offload` / `split-offload` / `cpu` |
 //! | 2 | a degenerate call (empty output, k = 0, GemmEx types hyblas lacks): the real cuBLAS | | `k = 0: left to cuBLAS` |
 //! | 3 | a route forced: hyblas's split-k or the real cuBLAS | `plan::gpu::with_mode`, `HYBLAS_CUBLAS_GEMM`, `HYBLAS_CUBLAS` (auto) | `HYBLAS_CUBLAS_GEMM=hyblas` |
@@ -86,11 +87,28 @@ pub unsafe fn gemm<T: Scalar>(
         let (a, b, c) = (DMat::of(a, lda), DMat::of(b, ldb), DMat::of(c as *const T, ldc));
         vendor_device_gemm(ex, ta, tb, m as i64, n as i64, k as i64, alpha, a, b, beta, c)
     };
+    // HYBLAS_DGEMM_MODE=accurate: DGEMM by the Ozaki scheme (plan::accurate), on host memory
+    // so far; on device memory the call stays native and its trace line says so.
+    let accurate = match plan::accurate::mode() {
+        plan::accurate::Mode::Accurate(r) if T::PREFIX == 'd' => Some(r),
+        _ => None,
+    };
+    let shape = || match accurate {
+        Some(_) => format!("{} (accurate mode: not yet on device memory, native)", shape()),
+        None => shape(),
+    };
     if plan::on_gpu(T::PREFIX, "gemm", shape, ops, dev, vnd).is_some() {
         return;
     }
     let (m, n, k) = (m as usize, n as usize, k as usize);
     let (lda, ldb, ldc) = (lda as usize, ldb as usize, ldc as usize);
+    if let Some(rounding) = accurate {
+        // T is f64 here (prefix 'd'): the casts are identities.
+        let (al, be): (f64, f64) = (std::mem::transmute_copy(&alpha), std::mem::transmute_copy(&beta));
+        let (a, b, c) = (a as *const f64, b as *const f64, c as *mut f64);
+        plan::accurate::dgemm(rounding, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
+        return;
+    }
     // The offload planner: CPU, GPU or both (true: done there, with its trace line).
     if host_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
         return;

@@ -1,0 +1,516 @@
+//! `ozakibench`: the accurate DGEMM (issue 49, `plan::accurate`, the Ozaki scheme) against native
+//! DGEMM on this machine's CPU, time and error, in one process.
+//!
+//! Per input kind and n (m = n = k): native DGEMM (hyblas's `cblas_dgemm`, best of the reps),
+//! then the accurate call in each rounding asked (best of the reps, C reset each time). The
+//! error of each is measured against the correctly rounded product, which the `nearest` call
+//! returns (proven element by element against a big-integer oracle in `tests/ozaki.rs`): the
+//! largest relative error of an element (|c - exact| / |exact|) and the normwise one
+//! (||C - exact||_F / ||exact||_F); for `faithful`, the largest distance in ulps.
+//!
+//! Inputs: `phiX`, entries (U - 0.5) exp(X N(0, 1)) (the issue's, X = 0.5, 2, 8), and `seed`,
+//! the seed paper's A = identity with 10% of its entries replaced by U(0, 1) and B = inv(A)
+//! (Gauss-Jordan here, O(n^3) on one core: `--seed-max` caps its n).
+//!
+//! Writes `<machine>-ozaki.csv`, `.md` and `.svg` (time over native, and native's error, against
+//! n) under --out, and prints the table.
+
+use hyblas::plan::accurate::{self, Report, Rounding};
+use hyblas::types::Trans;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[path = "svg_axes.rs"]
+mod svg_axes;
+
+extern "C" {
+    fn cblas_dgemm(
+        l: i32,
+        ta: i32,
+        tb: i32,
+        m: i32,
+        n: i32,
+        k: i32,
+        al: f64,
+        a: *const f64,
+        lda: i32,
+        b: *const f64,
+        ldb: i32,
+        be: f64,
+        c: *mut f64,
+        ldc: i32,
+    );
+}
+
+const HELP: &str = "\
+usage: ozakibench [options]
+  --sizes LIST     n (m = n = k; default 256,512,1024,2048,4096)
+  --inputs LIST    phi0.5, phi2, phi8, seed (default all four)
+  --rounding LIST  nearest, faithful (default both)
+  --seed-max N     largest n of the seed's matrices (inv(A) costs O(n^3) on one core; default 2048)
+  --reps N         timed runs per side, the best kept (default 3; 2 from n = 2048)
+  --machine NAME   the results' name (default from /proc/cpuinfo, e.g. cpu-amd-epyc)
+  --out DIR        where the files go (default bench/results)
+  --quick          sizes 128,256, inputs phi0.5,seed, one rep (a smoke run)
+";
+
+struct Opts {
+    sizes: Vec<usize>,
+    inputs: Vec<String>,
+    roundings: Vec<Rounding>,
+    seed_max: usize,
+    reps: Option<usize>,
+    machine: String,
+    out: PathBuf,
+}
+
+fn machine() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = info.lines().find(|l| l.starts_with("model name")).unwrap_or("").to_ascii_lowercase();
+    if model.contains("epyc") {
+        "cpu-amd-epyc".into()
+    } else if model.contains("xeon") {
+        "cpu-intel-xeon".into()
+    } else if model.contains("amd") {
+        "cpu-amd".into()
+    } else {
+        "cpu".into()
+    }
+}
+
+fn parse() -> Result<Opts, String> {
+    let mut o = Opts {
+        sizes: vec![256, 512, 1024, 2048, 4096],
+        inputs: ["phi0.5", "phi2", "phi8", "seed"].map(String::from).to_vec(),
+        roundings: vec![Rounding::Nearest, Rounding::Faithful],
+        seed_max: 2048,
+        reps: None,
+        machine: machine(),
+        out: PathBuf::from("bench/results"),
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().cloned().ok_or(format!("{a} needs a value"));
+        match a.as_str() {
+            "--sizes" => {
+                o.sizes = value()?
+                    .split(',')
+                    .map(|s| s.trim().parse().map_err(|_| format!("bad size {s}")))
+                    .collect::<Result<_, _>>()?
+            }
+            "--inputs" => o.inputs = value()?.split(',').map(|s| s.trim().to_string()).collect(),
+            "--rounding" => {
+                o.roundings = value()?
+                    .split(',')
+                    .map(|s| match s.trim() {
+                        "nearest" => Ok(Rounding::Nearest),
+                        "faithful" => Ok(Rounding::Faithful),
+                        x => Err(format!("rounding {x} is not nearest or faithful")),
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            "--seed-max" => o.seed_max = value()?.parse().map_err(|_| "bad --seed-max")?,
+            "--reps" => o.reps = Some(value()?.parse().map_err(|_| "bad --reps")?),
+            "--machine" => o.machine = value()?,
+            "--out" => o.out = PathBuf::from(value()?),
+            "--quick" => {
+                o.sizes = vec![128, 256];
+                o.inputs = vec!["phi0.5".into(), "seed".into()];
+                o.reps = Some(1);
+            }
+            "-h" | "--help" => {
+                print!("{HELP}");
+                std::process::exit(0);
+            }
+            x => return Err(format!("unknown option {x}\n{HELP}")),
+        }
+    }
+    for i in &o.inputs {
+        if i != "seed" && i.strip_prefix("phi").and_then(|p| p.parse::<f64>().ok()).is_none() {
+            return Err(format!("input {i} is not phiX or seed"));
+        }
+    }
+    Ok(o)
+}
+
+/// xorshift uniforms in [0, 1).
+struct Rng(u64);
+impl Rng {
+    fn unit(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn lognormal(rng: &mut Rng, len: usize, phi: f64) -> Vec<f64> {
+    (0..len)
+        .map(|_| {
+            let (u1, u2) = (rng.unit().max(1e-300), rng.unit());
+            let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+            (rng.unit() - 0.5) * (phi * z).exp()
+        })
+        .collect()
+}
+
+/// The seed's pair: A = identity with 10% of its entries replaced by U(0,1), B = inv(A)
+/// (Gauss-Jordan with partial pivoting, row operations along contiguous rows of the transpose).
+fn seed_pair(rng: &mut Rng, n: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut a = vec![0.0; n * n];
+    for i in 0..n {
+        a[i + i * n] = 1.0;
+    }
+    for _ in 0..n * n / 10 {
+        let at = ((rng.unit() * (n * n) as f64) as usize).min(n * n - 1);
+        a[at] = rng.unit();
+    }
+    // Work on rows: w[r][c] = A[r][c] stored row-major, inv likewise.
+    let mut w: Vec<f64> = (0..n * n).map(|x| a[(x / n) + (x % n) * n]).collect();
+    let mut inv = vec![0.0; n * n];
+    for i in 0..n {
+        inv[i * n + i] = 1.0;
+    }
+    for col in 0..n {
+        let p = (col..n).max_by(|&x, &y| w[x * n + col].abs().total_cmp(&w[y * n + col].abs())).unwrap_or(col);
+        if p != col {
+            for j in 0..n {
+                w.swap(col * n + j, p * n + j);
+                inv.swap(col * n + j, p * n + j);
+            }
+        }
+        let d = w[col * n + col];
+        for j in 0..n {
+            w[col * n + j] /= d;
+            inv[col * n + j] /= d;
+        }
+        let (prow, pinv) = (w[col * n..(col + 1) * n].to_vec(), inv[col * n..(col + 1) * n].to_vec());
+        for r in 0..n {
+            let f = w[r * n + col];
+            if r == col || f == 0.0 {
+                continue;
+            }
+            for (x, y) in w[r * n..(r + 1) * n].iter_mut().zip(&prow) {
+                *x -= f * y;
+            }
+            for (x, y) in inv[r * n..(r + 1) * n].iter_mut().zip(&pinv) {
+                *x -= f * y;
+            }
+        }
+    }
+    // Back to column-major.
+    let b: Vec<f64> = (0..n * n).map(|x| inv[(x % n) * n + x / n]).collect();
+    (a, b)
+}
+
+struct Row {
+    input: String,
+    n: usize,
+    native_ms: f64,
+    rounding: Rounding,
+    accurate_ms: f64,
+    rep: Report,
+    native_max_rel: f64,
+    native_norm_rel: f64,
+    accurate_max_ulps: f64,
+}
+
+fn best(reps: usize, mut f: impl FnMut()) -> f64 {
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::MAX, f64::min)
+}
+
+fn ulps(x: f64, exact: f64) -> f64 {
+    if x == exact {
+        return 0.0;
+    }
+    let step = hyblas::cpu::ozaki::ulp_min(exact);
+    (x - exact).abs() / step
+}
+
+fn main() {
+    let o = match parse() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("ozakibench: {e}");
+            std::process::exit(2);
+        }
+    };
+    let threads = hyblas::cpu::threads::nthreads();
+    println!(
+        "ozakibench: {} threads, machine {}; accurate = plan::accurate::dgemm, native = cblas_dgemm",
+        threads, o.machine
+    );
+    let mut rows: Vec<Row> = Vec::new();
+    let mut rng = Rng(0x2545f4914f6cdd1d);
+    for input in &o.inputs {
+        for &n in &o.sizes {
+            if input == "seed" && n > o.seed_max {
+                continue;
+            }
+            let reps = o.reps.unwrap_or(if n >= 2048 { 2 } else { 3 });
+            eprint!("{input} n={n}: inputs...");
+            let (a, b) = match input.strip_prefix("phi").and_then(|p| p.parse::<f64>().ok()) {
+                Some(phi) => (lognormal(&mut rng, n * n, phi), lognormal(&mut rng, n * n, phi)),
+                None => seed_pair(&mut rng, n),
+            };
+            let ni = n as i32;
+            let mut native = vec![0.0f64; n * n];
+            eprint!(" native...");
+            let native_s = best(reps, || unsafe {
+                cblas_dgemm(
+                    102,
+                    111,
+                    111,
+                    ni,
+                    ni,
+                    ni,
+                    1.0,
+                    a.as_ptr(),
+                    ni,
+                    b.as_ptr(),
+                    ni,
+                    0.0,
+                    native.as_mut_ptr(),
+                    ni,
+                )
+            });
+            let mut exact = vec![f64::NAN; n * n];
+            let mut results = Vec::new();
+            // Nearest first: its result is the reference.
+            let mut order = o.roundings.clone();
+            order.sort_by_key(|r| *r != Rounding::Nearest);
+            if !order.contains(&Rounding::Nearest) {
+                order.insert(0, Rounding::Nearest);
+            }
+            for &r in &order {
+                eprint!(" {r:?}...");
+                let mut c = vec![f64::NAN; n * n];
+                let mut rep = Report::default();
+                let secs = best(reps, || unsafe {
+                    rep = accurate::dgemm(
+                        r,
+                        Trans::No,
+                        Trans::No,
+                        n,
+                        n,
+                        n,
+                        1.0,
+                        a.as_ptr(),
+                        n,
+                        b.as_ptr(),
+                        n,
+                        0.0,
+                        c.as_mut_ptr(),
+                        n,
+                    );
+                });
+                if r == Rounding::Nearest {
+                    exact.clone_from(&c);
+                }
+                results.push((r, secs, rep, c));
+            }
+            eprintln!();
+            let (mut max_rel, mut num, mut den) = (0.0f64, 0.0f64, 0.0f64);
+            for (x, e) in native.iter().zip(&exact) {
+                let d = (x - e).abs();
+                max_rel = max_rel.max(if *e == 0.0 { d } else { d / e.abs() });
+                num += d * d;
+                den += e * e;
+            }
+            for (r, secs, rep, c) in results {
+                if !o.roundings.contains(&r) {
+                    continue;
+                }
+                let max_ulps = c.iter().zip(&exact).map(|(x, e)| ulps(*x, *e)).fold(0.0, f64::max);
+                rows.push(Row {
+                    input: input.clone(),
+                    n,
+                    native_ms: native_s * 1e3,
+                    rounding: r,
+                    accurate_ms: secs * 1e3,
+                    rep,
+                    native_max_rel: max_rel,
+                    native_norm_rel: (num / den).sqrt(),
+                    accurate_max_ulps: max_ulps,
+                });
+                let row = rows.last().unwrap();
+                println!("{}", line(row));
+            }
+        }
+    }
+    let mut csv = String::from("machine,threads,input,n,rounding,native_ms,accurate_ms,ratio,levels,products,batched,exact_elements,native_max_rel_err,native_norm_rel_err,accurate_max_ulps_from_nearest\n");
+    let mut md = format!(
+        "# Accurate DGEMM (Ozaki scheme) against native DGEMM, {} ({threads} threads)\n\nCommand: `./target/release/ozakibench {}`\n\n| input | n | rounding | native ms | accurate ms | accurate / native | levels | GEMMs | elements computed exactly | native max rel. error | native normwise error | accurate: ulps from nearest |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        o.machine,
+        std::env::args().skip(1).collect::<Vec<_>>().join(" ")
+    );
+    for r in &rows {
+        let _ = writeln!(
+            csv,
+            "{},{threads},{},{},{:?},{:.3},{:.3},{:.3},{},{},{},{},{:.3e},{:.3e},{}",
+            o.machine,
+            r.input,
+            r.n,
+            r.rounding,
+            r.native_ms,
+            r.accurate_ms,
+            r.accurate_ms / r.native_ms,
+            r.rep.levels,
+            r.rep.products,
+            r.rep.batched,
+            r.rep.exact,
+            r.native_max_rel,
+            r.native_norm_rel,
+            r.accurate_max_ulps
+        );
+        let _ = writeln!(md, "{}", line(r));
+    }
+    let stem = format!("{}-ozaki", o.machine);
+    let _ = std::fs::create_dir_all(&o.out);
+    if let Err(e) = std::fs::write(o.out.join(format!("{stem}.md")), md) {
+        eprintln!("ozakibench: {e}");
+    }
+    if let Err(e) = svg_axes::write_results(&o.out, &stem, &csv, &svg(&rows)) {
+        eprintln!("ozakibench: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn line(r: &Row) -> String {
+    format!(
+        "| {} | {} | {:?} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {:.2e} | {:.2e} | {} |",
+        r.input,
+        r.n,
+        r.rounding,
+        r.native_ms,
+        r.accurate_ms,
+        r.accurate_ms / r.native_ms,
+        r.rep.levels,
+        r.rep.products,
+        r.rep.exact,
+        r.native_max_rel,
+        r.native_norm_rel,
+        r.accurate_max_ulps
+    )
+}
+
+/// Two panels against n (log2): accurate time over native per input and rounding, and native
+/// DGEMM's largest relative error per input (log10; the accurate results are within half an ulp
+/// or one, drawn as the line at 2^-53).
+fn svg(rows: &[Row]) -> String {
+    let (w, h) = (900.0, 380.0);
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">"#
+    );
+    s.push('\n');
+    let colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"];
+    let mut sizes: Vec<usize> = rows.iter().map(|r| r.n).collect();
+    sizes.sort();
+    sizes.dedup();
+    let (lo, hi) = (
+        (*sizes.first().unwrap_or(&1) as f64).log2(),
+        (*sizes.last().unwrap_or(&2) as f64).log2().max((*sizes.first().unwrap_or(&1) as f64).log2() + 1.0),
+    );
+    let mut inputs: Vec<&str> = rows.iter().map(|r| r.input.as_str()).collect();
+    inputs.dedup();
+    inputs.sort();
+    inputs.dedup();
+    for panel in 0..2 {
+        let (x0, x1, y0, y1) = (60.0 + panel as f64 * 440.0, 400.0 + panel as f64 * 440.0, 320.0, 40.0);
+        let px = |n: usize| x0 + ((n as f64).log2() - lo) / (hi - lo) * (x1 - x0);
+        let (vals, ylab, title): (Vec<f64>, &str, &str) = if panel == 0 {
+            (
+                rows.iter().map(|r| r.accurate_ms / r.native_ms).collect(),
+                "accurate time / native time",
+                "time over native DGEMM",
+            )
+        } else {
+            (
+                rows.iter().map(|r| r.native_max_rel.max(1e-17).log10()).collect(),
+                "log10 max relative error",
+                "native DGEMM's error (accurate: <= 2^-53)",
+            )
+        };
+        let (vmin, vmax) = if panel == 0 {
+            (0.0, vals.iter().cloned().fold(1.0, f64::max) * 1.1)
+        } else {
+            (-17.0, vals.iter().cloned().fold(-15.0, f64::max).ceil() + 0.5)
+        };
+        let py = |v: f64| y0 - (v - vmin) / (vmax - vmin) * (y0 - y1);
+        let _ = writeln!(
+            s,
+            r##"<text x="{}" y="24" text-anchor="middle" font-weight="bold">{title}</text>"##,
+            (x0 + x1) / 2.0
+        );
+        let _ = writeln!(
+            s,
+            r##"<rect x="{x0}" y="{y1}" width="{}" height="{}" fill="none" stroke="#888"/>"##,
+            x1 - x0,
+            y0 - y1
+        );
+        for &n in &sizes {
+            svg_axes::x_tick(&mut s, px(n), y0, &n.to_string());
+        }
+        for t in 0..=5 {
+            let v = vmin + (vmax - vmin) * t as f64 / 5.0;
+            let _ = writeln!(s, r##"<text x="{}" y="{:.1}" text-anchor="end">{v:.1}</text>"##, x0 - 4.0, py(v) + 4.0);
+        }
+        svg_axes::axis_titles(
+            &mut s,
+            ((x0 + x1) / 2.0, y0 + 32.0),
+            (x0 - 40.0, (y0 + y1) / 2.0),
+            "n (m = n = k)",
+            ylab,
+        );
+        if panel == 1 {
+            let y = py((2f64.powi(-53)).log10());
+            let _ = writeln!(
+                s,
+                r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#444" stroke-dasharray="4 3"/>"##
+            );
+        }
+        let mut series = 0;
+        for input in &inputs {
+            for rounding in [Rounding::Nearest, Rounding::Faithful] {
+                if panel == 1 && rounding == Rounding::Faithful {
+                    continue;
+                }
+                let pts: Vec<(f64, f64)> = rows
+                    .iter()
+                    .zip(&vals)
+                    .filter(|(r, _)| r.input == *input && (panel == 1 || r.rounding == rounding))
+                    .map(|(r, v)| (px(r.n), py(*v)))
+                    .collect();
+                if pts.is_empty() {
+                    continue;
+                }
+                let color = colors[series % colors.len()];
+                let path: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+                let dash = if rounding == Rounding::Faithful { r#" stroke-dasharray="5 3""# } else { "" };
+                let _ = writeln!(
+                    s,
+                    r##"<polyline points="{}" fill="none" stroke="{color}" stroke-width="1.8"{dash}/>"##,
+                    path.join(" ")
+                );
+                let label = if panel == 0 { format!("{input} {rounding:?}") } else { input.to_string() };
+                let _ = writeln!(
+                    s,
+                    r##"<text x="{}" y="{}" fill="{color}">{label}</text>"##,
+                    x0 + 8.0,
+                    y1 + 14.0 + 13.0 * series as f64
+                );
+                series += 1;
+            }
+        }
+    }
+    s.push_str("</svg>\n");
+    s
+}

