@@ -1,8 +1,10 @@
 //! `ozakibench`: the accurate DGEMM (issue 49, `plan::accurate`, the Ozaki scheme) against native
 //! DGEMM on this machine's CPU, time and error, in one process.
 //!
-//! Per input kind and n (m = n = k): native DGEMM (hyblas's `cblas_dgemm`, best of the reps),
-//! then the accurate call in each rounding asked (best of the reps, C reset each time). The
+//! Per input kind and n (m = n = k), in rounds: native DGEMM (hyblas's `cblas_dgemm`), then the
+//! accurate call in each rounding asked, back to back; the ratio is the median over rounds of
+//! accurate time over the same round's native time, beside native's slowest/fastest round (the
+//! noise). The
 //! error of each is measured against the correctly rounded product, which the `nearest` call
 //! returns (proven element by element against a big-integer oracle in `tests/ozaki.rs`): the
 //! largest relative error of an element (|c - exact| / |exact|) and the normwise one
@@ -49,7 +51,7 @@ usage: ozakibench [options]
   --inputs LIST    phi0.5, phi2, phi8, seed (default all four)
   --rounding LIST  nearest, faithful (default both)
   --seed-max N     largest n of the seed's matrices (inv(A) costs O(n^3) on one core; default 2048)
-  --reps N         timed runs per side, the best kept (default 3; 2 from n = 2048)
+  --reps N         rounds (native, then each rounding, back to back; default 5, 3 from n = 2048)
   --machine NAME   the results' name (default from /proc/cpuinfo, e.g. cpu-amd-epyc)
   --out DIR        where the files go (default bench/results)
   --quick          sizes 128,256, inputs phi0.5,seed, one rep (a smoke run)
@@ -209,22 +211,33 @@ struct Row {
     input: String,
     n: usize,
     native_ms: f64,
+    /// Slowest native round over the fastest: the noise beside the ratio.
+    native_spread: f64,
     rounding: Rounding,
     accurate_ms: f64,
+    /// Median over rounds of accurate time / native time of the same round.
+    ratio: f64,
     rep: Report,
     native_max_rel: f64,
     native_norm_rel: f64,
     accurate_max_ulps: f64,
 }
 
-fn best(reps: usize, mut f: impl FnMut()) -> f64 {
-    (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::MAX, f64::min)
+fn time(f: impl FnOnce()) -> f64 {
+    let t = Instant::now();
+    f();
+    t.elapsed().as_secs_f64()
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let h = s.len() / 2;
+    if s.len() % 2 == 1 {
+        s[h]
+    } else {
+        (s[h - 1] + s[h]) / 2.0
+    }
 }
 
 fn ulps(x: f64, exact: f64) -> f64 {
@@ -255,7 +268,7 @@ fn main() {
             if input == "seed" && n > o.seed_max {
                 continue;
             }
-            let reps = o.reps.unwrap_or(if n >= 2048 { 2 } else { 3 });
+            let reps = o.reps.unwrap_or(if n >= 2048 { 3 } else { 5 });
             eprint!("{input} n={n}: inputs...");
             let (a, b) = match input.strip_prefix("phi").and_then(|p| p.parse::<f64>().ok()) {
                 Some(phi) => (lognormal(&mut rng, n * n, phi), lognormal(&mut rng, n * n, phi)),
@@ -263,60 +276,60 @@ fn main() {
             };
             let ni = n as i32;
             let mut native = vec![0.0f64; n * n];
-            eprint!(" native...");
-            let native_s = best(reps, || unsafe {
-                cblas_dgemm(
-                    102,
-                    111,
-                    111,
-                    ni,
-                    ni,
-                    ni,
-                    1.0,
-                    a.as_ptr(),
-                    ni,
-                    b.as_ptr(),
-                    ni,
-                    0.0,
-                    native.as_mut_ptr(),
-                    ni,
-                )
-            });
-            let mut exact = vec![f64::NAN; n * n];
-            let mut results = Vec::new();
             // Nearest first: its result is the reference.
             let mut order = o.roundings.clone();
             order.sort_by_key(|r| *r != Rounding::Nearest);
             if !order.contains(&Rounding::Nearest) {
                 order.insert(0, Rounding::Nearest);
             }
-            for &r in &order {
-                eprint!(" {r:?}...");
-                let mut c = vec![f64::NAN; n * n];
-                let mut rep = Report::default();
-                let secs = best(reps, || unsafe {
-                    rep = accurate::dgemm(
-                        r,
-                        Trans::No,
-                        Trans::No,
-                        n,
-                        n,
-                        n,
+            // Rounds of native then each rounding, back to back, so that each ratio compares
+            // calls made moments apart (this VM's speed drifts by tens of percent).
+            let mut native_s = Vec::new();
+            let mut outs: Vec<(Rounding, Vec<f64>, Report, Vec<f64>)> =
+                order.iter().map(|&r| (r, Vec::new(), Report::default(), vec![f64::NAN; n * n])).collect();
+            for round in 0..reps {
+                eprint!(" round {}...", round + 1);
+                native_s.push(time(|| unsafe {
+                    cblas_dgemm(
+                        102,
+                        111,
+                        111,
+                        ni,
+                        ni,
+                        ni,
                         1.0,
                         a.as_ptr(),
-                        n,
+                        ni,
                         b.as_ptr(),
-                        n,
+                        ni,
                         0.0,
-                        c.as_mut_ptr(),
-                        n,
-                    );
-                });
-                if r == Rounding::Nearest {
-                    exact.clone_from(&c);
+                        native.as_mut_ptr(),
+                        ni,
+                    )
+                }));
+                for (r, secs, rep, c) in outs.iter_mut() {
+                    secs.push(time(|| unsafe {
+                        *rep = accurate::dgemm(
+                            *r,
+                            Trans::No,
+                            Trans::No,
+                            n,
+                            n,
+                            n,
+                            1.0,
+                            a.as_ptr(),
+                            n,
+                            b.as_ptr(),
+                            n,
+                            0.0,
+                            c.as_mut_ptr(),
+                            n,
+                        );
+                    }));
                 }
-                results.push((r, secs, rep, c));
             }
+            let exact = outs[0].3.clone();
+            let results: Vec<(Rounding, Vec<f64>, Report, Vec<f64>)> = outs;
             eprintln!();
             let (mut max_rel, mut num, mut den) = (0.0f64, 0.0f64, 0.0f64);
             for (x, e) in native.iter().zip(&exact) {
@@ -329,13 +342,17 @@ fn main() {
                 if !o.roundings.contains(&r) {
                     continue;
                 }
+                let ratios: Vec<f64> = secs.iter().zip(&native_s).map(|(a, n)| a / n).collect();
                 let max_ulps = c.iter().zip(&exact).map(|(x, e)| ulps(*x, *e)).fold(0.0, f64::max);
                 rows.push(Row {
                     input: input.clone(),
                     n,
-                    native_ms: native_s * 1e3,
+                    native_ms: median(&native_s) * 1e3,
+                    native_spread: native_s.iter().cloned().fold(0.0, f64::max)
+                        / native_s.iter().cloned().fold(f64::MAX, f64::min),
                     rounding: r,
-                    accurate_ms: secs * 1e3,
+                    accurate_ms: median(&secs) * 1e3,
+                    ratio: median(&ratios),
                     rep,
                     native_max_rel: max_rel,
                     native_norm_rel: (num / den).sqrt(),
@@ -346,23 +363,24 @@ fn main() {
             }
         }
     }
-    let mut csv = String::from("machine,threads,input,n,rounding,native_ms,accurate_ms,ratio,levels,products,batched,exact_elements,native_max_rel_err,native_norm_rel_err,accurate_max_ulps_from_nearest\n");
+    let mut csv = String::from("machine,threads,input,n,rounding,native_ms,native_spread,accurate_ms,ratio,levels,products,batched,exact_elements,native_max_rel_err,native_norm_rel_err,accurate_max_ulps_from_nearest\n");
     let mut md = format!(
-        "# Accurate DGEMM (Ozaki scheme) against native DGEMM, {} ({threads} threads)\n\nCommand: `./target/release/ozakibench {}`\n\n| input | n | rounding | native ms | accurate ms | accurate / native | levels | GEMMs | elements computed exactly | native max rel. error | native normwise error | accurate: ulps from nearest |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "# Accurate DGEMM (Ozaki scheme) against native DGEMM, {} ({threads} threads)\n\nCommand: `./target/release/ozakibench {}`\n\n| input | n | rounding | native ms (median) | native slowest / fastest | accurate ms (median) | accurate / native (median of rounds) | levels | GEMMs | elements computed exactly | native max rel. error | native normwise error | accurate: ulps from nearest |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         o.machine,
         std::env::args().skip(1).collect::<Vec<_>>().join(" ")
     );
     for r in &rows {
         let _ = writeln!(
             csv,
-            "{},{threads},{},{},{:?},{:.3},{:.3},{:.3},{},{},{},{},{:.3e},{:.3e},{}",
+            "{},{threads},{},{},{:?},{:.3},{:.3},{:.3},{:.3},{},{},{},{},{:.3e},{:.3e},{}",
             o.machine,
             r.input,
             r.n,
             r.rounding,
             r.native_ms,
+            r.native_spread,
             r.accurate_ms,
-            r.accurate_ms / r.native_ms,
+            r.ratio,
             r.rep.levels,
             r.rep.products,
             r.rep.batched,
@@ -386,13 +404,14 @@ fn main() {
 
 fn line(r: &Row) -> String {
     format!(
-        "| {} | {} | {:?} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {:.2e} | {:.2e} | {} |",
+        "| {} | {} | {:?} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {:.2e} | {:.2e} | {} |",
         r.input,
         r.n,
         r.rounding,
         r.native_ms,
+        r.native_spread,
         r.accurate_ms,
-        r.accurate_ms / r.native_ms,
+        r.ratio,
         r.rep.levels,
         r.rep.products,
         r.rep.exact,

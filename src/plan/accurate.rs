@@ -344,7 +344,6 @@ pub unsafe fn dgemm(
     // level l's values are integers times 2^(-l (bits + 1)), below 2^53 of those).
     let mut levels: Vec<Work> = Vec::new();
     let fallback_cost = config::float("HYBLAS_OZAKI_FALLBACK_COST").unwrap_or(300.0);
-    let kappa = if nearest { 2f64.powi(-12) } else { 0.25 };
     let mut l = 0usize;
     loop {
         la.store(&op_a, l + 1);
@@ -363,8 +362,10 @@ pub unsafe fn dgemm(
         // bound is a small share of the gap around it (from a lower bound on |C_ij| given by
         // the levels so far); unknown where those cannot bound |C_ij| away from 0. The choice
         // needs only the shares, so a sample does (the certification below is per element).
-        let width = lmax - l + 2; // needs l..=lmax, then unknown
-        let mut counts = vec![0usize; width];
+        // fails[L - l]: the expected number of sampled elements certification refuses when the
+        // rest starts at level L; unknown: elements the levels so far cannot bound away from 0.
+        let mut fails = vec![0.0f64; lmax - l + 1];
+        let mut unknown = 0.0f64;
         let samples = mn.min(SAMPLES);
         for t in 0..samples {
             let at = t * mn / samples;
@@ -377,29 +378,28 @@ pub unsafe fn dgemm(
             let est = alpha * scale_pow2(so_far, e) + beta * old(i, j);
             let omega = alpha.abs() * scale_pow2(rest_bound(&la, &lb, l, i, j), e);
             let low = est.abs() - omega - 4.0 * U * est.abs();
-            let need = if !(low > 0.0 && low.is_finite()) {
-                width - 1
-            } else {
-                let target = kappa * ulp_min(low);
-                (l..=lmax)
-                    .position(|big_l| {
-                        let d = gamma((big_l + 2) * k) * rest_bound(&la, &lb, big_l, i, j);
-                        alpha.abs() * scale_pow2(d, e) <= target
-                    })
-                    .unwrap_or(width - 1)
-            };
-            counts[need] += 1;
+            if !(low > 0.0 && low.is_finite()) {
+                unknown += 1.0;
+                continue;
+            }
+            let gap = ulp_min(low);
+            for (x, f) in fails.iter_mut().enumerate() {
+                let d = gamma((l + x + 2) * k) * rest_bound(&la, &lb, l + x, i, j);
+                let r = alpha.abs() * scale_pow2(d, e) / gap;
+                // The rounding error |e| of the computed value is about uniform in [0, gap/2]:
+                // nearest fails where |e| > gap/2 - d, faithful where |e| > gap - d.
+                *f += if nearest { (2.0 * r).min(1.0) } else { (2.0 * r - 1.0).clamp(0.0, 1.0) };
+            }
         }
         let per = mn as f64 / samples as f64;
+        let unknown = unknown * per;
         // Cost of stopping at L (in element-GEMMs: one GEMM of the call's size is m*n): the
         // exact levels l+1..=L, the rest's L+2 products, and the elements expected to fail.
         let cost = |big_l: usize| {
             let gemms: usize = (l + 1..=big_l).map(|x| x + 1).sum::<usize>() + big_l + 2;
-            let fails: usize = counts[big_l - l + 1..].iter().sum();
-            gemms as f64 * mn as f64 + fallback_cost * fails as f64 * per
+            gemms as f64 * mn as f64 + fallback_cost * (fails[big_l - l] * per + unknown)
         };
         let best = (l..=lmax).min_by(|&x, &y| cost(x).total_cmp(&cost(y))).unwrap_or(l);
-        let unknown = counts[width - 1] as f64 * per;
         // Go on while a later level is predicted cheaper, or while elements the levels so far
         // cannot size would cost more to compute exactly than the next level.
         if best == l && unknown * fallback_cost <= (l + 2) as f64 * mn as f64 {
