@@ -940,8 +940,8 @@ fn split_i128(s: i128) -> (f64, f64) {
     (hi, (s - hi as i128) as f64)
 }
 
-/// gamma_4 (rounded up): the bound of a four-addition sum.
-const GAMMA4: f64 = 4.0 * U / (1.0 - 4.0 * U) * (1.0 + 4.0 * U);
+/// gamma_5 (rounded up): the bound of a five-addition sum.
+const GAMMA5: f64 = 5.0 * U / (1.0 - 5.0 * U) * (1.0 + 4.0 * U);
 
 /// The smaller of the gaps from the finite, non-zero double r to its two neighbours.
 #[inline]
@@ -990,32 +990,40 @@ pub fn certify(
     const LOW: f64 = 1.0 / (1u128 << 100) as f64 / (1u128 << 100) as f64 / (1u128 << 100) as f64; // 2^-300
     let (hi, lo) = split_i128(s);
     let (x1, x2, x3) = (scale(hi, unit), scale(lo, unit), scale(t, e));
-    // alpha * x1 = p1 + q1 exactly (TwoProduct; alpha = 1, the usual case, needs no FMA).
-    let (p1, q1) = if alpha == 1.0 { (x1, 0.0) } else { (alpha * x1, alpha.mul_add(x1, -(alpha * x1))) };
-    let (p2, p3) = (alpha * x2, alpha * x3);
-    let (p4, q4) = if beta == 0.0 {
-        (0.0, 0.0)
-    } else {
-        let p = beta * c;
-        (p, beta.mul_add(c, -p))
+    // a * x = p + q exactly (TwoProduct; a = 1, the usual alpha, needs no FMA).
+    let two_prod = |a: f64, x: f64| {
+        if a == 1.0 {
+            (x, 0.0)
+        } else {
+            let p = a * x;
+            (p, a.mul_add(x, -p))
+        }
     };
+    // The three large terms, alpha*levels, alpha*rest, beta*c, exactly as pairs; alpha*lo (of
+    // the order of an ulp of the levels) rounded.
+    let (p1, q1) = two_prod(alpha, x1);
+    let (p3, q3) = two_prod(alpha, x3);
+    let (p4, q4) = if beta == 0.0 { (0.0, 0.0) } else { two_prod(beta, c) };
+    let p2 = alpha * x2;
     if !(p1.abs() < 1e300 && p4.abs() < 1e300 && p3.abs() < 1e300) {
         return None;
     }
+    // The large terms added by TwoSum (exact), so that only small terms meet a rounding: where
+    // the rest nearly cancels the levels, the error stays a share of the result's ulp.
     let (s1, e1) = two_sum(p1, p4);
-    let w = q1 + q4 + e1 + p2 + p3;
-    let (r, e2) = two_sum(s1, w);
+    let (s2, e3) = two_sum(s1, p3);
+    let w = q1 + q3 + q4 + e1 + e3 + p2;
+    let (r, e2) = two_sum(s2, w);
     if !r.is_finite() || r.abs() < LOW * LOW {
         return None;
     }
-    // |z - (r + e2)|: the rest's error, the roundings of lo, alpha*lo, alpha*tail, and of the
-    // five-term sum w; underflow in any of those steps costs at most 2^-1074 each (the slack,
+    // |z - (r + e2)|: the rest's error, the roundings of lo (and of alpha*lo), and of the
+    // six-term sum w; underflow in any of those steps costs at most 2^-1074 each (the slack,
     // 2^-1020, a normal number: subnormal operands slow every step down).
     let tail = alpha.abs() * scale(t_err, e);
     let err = tail
-        + 2.01 * U * p2.abs()
-        + 1.01 * U * p3.abs()
-        + GAMMA4 * (q1.abs() + q4.abs() + e1.abs() + p2.abs() + p3.abs())
+        + if alpha == 1.0 { 1.01 } else { 2.01 } * U * p2.abs()
+        + GAMMA5 * (q1.abs() + q3.abs() + q4.abs() + e1.abs() + e3.abs() + p2.abs())
         + pow2(-1020);
     let total = (e2.abs() + err) * (1.0 + 16.0 * U);
     let gap = ulp_min(r);

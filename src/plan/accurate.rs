@@ -157,7 +157,7 @@ impl Phases {
     }
 }
 
-/// Elements the planner's prediction looks at (a fixed stride through C).
+/// Elements the planner's prediction looks at (spread over C).
 const SAMPLES: usize = 4096;
 
 /// How a level's products run.
@@ -166,7 +166,8 @@ fn batched(m: usize, n: usize, k: usize) -> bool {
     match config::value("HYBLAS_OZAKI_BATCHED").as_deref().map(str::trim) {
         Some("on" | "1" | "yes") => true,
         Some("off" | "0" | "no") => false,
-        // Measured (docs/ozaki.md): many small products gain from running side by side.
+        // Small products gain from running side by side (the batched issue's crossover; not yet
+        // measured for this path, docs/ozaki.md "Next").
         _ => flops <= config::float("HYBLAS_OZAKI_BATCH_MAX_FLOPS").unwrap_or(2.0 * 128f64.powi(3)),
     }
 }
@@ -343,7 +344,7 @@ pub unsafe fn dgemm(
     // The exact levels, one output each (units of the element's top unit 2^(g0A_i + g0B_j);
     // level l's values are integers times 2^(-l (bits + 1)), below 2^53 of those).
     let mut levels: Vec<Work> = Vec::new();
-    let fallback_cost = config::float("HYBLAS_OZAKI_FALLBACK_COST").unwrap_or(300.0);
+    let fallback_cost = config::float("HYBLAS_OZAKI_FALLBACK_COST").unwrap_or(450.0);
     let mut l = 0usize;
     loop {
         la.store(&op_a, l + 1);
@@ -368,8 +369,11 @@ pub unsafe fn dgemm(
         let mut unknown = 0.0f64;
         let samples = mn.min(SAMPLES);
         for t in 0..samples {
-            let at = t * mn / samples;
-            let (i, j) = (at % m, at / m);
+            // Columns evenly, rows scattered by a multiplicative hash (an even stride through
+            // a column-major C would alias onto a few rows).
+            let j = t * n / samples;
+            let i = ((t as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 33) as usize % m;
+            let at = i + j * m;
             if la.nonfinite[i] || lb.nonfinite[j] || !old(i, j).is_finite() {
                 continue;
             }
