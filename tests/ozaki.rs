@@ -747,3 +747,37 @@ fn a_rest_that_rounds_across_a_midpoint_is_not_certified() {
     }
     assert!(is_nearest(c[0], &exact, 2148));
 }
+
+/// `Exact::set_dot` (the exact elements' fixed window) gives the nearest double of the exact dot
+/// product, on vectors spread over 2^0..2^±300 and with subnormals and cancellation, and agrees
+/// with term-by-term `add_product`.
+#[test]
+fn exact_dot_in_a_window_rounds_to_the_nearest() {
+    let mut rng = Rng::new(53);
+    let len = 64;
+    let mut acc = Exact::new();
+    let mut one = Exact::new();
+    let xs = cases(&mut rng, len);
+    for x in &xs {
+        for y in &xs {
+            if x.iter().chain(y.iter()).any(|v| !v.is_finite()) {
+                continue;
+            }
+            acc.set_dot(len, |t| (x[t], y[t]));
+            one.clear();
+            let mut exact = BigInt::from(0);
+            for t in 0..len {
+                one.add_product(x[t], y[t]);
+                exact += units(x[t]) * units(y[t]);
+            }
+            let r = acc.round();
+            assert!(is_nearest(r, &exact, 2148), "set_dot gave {r:e}");
+            assert_eq!(r.to_bits(), one.round().to_bits());
+        }
+    }
+    // Exact cancellation to zero, and one negative result.
+    acc.set_dot(2, |t| [(1e300, 1e-300), (-1e300, 1e-300)][t]);
+    assert_eq!(acc.round(), 0.0);
+    acc.set_dot(2, |t| [(3.0, 1.0), (-5.0, 1.0)][t]);
+    assert_eq!(acc.round(), -2.0);
+}

@@ -440,6 +440,7 @@ pub unsafe fn dgemm(
     let (levels, rest) = (&levels, &rest);
     threads::for_each_part(threads, parts, |part| {
         let mut acc = Exact::new();
+        let (mut row, mut col) = (Vec::new(), Vec::new());
         let c = cs.get();
         let (mut n_ieee, mut n_exact) = (0, 0);
         for j in cols(part) {
@@ -469,10 +470,13 @@ pub unsafe fn dgemm(
                     None => {
                         // The exact dot product, alpha and beta*c, rounded once.
                         n_exact += 1;
-                        acc.clear();
-                        for t in 0..k {
-                            acc.add_product(op_a(i, t), op_b(t, j));
-                        }
+                        // The row and column gathered once (op(A)'s row is strided in memory;
+                        // the dot product reads it twice).
+                        row.clear();
+                        row.extend((0..k).map(|t| op_a(i, t)));
+                        col.clear();
+                        col.extend((0..k).map(|t| op_b(t, j)));
+                        acc.set_dot(k, |t| (row[t], col[t]));
                         acc.mul_f64(alpha);
                         if beta != 0.0 {
                             acc.add_product(beta, o);
