@@ -353,8 +353,9 @@ impl Exact {
     /// Set the sum to the exact dot product sum_t x_t * y_t of `len` pairs of finite doubles
     /// (`term(t)`), as [`Exact::add_product`] would, but in one fixed window of limbs: the
     /// products' exponents are found first, then each product is added at its offset in two's
-    /// complement, with no shifting of the sum. About 5x faster for the accurate GEMM's exact
-    /// elements; windows wider than 40 limbs (exponents 2000 bits apart) take the general path.
+    /// complement, with no shifting of the sum (the exact elements of a phi = 8 call took 25% less
+    /// time than with `add_product`). Windows wider than 40 limbs (exponents 2000 bits apart)
+    /// take the general path.
     pub fn set_dot(&mut self, len: usize, term: impl Fn(usize) -> (f64, f64)) {
         self.clear();
         let (mut lo, mut hi) = (i32::MAX, i32::MIN);
