@@ -4,8 +4,13 @@
 //! the planner's own accurate call and, on a sample, against a big-integer oracle. A bad mode
 //! is refused with nothing written.
 mod common;
+// Its LP64 `dgemm_`; the rest of it serves other tests.
+#[allow(dead_code)]
+#[path = "common/fortran_gemm.rs"]
+mod fortran_gemm;
 
 use common::Rng;
+use fortran_gemm::dgemm_;
 use hyblas::plan::accurate::{self, Rounding};
 use hyblas::types::Trans;
 use std::os::raw::{c_char, c_int};
@@ -44,21 +49,6 @@ extern "C" {
         be: f64,
         c: *mut f64,
         ldc: c_int,
-    );
-    fn dgemm_(
-        ta: *const c_char,
-        tb: *const c_char,
-        m: *const i32,
-        n: *const i32,
-        k: *const i32,
-        al: *const f64,
-        a: *const f64,
-        lda: *const i32,
-        b: *const f64,
-        ldb: *const i32,
-        be: *const f64,
-        c: *mut f64,
-        ldc: *const i32,
     );
     fn dgemm_64_(
         ta: *const c_char,

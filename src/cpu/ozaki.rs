@@ -49,12 +49,7 @@ fn pow2(e: i32) -> f64 {
 /// the result is a whole number of the smallest subnormal and no step overflows: scaling down,
 /// each step's result is at least the final one; scaling up, at most.
 #[inline]
-pub fn scale_pow2(x: f64, e: i32) -> f64 {
-    scale(x, e)
-}
-
-#[inline]
-fn scale(mut x: f64, mut e: i32) -> f64 {
+pub fn scale(mut x: f64, mut e: i32) -> f64 {
     while e > 1023 {
         x *= pow2(1023);
         e -= 1023;

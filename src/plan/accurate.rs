@@ -10,10 +10,10 @@
 //! 2. Level by level (l = 0, 1, ...), the products with s + t = l are computed exactly in FP64
 //!    (bits chosen so that a level's sum stays below 2^53) and added into a fixed-point integer
 //!    per element (`i128`).
-//! 3. After each level the planner predicts, per element, how many levels it needs (from the
-//!    estimate so far and the slices' norms) and stops at the level L where the predicted cost
-//!    (the GEMMs still to run, plus the elements expected to fail times the cost of computing
-//!    one exactly) is least.
+//! 3. After each level the planner estimates, on a sample of the elements, how many of them
+//!    certification would refuse if the rest started at each later level (from the estimate so
+//!    far and the slices' norms), and stops at the level L where the predicted cost (the GEMMs
+//!    still to run, plus the expected refusals times the cost of computing one exactly) is least.
 //! 4. The rest of the product, sum_{s<=L} A_s R^B_{L-s} + R^A_L B (R the remainders), runs as
 //!    ordinary FP64 GEMMs: it is 2^-(L+1)(bits+1) smaller than A*B, so its rounding error
 //!    (at most gamma_N times its absolute terms, bounded by the slices' norms) is tiny.
@@ -22,8 +22,8 @@
 //!    exactly (a big-integer dot product, `cpu::ozaki::Exact`) and rounded once.
 //!
 //! The products of a level (and the rest's) run either as one batched GEMM (`plan::batch`,
-//! separate outputs summed after) or looped (one threaded GEMM each, accumulating), chosen by
-//! size (`HYBLAS_OZAKI_BATCH_MAX_FLOPS`).
+//! separate outputs summed after) or joined (one GEMM over the stacked slices), chosen by size
+//! (`HYBLAS_OZAKI_BATCH_MAX_FLOPS`).
 //!
 //! Rows of op(A) and columns of op(B) holding an Inf or NaN, and elements of C that are Inf or NaN
 //! where beta != 0, take IEEE arithmetic: their elements are the plain dot product in order (what
@@ -32,9 +32,7 @@
 
 use crate::config;
 use crate::cpu::level3::packed::SendPtr;
-use crate::cpu::ozaki::{
-    certify, gamma, ladder, scale_pow2, slice_bits, ulp_min, Exact, Ladder, Layout, Stack, Work, U,
-};
+use crate::cpu::ozaki::{certify, gamma, ladder, scale, slice_bits, ulp_min, Exact, Ladder, Layout, Stack, Work, U};
 use crate::cpu::threads;
 use crate::trace;
 use crate::types::{MatMut, MatRef, Trans};
@@ -125,7 +123,7 @@ pub struct Report {
     pub levels: usize,
     /// GEMMs of the call's size run: the exact levels' products and the rest's.
     pub products: usize,
-    /// Whether the products ran as batched calls (else looped).
+    /// Whether the products ran as batched calls (else joined: one GEMM per level).
     pub batched: bool,
     /// Elements certified by the fast path.
     pub certified: usize,
@@ -201,7 +199,7 @@ unsafe fn products(
         );
         return;
     }
-    let mut parts = vec![0.0f64; count * mn];
+    let mut parts = Work::take(count * mn);
     let pc: Vec<*mut f64> = (0..count).map(|p| parts.as_mut_ptr().add(p * mn)).collect();
     let call = super::batch::Product {
         ta: Trans::No,
@@ -359,12 +357,10 @@ pub unsafe fn dgemm(
         if l == lmax {
             break;
         }
-        // Predict, on a sample of the elements, each one's need: the least L >= l whose rest
-        // bound is a small share of the gap around it (from a lower bound on |C_ij| given by
-        // the levels so far); unknown where those cannot bound |C_ij| away from 0. The choice
-        // needs only the shares, so a sample does (the certification below is per element).
-        // fails[L - l]: the expected number of sampled elements certification refuses when the
-        // rest starts at level L; unknown: elements the levels so far cannot bound away from 0.
+        // On a sample of the elements (the choice needs only shares; the certification below is
+        // per element): fails[L - l], the expected number certification refuses when the rest
+        // starts at level L, from a lower bound on |C_ij| given by the levels so far; unknown,
+        // those the levels so far cannot bound away from 0.
         let mut fails = vec![0.0f64; lmax - l + 1];
         let mut unknown = 0.0f64;
         let samples = mn.min(SAMPLES);
@@ -379,8 +375,8 @@ pub unsafe fn dgemm(
             }
             let e = la.g0[i] + lb.g0[j];
             let so_far: f64 = levels.iter().map(|lev| lev[at]).sum();
-            let est = alpha * scale_pow2(so_far, e) + beta * old(i, j);
-            let omega = alpha.abs() * scale_pow2(rest_bound(&la, &lb, l, i, j), e);
+            let est = alpha * scale(so_far, e) + beta * old(i, j);
+            let omega = alpha.abs() * scale(rest_bound(&la, &lb, l, i, j), e);
             let low = est.abs() - omega - 4.0 * U * est.abs();
             if !(low > 0.0 && low.is_finite()) {
                 unknown += 1.0;
@@ -389,7 +385,7 @@ pub unsafe fn dgemm(
             let gap = ulp_min(low);
             for (x, f) in fails.iter_mut().enumerate() {
                 let d = gamma((l + x + 2) * k) * rest_bound(&la, &lb, l + x, i, j);
-                let r = alpha.abs() * scale_pow2(d, e) / gap;
+                let r = alpha.abs() * scale(d, e) / gap;
                 // The rounding error |e| of the computed value is about uniform in [0, gap/2]:
                 // nearest fails where |e| > gap/2 - d, faithful where |e| > gap - d.
                 *f += if nearest { (2.0 * r).min(1.0) } else { (2.0 * r - 1.0).clamp(0.0, 1.0) };
