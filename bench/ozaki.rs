@@ -12,7 +12,7 @@
 //!
 //! Inputs: `phiX`, entries (U - 0.5) exp(X N(0, 1)) (the issue's, X = 0.5, 2, 8), and `seed`,
 //! the seed paper's A = identity with 10% of its entries replaced by U(0, 1) and B = inv(A)
-//! (Gauss-Jordan here, O(n^3) on one core: `--seed-max` caps its n).
+//! (Gauss-Jordan here, O(n^3): `--seed-max` caps its n; the generators are in bench/ozaki_inputs.rs).
 //!
 //! Writes `<machine>-ozaki.csv`, `.md` and `.svg` (time over native, and native's error, against
 //! n) under --out, and prints the table.
@@ -25,6 +25,11 @@ use std::time::Instant;
 
 #[path = "svg_axes.rs"]
 mod svg_axes;
+
+// The inputs, shared with ozakigpubench (bench/ozaki_gpu.rs).
+#[path = "ozaki_inputs.rs"]
+mod ozaki_inputs;
+use ozaki_inputs::{lognormal, seed_pair, Rng};
 
 extern "C" {
     fn cblas_dgemm(
@@ -50,7 +55,7 @@ usage: ozakibench [options]
   --sizes LIST     n (m = n = k; default 256,512,1024,2048,4096)
   --inputs LIST    phi0.5, phi2, phi8, seed (default all four)
   --rounding LIST  nearest, faithful (default both)
-  --seed-max N     largest n of the seed's matrices (inv(A) costs O(n^3) on one core; default 2048)
+  --seed-max N     largest n of the seed's matrices (inv(A) costs O(n^3); default 2048)
   --reps N         rounds (native, then each rounding, back to back; default 5, 3 from n = 2048)
   --machine NAME   the results' name (default from /proc/cpuinfo, e.g. cpu-amd-epyc)
   --out DIR        where the files go (default bench/results)
@@ -135,76 +140,6 @@ fn parse() -> Result<Opts, String> {
         }
     }
     Ok(o)
-}
-
-/// xorshift uniforms in [0, 1).
-struct Rng(u64);
-impl Rng {
-    fn unit(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-fn lognormal(rng: &mut Rng, len: usize, phi: f64) -> Vec<f64> {
-    (0..len)
-        .map(|_| {
-            let (u1, u2) = (rng.unit().max(1e-300), rng.unit());
-            let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-            (rng.unit() - 0.5) * (phi * z).exp()
-        })
-        .collect()
-}
-
-/// The seed's pair: A = identity with 10% of its entries replaced by U(0,1), B = inv(A)
-/// (Gauss-Jordan with partial pivoting, row operations along contiguous rows of the transpose).
-fn seed_pair(rng: &mut Rng, n: usize) -> (Vec<f64>, Vec<f64>) {
-    let mut a = vec![0.0; n * n];
-    for i in 0..n {
-        a[i + i * n] = 1.0;
-    }
-    for _ in 0..n * n / 10 {
-        let at = ((rng.unit() * (n * n) as f64) as usize).min(n * n - 1);
-        a[at] = rng.unit();
-    }
-    // Work on rows: w[r][c] = A[r][c] stored row-major, inv likewise.
-    let mut w: Vec<f64> = (0..n * n).map(|x| a[(x / n) + (x % n) * n]).collect();
-    let mut inv = vec![0.0; n * n];
-    for i in 0..n {
-        inv[i * n + i] = 1.0;
-    }
-    for col in 0..n {
-        let p = (col..n).max_by(|&x, &y| w[x * n + col].abs().total_cmp(&w[y * n + col].abs())).unwrap_or(col);
-        if p != col {
-            for j in 0..n {
-                w.swap(col * n + j, p * n + j);
-                inv.swap(col * n + j, p * n + j);
-            }
-        }
-        let d = w[col * n + col];
-        for j in 0..n {
-            w[col * n + j] /= d;
-            inv[col * n + j] /= d;
-        }
-        let (prow, pinv) = (w[col * n..(col + 1) * n].to_vec(), inv[col * n..(col + 1) * n].to_vec());
-        for r in 0..n {
-            let f = w[r * n + col];
-            if r == col || f == 0.0 {
-                continue;
-            }
-            for (x, y) in w[r * n..(r + 1) * n].iter_mut().zip(&prow) {
-                *x -= f * y;
-            }
-            for (x, y) in inv[r * n..(r + 1) * n].iter_mut().zip(&pinv) {
-                *x -= f * y;
-            }
-        }
-    }
-    // Back to column-major.
-    let b: Vec<f64> = (0..n * n).map(|x| inv[(x % n) * n + x / n]).collect();
-    (a, b)
 }
 
 struct Row {

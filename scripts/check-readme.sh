@@ -63,7 +63,7 @@ LONG = [
     (r"scripts/cpu-peers\.sh", "downloads about 0.3 GB of peer BLAS libraries"),
     (r"(\./)?target/release/blasbench", "a benchmark of minutes"),
     (r"(\./)?target/release/ozakibench", "a benchmark of minutes (and it rewrites bench/results/)"),
-    (r"(\./)?(target/release|gpu-stage)/(gpubench|offloadbench)", "runs on a GPU host"),
+    (r"(\./)?(target/release|gpu-stage)/(gpubench|offloadbench|ozakigpubench)", "runs on a GPU host"),
 ]
 
 # ---------------------------------------------------------------------------------------------

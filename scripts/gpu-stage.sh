@@ -8,6 +8,8 @@
 #   gpu-stage/offloadbench            host-memory GEMM offload against NVBLAS (bench/offload.rs)
 #   gpu-stage/blasbench               the CPU benchmark (bench/blasbench.rs), for the GPU host's CPU
 #   gpu-stage/ozakibench              the accurate DGEMM against native (bench/ozaki.rs), on that CPU
+#   gpu-stage/ozakigpubench           the accurate DGEMM on device memory against cuBLAS DGEMM and
+#                                     cuBLAS FP64 emulation (bench/ozaki_gpu.rs), on the GPU
 #   gpu-stage/cpublas/*.xz            Debian's OpenBLAS 0.3.21 (pthreads) and its Fortran
 #                                     runtime, xz-compressed: NVBLAS's CPU library on the GPU
 #                                     host, which has only the reference BLAS (gpu-run.sh unpacks)
@@ -44,9 +46,9 @@ fi
 
 rm -rf "$STAGE"
 mkdir -p "$STAGE/tests"
-cp target/release/libhyblas.so target/release/hyblas target/release/gpubench target/release/offloadbench target/release/blasbench target/release/ozakibench "$STAGE/"
+cp target/release/libhyblas.so target/release/hyblas target/release/gpubench target/release/offloadbench target/release/blasbench target/release/ozakibench target/release/ozakigpubench "$STAGE/"
 strip --strip-unneeded "$STAGE/libhyblas.so"
-strip --strip-all "$STAGE/hyblas" "$STAGE/gpubench" "$STAGE/offloadbench" "$STAGE/blasbench" "$STAGE/ozakibench"
+strip --strip-all "$STAGE/hyblas" "$STAGE/gpubench" "$STAGE/offloadbench" "$STAGE/blasbench" "$STAGE/ozakibench" "$STAGE/ozakigpubench"
 
 # NVBLAS's CPU library for offloadbench: Debian's OpenBLAS and the libraries it needs beyond
 # libc (36 MB, 4 MB compressed).

@@ -658,6 +658,12 @@ unsafe fn gemm<T: Scalar, I: Int>(
     let why: RefCell<Option<String>> = RefCell::new(None);
     // The route decided (the run below takes Strassen or split-k by it).
     let route = std::cell::Cell::new(Route::Vendor);
+    // DGEMM in accurate mode (HYBLAS_DGEMM_MODE, the thread's setting): the Ozaki scheme on the
+    // device, whatever the models say (`plan::accurate::device_dgemm`).
+    let accurate = match crate::plan::accurate::mode() {
+        crate::plan::accurate::Mode::Accurate(r) if T::PREFIX == 'd' => Some(r),
+        _ => None,
+    };
     dispatch_with(
         s,
         h,
@@ -674,6 +680,12 @@ unsafe fn gemm<T: Scalar, I: Int>(
             shape
         },
         |d| {
+            if let (Some(r), None) = (accurate, d) {
+                let name = if r == crate::plan::accurate::Rounding::Faithful { "faithful" } else { "nearest" };
+                let d = Decision { route: Route::Hyblas, reason: policy::Reason::Accurate(name) };
+                route.set(d.route);
+                return d;
+            }
             let d = gemm_plan::decide_device(d, || match runtime() {
                 Ok(rt) => {
                     let mut w = None;
@@ -703,6 +715,19 @@ unsafe fn gemm<T: Scalar, I: Int>(
         |ex, cx| {
             let (am, bm, cm) =
                 (DMat { ptr: a as u64, ld: la }, DMat { ptr: b as u64, ld: lb }, DMat { ptr: c as u64, ld: lc });
+            if let Some(r) = accurate {
+                // T is f64 here (prefix 'd'). Device pointer mode: the scalars are read first.
+                let scalar = |p: *const T| -> gpu::Result<f64> {
+                    match cx.input(p) {
+                        In::Host(v) => Ok(std::mem::transmute_copy(&v)),
+                        In::Dev(d) => Ok(gpu::ozaki::download(ex, d, 1)?[0]),
+                    }
+                };
+                let (al, be) = (scalar(alpha)?, scalar(beta)?);
+                let dims = (mm as usize, nn as usize, kk as usize);
+                crate::plan::accurate::device_dgemm(ex, r, ta, tb, dims, al, am, bm, be, cm)?;
+                return Ok(());
+            }
             if let Route::Strassen(levels) = route.get() {
                 let (Some(al), Some(be)) = (cx.input(alpha).host(), cx.input(beta).host()) else {
                     return Err(GpuError::Unsupported("Strassen with device scalars"));

@@ -28,10 +28,12 @@ pub enum Family {
     Strassen,
     /// Batched GEMM of small products (`gpu::batched`).
     Batch,
+    /// The accurate DGEMM's residues, reconstruction and certificates (`gpu::ozaki`; 'd' only).
+    Ozaki,
 }
 
 pub const FAMILIES: &[Family] =
-    &[Family::Level1, Family::Gemv, Family::Trmv, Family::Gemm, Family::Strassen, Family::Batch];
+    &[Family::Level1, Family::Gemv, Family::Trmv, Family::Gemm, Family::Strassen, Family::Batch, Family::Ozaki];
 
 pub const COMMON: &str = include_str!("../../kernels/common.cuh");
 
@@ -44,6 +46,7 @@ impl Family {
             Family::Gemm => "splitk",
             Family::Strassen => "strassen",
             Family::Batch => "batch",
+            Family::Ozaki => "ozaki",
         }
     }
     fn file(self) -> &'static str {
@@ -54,6 +57,7 @@ impl Family {
             Family::Gemm => "gemm_splitk.cu",
             Family::Strassen => "strassen.cu",
             Family::Batch => "gemm_batch.cu",
+            Family::Ozaki => "ozaki.cu",
         }
     }
     fn body(self) -> &'static str {
@@ -64,6 +68,7 @@ impl Family {
             Family::Gemm => include_str!("../../kernels/gemm_splitk.cu"),
             Family::Strassen => include_str!("../../kernels/strassen.cu"),
             Family::Batch => include_str!("../../kernels/gemm_batch.cu"),
+            Family::Ozaki => include_str!("../../kernels/ozaki.cu"),
         }
     }
     /// The whole family's source (every unit's entry points; `scripts/kernel-regs.py` and the
@@ -79,6 +84,7 @@ impl Family {
                 .flat_map(|&(v, precs)| precs.chars().map(move |p| Unit { family: self, prec: p, variant: v }))
                 .collect(),
             Family::Strassen => "sd".chars().map(|p| Unit { family: self, prec: p, variant: "" }).collect(),
+            Family::Ozaki => vec![Unit { family: self, prec: 'd', variant: "" }],
             _ => PRECISIONS.chars().map(|p| Unit { family: self, prec: p, variant: "" }).collect(),
         }
     }
@@ -251,8 +257,8 @@ pub struct Launch {
     pub smem: u32,
 }
 
-/// Most parameters a kernel takes (GEMV-T has 17).
-const MAX_ARGS: usize = 24;
+/// Most parameters a kernel takes (the accurate DGEMM's doz_crt has 29).
+const MAX_ARGS: usize = 32;
 
 /// Kernel arguments, pushed in the order of the kernel's parameter list. Each value is copied
 /// into the builder (inline storage: a launch allocates nothing), so temporaries are fine.

@@ -33,6 +33,7 @@ pub mod level1;
 pub mod loader;
 pub mod nvrtc;
 pub mod occupancy;
+pub mod ozaki;
 pub mod runtime;
 pub mod splitk;
 pub mod strassen;

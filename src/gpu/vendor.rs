@@ -145,6 +145,9 @@ pub const CUDA_R_32F: c_int = 0;
 pub const CUDA_R_64F: c_int = 1;
 pub const CUDA_C_32F: c_int = 4;
 pub const CUDA_C_64F: c_int = 5;
+/// int8 and int32 (the accurate DGEMM's residue products).
+pub const CUDA_R_8I: c_int = 3;
+pub const CUDA_R_32I: c_int = 10;
 /// `cublasComputeType_t` values hyblas runs in `cublasGemmEx` (full precision only).
 pub const CUBLAS_COMPUTE_32F: c_int = 68;
 pub const CUBLAS_COMPUTE_32F_PEDANTIC: c_int = 69;
@@ -152,6 +155,8 @@ pub const CUBLAS_COMPUTE_32F_PEDANTIC: c_int = 69;
 pub const CUBLAS_DEFAULT_MATH: c_int = 0;
 pub const CUBLAS_COMPUTE_64F: c_int = 70;
 pub const CUBLAS_COMPUTE_64F_PEDANTIC: c_int = 71;
+/// Exact int32 accumulation of int8 products.
+pub const CUBLAS_COMPUTE_32I: c_int = 72;
 /// `cublasGemmAlgo_t`: DEFAULT (-1), ALGO0..23, DEFAULT_TENSOR_OP (99), ALGO0..15_TENSOR_OP.
 pub const CUBLAS_GEMM_DEFAULT: c_int = -1;
 

@@ -268,6 +268,91 @@ pub fn vendor_gemm_strided<T: Scalar>(
     Ok(())
 }
 
+static REAL_GEMM_STRIDED_EX: Sym = Sym::new("cublasGemmStridedBatchedEx");
+
+/// `cublasGemmStridedBatchedEx`'s prototype (the `int` form; strides are `long long`).
+type GemmStridedExFn = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    *const std::ffi::c_void,
+    *const std::ffi::c_void,
+    c_int,
+    c_int,
+    i64,
+    *const std::ffi::c_void,
+    c_int,
+    c_int,
+    i64,
+    *const std::ffi::c_void,
+    *mut std::ffi::c_void,
+    c_int,
+    c_int,
+    i64,
+    c_int,
+    c_int,
+    c_int,
+) -> Status;
+
+/// `batch` int8 products C_t := A_t^T B_t with exact int32 sums (the accurate DGEMM's residue
+/// products, `gpu::ozaki`): A_t k x m and B_t k x n column-major int8 (leading dimension k, a
+/// multiple of 16, at A + t*sa and B + t*sb bytes), C_t m x n int32 (leading dimension ldc, at
+/// C + t*sc elements), one `cublasGemmStridedBatchedEx` on `ex`'s stream (hyblas's own handle;
+/// the integer tensor cores). Enqueues and returns.
+pub fn vendor_gemm_i8_tn(
+    ex: &Exec,
+    (m, n, k): (usize, usize, usize),
+    (a, sa): (u64, i64),
+    (b, sb): (u64, i64),
+    (c, ldc, sc): (u64, usize, i64),
+    batch: usize,
+) -> gpu::Result<()> {
+    let fits = [m, n, k, ldc, batch].iter().all(|&v| v <= i32::MAX as usize);
+    if !fits {
+        return Err(GpuError::Unsupported("int8 GEMM sizes past 2^31"));
+    }
+    let no_cublas = || GpuError::Unavailable("no real cuBLAS GemmStridedBatchedEx found".into());
+    let (one, zero) = (1i32, 0i32);
+    // SAFETY: cuBLAS's prototype; the handle is ours, bound to ex's stream (host pointer mode:
+    // alpha and beta are host int32 for CUBLAS_COMPUTE_32I); the caller sized the buffers.
+    unsafe {
+        let h = own_handle(ex.rt, ex.stream)?;
+        let f: GemmStridedExFn = REAL_GEMM_STRIDED_EX.get().ok_or_else(no_cublas)?;
+        let r = f(
+            h,
+            CUBLAS_OP_T,
+            CUBLAS_OP_N,
+            m as c_int,
+            n as c_int,
+            k as c_int,
+            &one as *const i32 as *const _,
+            a as *const _,
+            CUDA_R_8I,
+            k as c_int,
+            sa,
+            b as *const _,
+            CUDA_R_8I,
+            k as c_int,
+            sb,
+            &zero as *const i32 as *const _,
+            c as *mut _,
+            CUDA_R_32I,
+            ldc as c_int,
+            sc,
+            batch as c_int,
+            CUBLAS_COMPUTE_32I,
+            CUBLAS_GEMM_DEFAULT,
+        );
+        if r != CUBLAS_STATUS_SUCCESS {
+            return Err(status_err(REAL_GEMM_STRIDED_EX.name, r));
+        }
+    }
+    Ok(())
+}
+
 static REAL_GEMM_BATCHED: [Sym; 4] = [
     Sym::new("cublasSgemmBatched"),
     Sym::new("cublasDgemmBatched"),

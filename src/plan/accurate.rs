@@ -131,6 +131,25 @@ pub struct Report {
     pub exact: usize,
     /// Elements computed with IEEE arithmetic (an Inf or NaN in their row, column, or C).
     pub ieee: usize,
+    /// Whether the call ran on the GPU (the int8 Chinese-remainder scheme, `gpu::ozaki`).
+    pub gpu: bool,
+    /// GPU only: the moduli (int8 GEMMs) of the Chinese-remainder scheme.
+    pub moduli: usize,
+}
+
+thread_local! {
+    static LAST: std::cell::Cell<Report> = const { std::cell::Cell::new(Report {
+        bits: 0, levels: 0, products: 0, batched: false, certified: 0, exact: 0, ieee: 0, gpu: false, moduli: 0,
+    }) };
+}
+
+/// The report of this thread's last accurate DGEMM (benchmarks and tests read how it ran).
+pub fn last_report() -> Report {
+    LAST.with(|r| r.get())
+}
+
+fn set_last(r: Report) {
+    LAST.with(|x| x.set(r));
 }
 
 /// Most levels an element's `i128` holds: after level l it needs 53 + l (bits + 1) + 1 bits.
@@ -246,6 +265,26 @@ fn slack(la: &Ladder, lb: &Ladder, terms: usize, i: usize, j: usize) -> f64 {
     }
     const TINY: f64 = f64::from_bits(1 << 4); // 2^-1070 (16 times the smallest subnormal)
     (terms as f64 + la.total[i] + lb.total[j] + 1.0) * TINY
+}
+
+/// One element the fast path does not certify, from its row of op(A) and column of op(B):
+/// `ieee` (an Inf or NaN in them or in C): the plain dot product in order, then alpha and beta
+/// as the reference DGEMM applies them; else exactly (a big-integer dot product, alpha and
+/// beta*c added exactly), rounded once to the nearest double. Both engines' fallback.
+fn element(ieee: bool, row: &[f64], col: &[f64], alpha: f64, beta: f64, old: f64, acc: &mut Exact) -> f64 {
+    if ieee {
+        let mut dot = 0.0f64;
+        for (x, y) in row.iter().zip(col) {
+            dot += x * y;
+        }
+        return if beta == 0.0 { alpha * dot } else { alpha * dot + beta * old };
+    }
+    acc.set_dot(row.len(), |t| (row[t], col[t]));
+    acc.mul_f64(alpha);
+    if beta != 0.0 {
+        acc.add_product(beta, old);
+    }
+    acc.round()
 }
 
 /// C := alpha*op(A)*op(B) + beta*C, every element faithfully (or, `Nearest`, correctly) rounded
@@ -437,6 +476,14 @@ pub unsafe fn dgemm(
     threads::for_each_part(threads, parts, |part| {
         let mut acc = Exact::new();
         let (mut row, mut col) = (Vec::new(), Vec::new());
+        // The row and column gathered once (op(A)'s row is strided in memory; the exact dot
+        // product reads it twice).
+        let gather = |row: &mut Vec<f64>, col: &mut Vec<f64>, i: usize, j: usize| {
+            row.clear();
+            row.extend((0..k).map(|t| op_a(i, t)));
+            col.clear();
+            col.extend((0..k).map(|t| op_b(t, j)));
+        };
         let c = cs.get();
         let (mut n_ieee, mut n_exact) = (0, 0);
         for j in cols(part) {
@@ -444,12 +491,8 @@ pub unsafe fn dgemm(
                 let cp = c.add(i + j * ldc);
                 let o = if beta == 0.0 { 0.0 } else { *cp };
                 if la.nonfinite[i] || lb.nonfinite[j] || !o.is_finite() {
-                    // IEEE: the plain dot product in order, as the reference DGEMM.
-                    let mut dot = 0.0f64;
-                    for t in 0..k {
-                        dot += op_a(i, t) * op_b(t, j);
-                    }
-                    *cp = if beta == 0.0 { alpha * dot } else { alpha * dot + beta * o };
+                    gather(&mut row, &mut col, i, j);
+                    *cp = element(true, &row, &col, alpha, beta, o, &mut acc);
                     n_ieee += 1;
                     continue;
                 }
@@ -464,20 +507,9 @@ pub unsafe fn dgemm(
                 *cp = match sure {
                     Some(r) => r,
                     None => {
-                        // The exact dot product, alpha and beta*c, rounded once.
                         n_exact += 1;
-                        // The row and column gathered once (op(A)'s row is strided in memory;
-                        // the dot product reads it twice).
-                        row.clear();
-                        row.extend((0..k).map(|t| op_a(i, t)));
-                        col.clear();
-                        col.extend((0..k).map(|t| op_b(t, j)));
-                        acc.set_dot(k, |t| (row[t], col[t]));
-                        acc.mul_f64(alpha);
-                        if beta != 0.0 {
-                            acc.add_product(beta, o);
-                        }
-                        acc.round()
+                        gather(&mut row, &mut col, i, j);
+                        element(false, &row, &col, alpha, beta, o, &mut acc)
                     }
                 };
             }
@@ -502,5 +534,211 @@ pub unsafe fn dgemm(
         );
         trace::line("dgemm", &shape, "cpu", threads, start.elapsed().as_secs_f64());
     }
+    set_last(report);
     report
+}
+
+// ---- On device memory: the int8 Chinese-remainder scheme (`gpu::ozaki`) ----
+
+/// Time of one int8 GEMM of the call's size on the device (the planner's unit of cost): the
+/// measured cuBLAS int8 rate on an H200 (1575-1663 TOPS at n = 4096-8192, anchors) with the
+/// overheads per modulus (residues, reconstruction) folded in; `HYBLAS_OZAKI_INT8_TOPS`
+/// (default 1200) sets it.
+fn modulus_seconds(m: usize, n: usize, k: usize) -> f64 {
+    let tops = config::float("HYBLAS_OZAKI_INT8_TOPS").unwrap_or(1200.0);
+    2.0 * m as f64 * n as f64 * k.div_ceil(16) as f64 * 16.0 / (tops * 1e12) + 20e-6
+}
+
+/// Host time of one listed element: the exact dot product (about 24 ns per term on one core
+/// of this project's VM, `HYBLAS_OZAKI_EXACT_NS`) over the host's threads, and its row and
+/// column brought over (16 k bytes at about 10 GB/s).
+fn exact_seconds(k: usize) -> f64 {
+    let ns = config::float("HYBLAS_OZAKI_EXACT_NS").unwrap_or(24.0);
+    k as f64 * ns * 1e-9 / threads::nthreads().max(1) as f64 + 16.0 * k as f64 / 10e9
+}
+
+/// The bits per entry for the device scheme: the least predicted cost over beta of its moduli
+/// (one int8 GEMM each) and of the elements expected to be refused (each computed exactly on
+/// the host), from the sample's plain FP64 values. An element's bound is about
+/// |alpha| 2^(E_i + F_j - beta) (nu_i + mu_j) / 2 (the rounding of the entries to beta bits);
+/// refused with probability 2 d / gap (`nearest`) or 2 d / gap - 1 (faithful), as on the CPU.
+/// Samples whose size the FP64 value cannot bound away from 0 (cancellation) are taken 2^64
+/// below that value's error bound.
+fn choose_bits(
+    call: (usize, usize, usize),
+    alpha: f64,
+    nearest: bool,
+    sa: &crate::gpu::ozaki::Scan,
+    sb: &crate::gpu::ozaki::Scan,
+    smp: &crate::gpu::ozaki::Sample,
+) -> u32 {
+    use crate::gpu::ozaki::{crt_for, max_beta, product_bound, top_norm};
+    let (m, n, k) = call;
+    let top = max_beta(k);
+    let g = gamma(k);
+    // Per sample: its refusal ratio d / gap at beta = 0 (d halves with each bit).
+    let mut ratios: Vec<f64> = Vec::with_capacity(smp.z.len());
+    for ((&i, &j), &z) in smp.i.iter().zip(&smp.j).zip(&smp.z) {
+        if sa.bad[i] || sb.bad[j] || !z.is_finite() {
+            continue;
+        }
+        let e = sa.e[i] + sb.e[j];
+        let err = g * alpha.abs() * scale(sa.nu[i].min(sb.nu[j]), e);
+        let low = z.abs() - err - 4.0 * U * z.abs();
+        let size = if low > 0.0 { low } else { err * scale(1.0, -64) };
+        let gap = ulp_min(size.max(f64::MIN_POSITIVE));
+        // (In log2, so that huge and tiny ratios neither overflow nor vanish.)
+        ratios.push((alpha.abs() * 0.5 * (sa.nu[i] + sb.nu[j])).log2() + e as f64 - gap.log2());
+    }
+    let per = (m * n) as f64 / smp.z.len().max(1) as f64;
+    let (t_mod, t_exact) = (modulus_seconds(m, n, k), exact_seconds(k));
+    // The host round trip's fixed part, measured at 5-11 ms for 63 elements at n = 8192 on an
+    // H200 host (`HYBLAS_OZAKI_HOST_FIXED_MS`).
+    let t_fixed = config::float("HYBLAS_OZAKI_HOST_FIXED_MS").unwrap_or(3.0) * 1e-3;
+    // Sorted, with prefix sums of 2^(ratio - top ratio), each beta's expected refusals take two
+    // binary searches: sum_s min(1, 2 r_s) = #{r_s >= 1/2} + 2^(1 - beta) sum_{r_s < 1/2} 2^lr_s.
+    ratios.sort_by(f64::total_cmp);
+    let hi = ratios.last().copied().unwrap_or(0.0);
+    let mut prefix = vec![0.0f64];
+    for &lr in &ratios {
+        prefix.push(prefix.last().unwrap() + (lr - hi).exp2());
+    }
+    let count = ratios.len() as f64;
+    let below = |x: f64| ratios.partition_point(|&lr| lr < x);
+    let tops = top_norm(sa).min(top_norm(sb));
+    let cost = |beta: u32| -> f64 {
+        let Some(crt) = crt_for(beta, product_bound(tops, beta, k)) else { return f64::INFINITY };
+        let b = beta as f64;
+        let scale_b = (hi - b + 1.0).exp2(); // 2 * 2^(hi - beta)
+        let (i1, i0) = (below(b - 1.0), below(b));
+        let near = (count - i1 as f64) + scale_b * prefix[i1];
+        let fails = if nearest {
+            near
+        } else {
+            // Faithful refuses only where d > gap / 2 (2 r - 1 where r in [1/2, 1), all where
+            // r >= 1), which a sample of 4096 rarely lands on: a twentieth of the nearest
+            // estimate stands in for that tail (with a flat density of |C| near 0 the ratio of
+            // the two is 0.69 / (1 + ln(1 / 2r))).
+            let partial = scale_b * (prefix[i0] - prefix[i1]) - (i0 - i1) as f64;
+            (count - i0 as f64) + partial + 0.05 * near
+        };
+        // Any refusal also costs the host round trip's fixed part (gathers, copies, syncs).
+        let expected = fails * per;
+        crt.n as f64 * t_mod + expected * t_exact + (1.0 - (-expected).exp()) * t_fixed
+    };
+    (20..=top).min_by(|&x, &y| cost(x).total_cmp(&cost(y))).unwrap_or(top)
+}
+
+/// C := alpha*op(A)*op(B) + beta*C on device memory, every element faithful (`Nearest`:
+/// correctly rounded, the same bits as [`dgemm`] on the host): the int8 Chinese-remainder
+/// scheme on the device (`gpu::ozaki`), the elements it cannot certify computed exactly on the
+/// host. Degenerate calls (alpha or beta not finite, alpha == 0, k == 0) run as plain DGEMM on
+/// the real cuBLAS, as on the host. An inner dimension past `gpu::ozaki::MAX_K` is refused
+/// (Unsupported, C untouched).
+#[allow(clippy::too_many_arguments)]
+pub fn device_dgemm(
+    ex: &crate::gpu::Exec,
+    rounding: Rounding,
+    ta: Trans,
+    tb: Trans,
+    (m, n, k): (usize, usize, usize),
+    alpha: f64,
+    a: crate::gpu::DMat,
+    b: crate::gpu::DMat,
+    beta: f64,
+    c: crate::gpu::DMat,
+) -> crate::gpu::Result<Report> {
+    use crate::gpu::ozaki::{self as oz, Item};
+    let start = std::time::Instant::now();
+    let mut report = Report { gpu: true, ..Report::default() };
+    if m == 0 || n == 0 {
+        return Ok(report);
+    }
+    let (mi, ni, ki) = (m as i64, n as i64, k as i64);
+    if !alpha.is_finite() || !beta.is_finite() {
+        crate::gpu::vendor_calls::vendor_gemm::<f64>(ex, ta, tb, mi, ni, ki, alpha, a, b, beta, c)?;
+        report.ieee = m * n;
+        set_last(report);
+        return Ok(report);
+    }
+    if k == 0 || alpha == 0.0 {
+        // beta*C, one rounding each (beta == 0: zeros, C not read); A and B not read.
+        crate::gpu::vendor_calls::vendor_gemm::<f64>(ex, ta, tb, mi, ni, 0, alpha, a, b, beta, c)?;
+        set_last(report);
+        return Ok(report);
+    }
+    if k > oz::MAX_K {
+        // Past the int32 sums' reach: the host's accurate path on copies of the operands.
+        let len = |rows: usize, cols: usize, ld: i64| ld as usize * (cols - 1) + rows;
+        let (ra, ca) = if ta == Trans::No { (m, k) } else { (k, m) };
+        let (rb, cb) = if tb == Trans::No { (k, n) } else { (n, k) };
+        let ha = oz::download(ex, a.ptr, len(ra, ca, a.ld))?;
+        let hb = oz::download(ex, b.ptr, len(rb, cb, b.ld))?;
+        let mut hc = oz::download(ex, c.ptr, len(m, n, c.ld))?;
+        let (la, lb, lc) = (a.ld as usize, b.ld as usize, c.ld as usize);
+        // SAFETY: the copies hold every element the shapes and leading dimensions address.
+        let mut r = unsafe {
+            dgemm(rounding, ta, tb, m, n, k, alpha, ha.as_ptr(), la, hb.as_ptr(), lb, beta, hc.as_mut_ptr(), lc)
+        };
+        oz::upload(ex, c.ptr, &hc)?;
+        r.gpu = false;
+        set_last(r);
+        return Ok(r);
+    }
+    let nearest = rounding == Rounding::Nearest;
+    let call = oz::Call { ta, tb, m, n, k, alpha, a, b, beta, c };
+    let choose = |sa: &oz::Scan, sb: &oz::Scan, smp: &oz::Sample| choose_bits((m, n, k), alpha, nearest, sa, sb, smp);
+    let exact = AtomicUsize::new(0);
+    let host = |sa: &oz::Scan, sb: &oz::Scan, items: &[Item]| -> Vec<f64> {
+        let mut out = vec![0.0f64; items.len()];
+        let threads = threads::nthreads();
+        let parts = items.len().min(threads * 4).max(1);
+        let op = SendPtr(out.as_mut_ptr());
+        threads::for_each_part(threads, parts, |part| {
+            let mut acc = Exact::new();
+            let range = (part * items.len() / parts)..((part + 1) * items.len() / parts);
+            let mut n_exact = 0;
+            for x in range {
+                let it = &items[x];
+                let ieee = sa.bad[it.i] || sb.bad[it.j] || !it.old.is_finite();
+                n_exact += usize::from(!ieee);
+                // SAFETY: each part writes its own range of `out`.
+                unsafe { *op.get().add(x) = element(ieee, it.row, it.col, alpha, beta, it.old, &mut acc) };
+            }
+            exact.fetch_add(n_exact, Relaxed);
+        });
+        out
+    };
+    let stats = oz::dgemm(ex, call, nearest, choose, host)?;
+    report.exact = exact.into_inner();
+    report.ieee = stats.listed - report.exact;
+    report.certified = m * n - stats.listed;
+    report.bits = stats.beta;
+    report.moduli = stats.moduli;
+    report.products = stats.moduli;
+    set_last(report);
+    if trace::enabled() {
+        let [p0, p1, p2] = stats.phases;
+        let shape = format!(
+            "ta={ta:?} tb={tb:?} m={m} n={n} k={k} accurate ({}) on the GPU: int8 CRT bits={} moduli={} blocks={} certified={} exact={} ieee={} ms: scan {:.2}, moduli {:.2}, host {:.2}{}",
+            if nearest { "nearest" } else { "faithful" },
+            stats.beta,
+            stats.moduli,
+            stats.blocks,
+            report.certified,
+            report.exact,
+            report.ieee,
+            p0 * 1e3,
+            p1 * 1e3,
+            p2 * 1e3,
+            if stats.steps.is_empty() {
+                String::new()
+            } else {
+                let s: Vec<String> = stats.steps.iter().map(|(w, t)| format!("{w} {:.2}", t * 1e3)).collect();
+                format!(" (profile: {})", s.join(", "))
+            }
+        );
+        trace::line("dgemm", &shape, "gpu", 0, start.elapsed().as_secs_f64());
+    }
+    Ok(report)
 }

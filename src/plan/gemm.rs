@@ -76,8 +76,25 @@ pub unsafe fn gemm<T: Scalar>(
             None => s,
         }
     };
+    // HYBLAS_DGEMM_MODE=accurate: DGEMM by the Ozaki scheme (plan::accurate), on the device for
+    // device memory, else on the host below.
+    let accurate = match plan::accurate::mode() {
+        plan::accurate::Mode::Accurate(r) if T::PREFIX == 'd' => Some(r),
+        _ => None,
+    };
+    // What the accurate device path did, for the trace line.
+    let acc_run = std::cell::Cell::new(None::<plan::accurate::Report>);
     let dev = |ex: &Exec| {
         let (a, b, c) = (DMat::of(a, lda), DMat::of(b, ldb), DMat::of(c as *const T, ldc));
+        if let Some(r) = accurate {
+            // T is f64 here (prefix 'd'): the casts are identities. The kernels are waited for
+            // (cuBLAS's native answer would break the guarantee asked for).
+            let (al, be): (f64, f64) = (std::mem::transmute_copy(&alpha), std::mem::transmute_copy(&beta));
+            let dims = (m as usize, n as usize, k as usize);
+            let rep = gpu::loader::routed(true, || plan::accurate::device_dgemm(ex, r, ta, tb, dims, al, a, b, be, c))?;
+            acc_run.set(Some(rep));
+            return Ok(());
+        }
         run.set(Some(device_gemm(ex, ta, tb, m as i64, n as i64, k as i64, alpha, a, b, beta, c)?));
         Ok(())
     };
@@ -87,14 +104,18 @@ pub unsafe fn gemm<T: Scalar>(
         let (a, b, c) = (DMat::of(a, lda), DMat::of(b, ldb), DMat::of(c as *const T, ldc));
         vendor_device_gemm(ex, ta, tb, m as i64, n as i64, k as i64, alpha, a, b, beta, c)
     };
-    // HYBLAS_DGEMM_MODE=accurate: DGEMM by the Ozaki scheme (plan::accurate), on host memory
-    // so far; on device memory the call stays native and its trace line says so.
-    let accurate = match plan::accurate::mode() {
-        plan::accurate::Mode::Accurate(r) if T::PREFIX == 'd' => Some(r),
-        _ => None,
-    };
-    let shape = || match accurate {
-        Some(_) => format!("{} (accurate mode: not yet on device memory, native)", shape()),
+    let shape = || match acc_run.take() {
+        Some(r) => format!(
+            "{} accurate ({}): bits={} moduli={} certified={} exact={} ieee={}{}",
+            shape(),
+            if accurate == Some(plan::accurate::Rounding::Faithful) { "faithful" } else { "nearest" },
+            r.bits,
+            r.moduli,
+            r.certified,
+            r.exact,
+            r.ieee,
+            if r.gpu { "" } else { " (on the host: k past the device's int32 sums)" }
+        ),
         None => shape(),
     };
     if plan::on_gpu(T::PREFIX, "gemm", shape, ops, dev, vnd).is_some() {

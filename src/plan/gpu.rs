@@ -189,6 +189,9 @@ pub enum Reason {
     /// Batched GEMM: m*n and m*n*k against `HYBLAS_GPU_BATCH_MAX_MN` and `_MAX_MNK` (hyblas's
     /// small-product kernel within both, cuBLAS's batched GEMM beyond).
     BatchSize { mn: u64, mnk: u64, max_mn: u64, max_mnk: u64 },
+    /// DGEMM in accurate mode (`HYBLAS_DGEMM_MODE`, the thread's setting): the Ozaki scheme on
+    /// the device (`plan::accurate::device_dgemm`); the text names the rounding.
+    Accurate(&'static str),
 }
 
 impl fmt::Display for Reason {
@@ -212,6 +215,7 @@ impl fmt::Display for Reason {
                 us[2],
                 min_gain * 100.0
             ),
+            Reason::Accurate(r) => write!(f, "accurate mode ({r}): the Ozaki scheme"),
             Reason::BatchSize { mn, mnk, max_mn, max_mnk } => {
                 let within = mn <= max_mn && mnk <= max_mnk;
                 let cmp = if within { "within" } else { "not within" };
@@ -247,7 +251,12 @@ impl Decision {
     /// meanwhile (`gpu::loader`).
     pub fn forced_hyblas(&self) -> bool {
         match self.route {
-            Route::Hyblas => matches!(self.reason, Reason::Forced(Mode::Hyblas) | Reason::ForcedGemm(Mode::Hyblas)),
+            // (Accurate mode waits for its kernels: cuBLAS's native answer would break the
+            // guarantee the caller asked for.)
+            Route::Hyblas => matches!(
+                self.reason,
+                Reason::Forced(Mode::Hyblas) | Reason::ForcedGemm(Mode::Hyblas) | Reason::Accurate(_)
+            ),
             Route::Strassen(_) => matches!(self.reason, Reason::StrassenForced(_)),
             Route::Vendor => false,
         }
