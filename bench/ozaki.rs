@@ -18,7 +18,6 @@
 //! n) under --out, and prints the table.
 
 use hyblas::plan::accurate::{self, Report, Rounding};
-use hyblas::types::Trans;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -193,7 +192,7 @@ fn main() {
     };
     let threads = hyblas::cpu::threads::nthreads();
     println!(
-        "ozakibench: {} threads, machine {}; accurate = plan::accurate::dgemm, native = cblas_dgemm",
+        "ozakibench: {} threads, machine {}; accurate = cblas_dgemm in accurate mode (the GPU where one is usable: HYBLAS_DEVICE=cpu for the CPU), native = cblas_dgemm",
         threads, o.machine
     );
     let mut rows: Vec<Row> = Vec::new();
@@ -222,45 +221,18 @@ fn main() {
             let mut native_s = Vec::new();
             let mut outs: Vec<(Rounding, Vec<f64>, Report, Vec<f64>)> =
                 order.iter().map(|&r| (r, Vec::new(), Report::default(), vec![f64::NAN; n * n])).collect();
+            // C := A B through hyblas's cblas_dgemm (the mode in force decides native or accurate).
+            let gemm = |c: &mut [f64]| unsafe {
+                cblas_dgemm(102, 111, 111, ni, ni, ni, 1.0, a.as_ptr(), ni, b.as_ptr(), ni, 0.0, c.as_mut_ptr(), ni)
+            };
             for round in 0..reps {
                 eprint!(" round {}...", round + 1);
-                native_s.push(time(|| unsafe {
-                    cblas_dgemm(
-                        102,
-                        111,
-                        111,
-                        ni,
-                        ni,
-                        ni,
-                        1.0,
-                        a.as_ptr(),
-                        ni,
-                        b.as_ptr(),
-                        ni,
-                        0.0,
-                        native.as_mut_ptr(),
-                        ni,
-                    )
-                }));
+                native_s.push(time(|| gemm(&mut native)));
                 for (r, secs, rep, c) in outs.iter_mut() {
-                    secs.push(time(|| unsafe {
-                        *rep = accurate::dgemm(
-                            *r,
-                            Trans::No,
-                            Trans::No,
-                            n,
-                            n,
-                            n,
-                            1.0,
-                            a.as_ptr(),
-                            n,
-                            b.as_ptr(),
-                            n,
-                            0.0,
-                            c.as_mut_ptr(),
-                            n,
-                        );
-                    }));
+                    // Through the ABI, as users reach it (on a GPU host the GPU's scheme runs
+                    // unless HYBLAS_DEVICE=cpu); the report says which engine ran.
+                    secs.push(time(|| accurate::with_mode(accurate::Mode::Accurate(*r), || gemm(c))));
+                    *rep = accurate::last_report();
                 }
             }
             let exact = outs[0].3.clone();
@@ -298,16 +270,16 @@ fn main() {
             }
         }
     }
-    let mut csv = String::from("machine,threads,input,n,rounding,native_ms,native_spread,accurate_ms,ratio,levels,products,batched,exact_elements,native_max_rel_err,native_norm_rel_err,accurate_max_ulps_from_nearest\n");
+    let mut csv = String::from("machine,threads,input,n,rounding,native_ms,native_spread,accurate_ms,ratio,levels,products,batched,exact_elements,native_max_rel_err,native_norm_rel_err,accurate_max_ulps_from_nearest,engine\n");
     let mut md = format!(
-        "# Accurate DGEMM (Ozaki scheme) against native DGEMM, {} ({threads} threads)\n\nCommand: `./target/release/ozakibench {}`\n\n| input | n | rounding | native ms (median) | native slowest / fastest | accurate ms (median) | accurate / native (median of rounds) | levels | GEMMs | elements computed exactly | native max rel. error | native normwise error | accurate: ulps from nearest |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "# Accurate DGEMM (Ozaki scheme) against native DGEMM, {} ({threads} threads)\n\nCommand: `./target/release/ozakibench {}`\n\n| input | n | rounding | native ms (median) | native slowest / fastest | accurate ms (median) | accurate / native (median of rounds) | levels | GEMMs | elements computed exactly | native max rel. error | native normwise error | accurate: ulps from nearest | engine |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
         o.machine,
         std::env::args().skip(1).collect::<Vec<_>>().join(" ")
     );
     for r in &rows {
         let _ = writeln!(
             csv,
-            "{},{threads},{},{},{:?},{:.3},{:.3},{:.3},{:.3},{},{},{},{},{:.3e},{:.3e},{}",
+            "{},{threads},{},{},{:?},{:.3},{:.3},{:.3},{:.3},{},{},{},{},{:.3e},{:.3e},{},{}",
             o.machine,
             r.input,
             r.n,
@@ -322,7 +294,8 @@ fn main() {
             r.rep.exact,
             r.native_max_rel,
             r.native_norm_rel,
-            r.accurate_max_ulps
+            r.accurate_max_ulps,
+            engine(r)
         );
         let _ = writeln!(md, "{}", line(r));
     }
@@ -337,9 +310,18 @@ fn main() {
     }
 }
 
+/// Which engine ran the accurate calls (the report's).
+fn engine(r: &Row) -> &'static str {
+    if r.rep.gpu {
+        "gpu"
+    } else {
+        "cpu"
+    }
+}
+
 fn line(r: &Row) -> String {
     format!(
-        "| {} | {} | {:?} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {:.2e} | {:.2e} | {} |",
+        "| {} | {} | {:?} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {:.2e} | {:.2e} | {} | {} |",
         r.input,
         r.n,
         r.rounding,
@@ -352,7 +334,8 @@ fn line(r: &Row) -> String {
         r.rep.exact,
         r.native_max_rel,
         r.native_norm_rel,
-        r.accurate_max_ulps
+        r.accurate_max_ulps,
+        engine(r)
     )
 }
 

@@ -11,7 +11,7 @@
 mod common;
 #[path = "common/cublas.rs"]
 mod harness;
-use common::Rng;
+use common::{lognormal, seed_pair, Rng};
 use harness::*;
 use hyblas::abi::cublas::{self as cb, Handle, Status};
 use hyblas::gpu::{DMat, DeviceBuffer, Exec};
@@ -53,17 +53,28 @@ extern "C" {
         c: *mut f64,
         ldc: c_int,
     ) -> Status;
-}
-
-fn lognormal(rng: &mut Rng, len: usize, phi: f64) -> Vec<f64> {
-    (0..len)
-        .map(|_| {
-            let mut u = || (rng.unit() + 1.0) * 0.5;
-            let (u1, u2) = (u().max(1e-300), u());
-            let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-            (u() - 0.5) * (phi * z).exp()
-        })
-        .collect()
+    #[link_name = "cublasGemmEx"]
+    fn x_gemm_ex(
+        h: Handle,
+        ta: c_int,
+        tb: c_int,
+        m: c_int,
+        n: c_int,
+        k: c_int,
+        al: *const std::ffi::c_void,
+        a: *const std::ffi::c_void,
+        at: c_int,
+        lda: c_int,
+        b: *const std::ffi::c_void,
+        bt: c_int,
+        ldb: c_int,
+        be: *const std::ffi::c_void,
+        c: *mut std::ffi::c_void,
+        ct: c_int,
+        ldc: c_int,
+        compute: c_int,
+        algo: c_int,
+    ) -> Status;
 }
 
 /// One call's operands (column-major, leading dimensions with padding).
@@ -235,56 +246,14 @@ fn device_accurate_dgemm_on_wide_spreads_and_the_seed() {
     }
     // The seed's matrices: A = I with 10% of its entries U(0, 1), B = inv(A).
     let n = 150;
-    let mut a = vec![0.0; n * n];
-    for i in 0..n {
-        a[i + i * n] = 1.0;
-    }
-    for _ in 0..n * n / 10 {
-        let at = (rng.next_u64() % (n * n) as u64) as usize;
-        a[at] = (rng.unit() + 1.0) * 0.5;
-    }
-    let inv = invert(&a, n);
-    let mut parts = vec![a, inv].into_iter();
-    let mut gen = |len: usize| parts.next().filter(|v| v.len() == len).unwrap_or_else(|| vec![f64::NAN; len]);
-    let case = Case { lda: n, ldb: n, ..Case::new((Trans::No, Trans::No), (n, n, n), 1.0, 0.0, &mut |_| Vec::new()) };
-    let case = Case { a: gen(n * n), b: gen(n * n), c: vec![f64::NAN; case.ldc * n], ..case };
+    let (a, inv) = seed_pair(&mut rng, n);
+    let case = Case::new((Trans::No, Trans::No), (n, n, n), 1.0, 0.0, &mut |len| vec![f64::NAN; len]);
+    let case = Case { a, lda: n, b: inv, ldb: n, ..case };
     for r in ROUNDINGS {
         let (got, rep) = case.device(rt, r);
         check(&got, &case.host(r), r, &format!("seed n={n} {r:?} ({rep:?})"));
         eprintln!("seed n={n} {r:?}: {rep:?}");
     }
-}
-
-/// Gauss-Jordan with partial pivoting (the seed's B = inv(A)).
-fn invert(a: &[f64], n: usize) -> Vec<f64> {
-    let mut w = a.to_vec();
-    let mut inv = vec![0.0; n * n];
-    for i in 0..n {
-        inv[i + i * n] = 1.0;
-    }
-    for col in 0..n {
-        let p = (col..n).max_by(|&x, &y| w[x + col * n].abs().total_cmp(&w[y + col * n].abs())).unwrap();
-        for j in 0..n {
-            w.swap(col + j * n, p + j * n);
-            inv.swap(col + j * n, p + j * n);
-        }
-        let d = w[col + col * n];
-        for j in 0..n {
-            w[col + j * n] /= d;
-            inv[col + j * n] /= d;
-        }
-        for r in 0..n {
-            let f = w[r + col * n];
-            if r == col || f == 0.0 {
-                continue;
-            }
-            for j in 0..n {
-                w[r + j * n] -= f * w[col + j * n];
-                inv[r + j * n] -= f * inv[col + j * n];
-            }
-        }
-    }
-    inv
 }
 
 /// Inf and NaN in a row of A, a column of B and an element of C (beta != 0): the same bits as
@@ -382,4 +351,71 @@ fn device_accurate_dgemm_through_cblas_and_cublas() {
         check(&down(&c), &want, Rounding::Nearest, &format!("cublasDgemm_v2 device pointers={device}"));
     }
     s.pointer_mode(false);
+    // cublasGemmEx with A, B, C in CUDA_R_64F and CUBLAS_COMPUTE_64F.
+    let [a, b, c] = case.upload();
+    let (al, be) = (Arg::new(case.alpha, false), Arg::new(case.beta, false));
+    let st = acc::with_mode(Mode::Accurate(Rounding::Nearest), || unsafe {
+        x_gemm_ex(
+            s.h,
+            op(case.ta),
+            op(case.tb),
+            case.m as c_int,
+            case.n as c_int,
+            case.k as c_int,
+            al.ptr() as *const _,
+            dp::<f64>(&a) as *const _,
+            hyblas::gpu::vendor::CUDA_R_64F,
+            case.lda as c_int,
+            dp::<f64>(&b) as *const _,
+            hyblas::gpu::vendor::CUDA_R_64F,
+            case.ldb as c_int,
+            be.ptr() as *const _,
+            dp::<f64>(&c) as *mut _,
+            hyblas::gpu::vendor::CUDA_R_64F,
+            case.ldc as c_int,
+            hyblas::gpu::vendor::CUBLAS_COMPUTE_64F,
+            hyblas::gpu::vendor::CUBLAS_GEMM_DEFAULT,
+        )
+    });
+    assert_eq!(st, cb::CUBLAS_STATUS_SUCCESS);
+    s.sync();
+    assert!(acc::last_report().gpu, "cublasGemmEx R_64F in accurate mode ran on the GPU");
+    check(&down(&c), &want, Rounding::Nearest, "cublasGemmEx R_64F");
+}
+
+/// `cblas_dgemm` on host memory in accurate mode, large enough for the GPU
+/// (`HYBLAS_OZAKI_GPU_MIN_FLOPS`): copied to the device and back, the host's bits, C's padding
+/// rows untouched.
+#[test]
+fn host_accurate_dgemm_runs_on_the_gpu() {
+    let Some(_rt) = gpu_with_cublas("host_accurate_dgemm_runs_on_the_gpu") else { return };
+    let mut rng = Rng::new(4906);
+    for beta in [0.0, -0.5] {
+        let case =
+            Case::new((Trans::Trans, Trans::No), (300, 280, 260), 0.75, beta, &mut |len| lognormal(&mut rng, len, 1.0));
+        let want = case.host(Rounding::Nearest);
+        let mut c = case.c.clone();
+        acc::with_mode(Mode::Accurate(Rounding::Nearest), || unsafe {
+            cblas_dgemm(
+                102,
+                112,
+                111,
+                case.m as c_int,
+                case.n as c_int,
+                case.k as c_int,
+                case.alpha,
+                case.a.as_ptr(),
+                case.lda as c_int,
+                case.b.as_ptr(),
+                case.ldb as c_int,
+                case.beta,
+                c.as_mut_ptr(),
+                case.ldc as c_int,
+            )
+        });
+        let rep = acc::last_report();
+        assert!(rep.gpu, "host cblas_dgemm in accurate mode ran on the GPU: {rep:?}");
+        // (The padding rows: NaN or the generated values, the same bits as the host's copy.)
+        check(&c, &want, Rounding::Nearest, &format!("host memory on the GPU, beta={beta}"));
+    }
 }

@@ -213,6 +213,32 @@ pub type GemmExFn<I> = unsafe extern "C" fn(
     c_int,
     c_int,
 ) -> Status;
+/// `cublasGemmStridedBatchedEx`'s prototype (the `int` form; strides are `long long`).
+pub type GemmStridedExFn = unsafe extern "C" fn(
+    Handle,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    c_int,
+    *const c_void,
+    *const c_void,
+    c_int,
+    c_int,
+    i64,
+    *const c_void,
+    c_int,
+    c_int,
+    i64,
+    *const c_void,
+    *mut c_void,
+    c_int,
+    c_int,
+    i64,
+    c_int,
+    c_int,
+    c_int,
+) -> Status;
 /// Strides are `long long` in both the `int` and the `_64` form; the batch count is `I`.
 pub type GemmStridedFn<T, I> = unsafe extern "C" fn(
     Handle,

@@ -270,33 +270,6 @@ pub fn vendor_gemm_strided<T: Scalar>(
 
 static REAL_GEMM_STRIDED_EX: Sym = Sym::new("cublasGemmStridedBatchedEx");
 
-/// `cublasGemmStridedBatchedEx`'s prototype (the `int` form; strides are `long long`).
-type GemmStridedExFn = unsafe extern "C" fn(
-    Handle,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    *const std::ffi::c_void,
-    *const std::ffi::c_void,
-    c_int,
-    c_int,
-    i64,
-    *const std::ffi::c_void,
-    c_int,
-    c_int,
-    i64,
-    *const std::ffi::c_void,
-    *mut std::ffi::c_void,
-    c_int,
-    c_int,
-    i64,
-    c_int,
-    c_int,
-    c_int,
-) -> Status;
-
 /// `batch` int8 products C_t := A_t^T B_t with exact int32 sums (the accurate DGEMM's residue
 /// products, `gpu::ozaki`): A_t k x m and B_t k x n column-major int8 (leading dimension k, a
 /// multiple of 16, at A + t*sa and B + t*sb bytes), C_t m x n int32 (leading dimension ldc, at

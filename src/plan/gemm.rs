@@ -6,7 +6,7 @@
 //!
 //! | step | decision | setting (default) | the trace line says |
 //! | --- | --- | --- | --- |
-//! | 0 | DGEMM in accurate mode on host memory: the Ozaki scheme (`plan::accurate`) | `HYBLAS_DGEMM_MODE` (native), `hyblas_set_dgemm_mode`, `hyblas_dgemm_ex` | `accurate (nearest): bits=.. levels=.. products=..` |
+//! | 0 | DGEMM in accurate mode: the Ozaki scheme (`plan::accurate`; on device memory `device_dgemm`, the GPU's int8 form, also for `abi::cublas`) | `HYBLAS_DGEMM_MODE` (native), `hyblas_set_dgemm_mode`, `hyblas_dgemm_ex` | `accurate (nearest): bits=.. levels=.. products=..` / `.. on the GPU: int8 CRT bits=.. moduli=..` |
 //! | 1 | where the operands live: all in device memory (2-6), else the host (7-11) | | `engine=gpu` / `gpu-offload` / `split-offload` / `cpu` |
 //! | 2 | a degenerate call (empty output, k = 0, GemmEx types hyblas lacks): the real cuBLAS | | `k = 0: left to cuBLAS` |
 //! | 3 | a route forced: hyblas's split-k or the real cuBLAS | `plan::gpu::with_mode`, `HYBLAS_CUBLAS_GEMM`, `HYBLAS_CUBLAS` (auto) | `HYBLAS_CUBLAS_GEMM=hyblas` |
@@ -127,6 +127,19 @@ pub unsafe fn gemm<T: Scalar>(
         // T is f64 here (prefix 'd'): the casts are identities.
         let (al, be): (f64, f64) = (std::mem::transmute_copy(&alpha), std::mem::transmute_copy(&beta));
         let (a, b, c) = (a as *const f64, b as *const f64, c as *mut f64);
+        // Host memory: the GPU's scheme where one is usable and the call large enough (copies
+        // included it is far cheaper than the CPU path), else the CPU's.
+        if let Some(rt) = plan::accurate::host_call_on_gpu(m, n, k) {
+            let dims = (m, n, k);
+            match plan::accurate::dgemm_on_gpu(rt, rounding, ta, tb, dims, al, (a, lda), (b, ldb), be, (c, ldc)) {
+                Ok(_) => return,
+                Err(e) => {
+                    if trace::enabled() {
+                        trace::note(&format!("dgemm accurate on the GPU failed ({e}): on the CPU, C untouched so far"));
+                    }
+                }
+            }
+        }
         plan::accurate::dgemm(rounding, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
         return;
     }

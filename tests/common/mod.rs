@@ -177,3 +177,61 @@ pub fn assert_padding_kept<T: Scalar>(
         }
     }
 }
+
+// ---- The accurate DGEMM's inputs (tests/ozaki.rs, tests/gpu_ozaki.rs) ----
+
+/// Entries (U - 0.5) * exp(phi * N(0, 1)) (the inputs; phi = 8 spans about 2^±35).
+pub fn lognormal(rng: &mut Rng, len: usize, phi: f64) -> Vec<f64> {
+    (0..len)
+        .map(|_| {
+            // Uniforms in [0, 1) (rng.unit() is in [-1, 1)).
+            let mut u = || (rng.unit() + 1.0) * 0.5;
+            let (u1, u2) = (u().max(1e-300), u());
+            let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+            (u() - 0.5) * (phi * z).exp()
+        })
+        .collect()
+}
+
+/// The seed's test matrices: A = identity with 10% of its entries replaced by U(0,1), B its
+/// inverse (Gauss-Jordan here), so A*B is the identity up to rounding and every off-diagonal
+/// element is a cancellation.
+pub fn seed_pair(rng: &mut Rng, n: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut a = vec![0.0; n * n];
+    for i in 0..n {
+        a[i + i * n] = 1.0;
+    }
+    for _ in 0..n * n / 10 {
+        let at = (rng.next_u64() % (n * n) as u64) as usize;
+        a[at] = (rng.unit() + 1.0) * 0.5;
+    }
+    // Gauss-Jordan with partial pivoting on [A | I].
+    let mut w = a.clone();
+    let mut inv = vec![0.0; n * n];
+    for i in 0..n {
+        inv[i + i * n] = 1.0;
+    }
+    for col in 0..n {
+        let p = (col..n).max_by(|&x, &y| w[x + col * n].abs().total_cmp(&w[y + col * n].abs())).unwrap();
+        for j in 0..n {
+            w.swap(col + j * n, p + j * n);
+            inv.swap(col + j * n, p + j * n);
+        }
+        let d = w[col + col * n];
+        for j in 0..n {
+            w[col + j * n] /= d;
+            inv[col + j * n] /= d;
+        }
+        for r in 0..n {
+            let f = w[r + col * n];
+            if r == col || f == 0.0 {
+                continue;
+            }
+            for j in 0..n {
+                w[r + j * n] -= f * w[col + j * n];
+                inv[r + j * n] -= f * inv[col + j * n];
+            }
+        }
+    }
+    (a, inv)
+}
