@@ -304,7 +304,11 @@ __device__ __forceinline__ double oz_ulp_min(double r) {
 // C. Otherwise C is left as it was and the element listed (status 1: the exact path; 2: IEEE,
 // an Inf or NaN in its row, column or C): status[i + jj * m] and, for the first `cap`,
 // list[n] = i | j << 32, with *count their number.
-extern "C" __global__ void doz_crt(i64 m, i64 nb, i64 j0, i64 k, const int* ci, i64 cstride, int nmod, int limbs,
+// The kernel's body for M of L limbs (the table's rows stay OZ_LIMBS wide): the loops then
+// run over the limbs in use only (predicated iterations still issue: with every loop at 12 limbs,
+// instruction issue bound the kernel, measured under Nsight Compute).
+template <int L>
+__device__ __forceinline__ void oz_crt(i64 m, i64 nb, i64 j0, i64 k, const int* ci, i64 cstride, int nmod, int limbs,
                                    const unsigned* table, const double* mods, double mhat, const int* ea, const double* nua,
                                    const int* bada, const int* inxa, const int* eb, const double* nub, const int* badb,
                                    const int* inxb, int beta_bits, double alpha, double beta, double* c, i64 ldc,
@@ -326,9 +330,9 @@ extern "C" __global__ void doz_crt(i64 m, i64 nb, i64 j0, i64 k, const int* ci, 
         const unsigned* w = table + nmod;
         const unsigned* mod_m = w + nmod * OZ_LIMBS;
         const unsigned* half_m = mod_m + OZ_LIMBS;
-        unsigned long long acc[OZ_LIMBS + 1];
+        unsigned long long acc[L + 1];
 #pragma unroll
-        for (int l = 0; l <= OZ_LIMBS; l++) acc[l] = 0;
+        for (int l = 0; l <= L; l++) acc[l] = 0;
         const int* cv = ci + i + jj * m;
         for (int t = 0; t < nmod; t++) {
             // (An int32 remainder by a variable divisor costs about 20 instructions, and int to
@@ -343,14 +347,13 @@ extern "C" __global__ void doz_crt(i64 m, i64 nb, i64 j0, i64 k, const int* ci, 
             const unsigned* wt = w + t * OZ_LIMBS;
             // (32 x 32 -> 64-bit products: one wide multiply-add each.)
 #pragma unroll
-            for (int l = 0; l < OZ_LIMBS; l++)
-                if (l < limbs) acc[l] += (unsigned long long)rr * wt[l];
+            for (int l = 0; l < L; l++) acc[l] += (unsigned long long)rr * wt[l];
         }
         // Carries: X in limbs x[0..=LIMBS].
-        unsigned x[OZ_LIMBS + 1];
+        unsigned x[L + 1];
         unsigned long long carry = 0;
 #pragma unroll
-        for (int l = 0; l <= OZ_LIMBS; l++) {
+        for (int l = 0; l <= L; l++) {
             const unsigned long long s = acc[l] + carry;
             x[l] = (unsigned)s;
             carry = s >> 32;
@@ -358,14 +361,14 @@ extern "C" __global__ void doz_crt(i64 m, i64 nb, i64 j0, i64 k, const int* ci, 
         // X mod M: q = floor(X / M) estimated in FP64 (one off at most), X -= q M, fixed up.
         double xd = 0.0;
 #pragma unroll
-        for (int l = OZ_LIMBS; l >= 0; l--) xd = xd * 0x1p32 + oz_u2d(x[l]);
+        for (int l = L; l >= 0; l--) xd = xd * 0x1p32 + oz_u2d(x[l]);
         const double q = floor(xd / mhat);
         {
             const unsigned long long qq = (unsigned long long)q;
             long long b = 0;
 #pragma unroll
-            for (int l = 0; l <= OZ_LIMBS; l++) {
-                const unsigned long long pm = (l < OZ_LIMBS ? qq * mod_m[l] : 0ull);
+            for (int l = 0; l <= L; l++) {
+                const unsigned long long pm = (l < L ? qq * mod_m[l] : 0ull);
                 const long long s = (long long)x[l] - (long long)(pm & 0xffffffffull) + b;
                 x[l] = (unsigned)s;
                 b = (s >> 32) - (long long)(pm >> 32);
@@ -374,8 +377,8 @@ extern "C" __global__ void doz_crt(i64 m, i64 nb, i64 j0, i64 k, const int* ci, 
             if (b < 0) {
                 unsigned long long cy = 0;
 #pragma unroll
-                for (int l = 0; l <= OZ_LIMBS; l++) {
-                    const unsigned long long s = (unsigned long long)x[l] + (l < OZ_LIMBS ? mod_m[l] : 0u) + cy;
+                for (int l = 0; l <= L; l++) {
+                    const unsigned long long s = (unsigned long long)x[l] + (l < L ? mod_m[l] : 0u) + cy;
                     x[l] = (unsigned)s;
                     cy = s >> 32;
                 }
@@ -383,11 +386,11 @@ extern "C" __global__ void doz_crt(i64 m, i64 nb, i64 j0, i64 k, const int* ci, 
         }
         // X >= M (q one too small): subtract M.
         {
-            bool ge = x[OZ_LIMBS] != 0;
+            bool ge = x[L] != 0;
             if (!ge) {
                 ge = true; // equal so far
 #pragma unroll
-                for (int l = OZ_LIMBS - 1; l >= 0; l--) {
+                for (int l = L - 1; l >= 0; l--) {
                     if (x[l] != mod_m[l]) {
                         ge = x[l] > mod_m[l];
                         break;
@@ -397,8 +400,8 @@ extern "C" __global__ void doz_crt(i64 m, i64 nb, i64 j0, i64 k, const int* ci, 
             if (ge) {
                 long long b = 0;
 #pragma unroll
-                for (int l = 0; l <= OZ_LIMBS; l++) {
-                    const long long s = (long long)x[l] - (long long)(l < OZ_LIMBS ? mod_m[l] : 0u) + b;
+                for (int l = 0; l <= L; l++) {
+                    const long long s = (long long)x[l] - (long long)(l < L ? mod_m[l] : 0u) + b;
                     x[l] = (unsigned)s;
                     b = s >> 32;
                 }
@@ -407,7 +410,7 @@ extern "C" __global__ void doz_crt(i64 m, i64 nb, i64 j0, i64 k, const int* ci, 
         // Centred: X > M/2 stands for X - M (negative).
         bool gt = false;
 #pragma unroll
-        for (int l = OZ_LIMBS - 1; l >= 0; l--) {
+        for (int l = L - 1; l >= 0; l--) {
             if (x[l] != half_m[l]) {
                 gt = x[l] > half_m[l];
                 break;
@@ -417,7 +420,7 @@ extern "C" __global__ void doz_crt(i64 m, i64 nb, i64 j0, i64 k, const int* ci, 
         if (neg) {
             long long b = 0;
 #pragma unroll
-            for (int l = 0; l < OZ_LIMBS; l++) {
+            for (int l = 0; l < L; l++) {
                 const long long s = (long long)mod_m[l] - (long long)x[l] + b;
                 x[l] = (unsigned)s;
                 b = s >> 32;
@@ -427,7 +430,7 @@ extern "C" __global__ void doz_crt(i64 m, i64 nb, i64 j0, i64 k, const int* ci, 
         // 2^-98 |hi| (at most 12 steps of 2^-105 each).
         double hi = 0.0, lo = 0.0;
 #pragma unroll
-        for (int l = OZ_LIMBS - 1; l >= 0; l--) {
+        for (int l = L - 1; l >= 0; l--) {
             const double term = oz_u2d(x[l]) * __longlong_as_double((long long)(1023 + 32 * l) << 52);
             double s, e;
             oz_two_sum(hi, term, s, e);
@@ -490,6 +493,23 @@ extern "C" __global__ void doz_crt(i64 m, i64 nb, i64 j0, i64 k, const int* ci, 
         const unsigned long long n = atomicAdd(count, 1ull);
         if ((i64)n < cap) list[n] = (unsigned long long)i | ((unsigned long long)j << 32);
     }
+}
+
+extern "C" __global__ void doz_crt(i64 m, i64 nb, i64 j0, i64 k, const int* ci, i64 cstride, int nmod, int limbs,
+                                   const unsigned* table, const double* mods, double mhat, const int* ea, const double* nua,
+                                   const int* bada, const int* inxa, const int* eb, const double* nub, const int* badb,
+                                   const int* inxb, int beta_bits, double alpha, double beta, double* c, i64 ldc,
+                                   int nearest, unsigned char* status, unsigned long long* list, i64 cap,
+                                   unsigned long long* count) {
+    // M's limbs select the instance (uniform across the grid).
+#define OZ_CRT_CASE(L) \
+    case L: oz_crt<L>(m, nb, j0, k, ci, cstride, nmod, limbs, table, mods, mhat, ea, nua, bada, inxa, eb, nub, badb, inxb, beta_bits, alpha, beta, c, ldc, nearest, status, list, cap, count); break;
+    switch (limbs) {
+        OZ_CRT_CASE(1) OZ_CRT_CASE(2) OZ_CRT_CASE(3) OZ_CRT_CASE(4) OZ_CRT_CASE(5) OZ_CRT_CASE(6)
+        OZ_CRT_CASE(7) OZ_CRT_CASE(8) OZ_CRT_CASE(9) OZ_CRT_CASE(10) OZ_CRT_CASE(11) OZ_CRT_CASE(12)
+    default: break;
+    }
+#undef OZ_CRT_CASE
 }
 
 // ---- The host fallback's data ----
