@@ -382,20 +382,8 @@ fn svg(rows: &[Row]) -> String {
             (-17.0, vals.iter().cloned().fold(-15.0, f64::max).ceil() + 0.5)
         };
         let py = |v: f64| y0 - (v - vmin) / (vmax - vmin) * (y0 - y1);
-        let _ = writeln!(
-            s,
-            r##"<text x="{}" y="24" text-anchor="middle" font-weight="bold">{title}</text>"##,
-            (x0 + x1) / 2.0
-        );
-        let _ = writeln!(
-            s,
-            r##"<rect x="{x0}" y="{y1}" width="{}" height="{}" fill="none" stroke="#888"/>"##,
-            x1 - x0,
-            y0 - y1
-        );
-        for &n in &sizes {
-            svg_axes::x_tick(&mut s, px(n), y0, &n.to_string());
-        }
+        let ticks: Vec<(f64, String)> = sizes.iter().map(|&n| (px(n), n.to_string())).collect();
+        svg_axes::panel(&mut s, title, (x0, x1, y0, y1), &ticks);
         for t in 0..=5 {
             let v = vmin + (vmax - vmin) * t as f64 / 5.0;
             let _ = writeln!(s, r##"<text x="{}" y="{:.1}" text-anchor="end">{v:.1}</text>"##, x0 - 4.0, py(v) + 4.0);

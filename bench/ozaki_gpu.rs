@@ -871,20 +871,8 @@ fn svg(rows: &[Row]) -> String {
         } else {
             ("largest relative error on the samples", "log10 max relative error (0 at the floor)")
         };
-        let _ = writeln!(
-            s,
-            r##"<text x="{}" y="24" text-anchor="middle" font-weight="bold">{title}</text>"##,
-            (x0 + x1) / 2.0
-        );
-        let _ = writeln!(
-            s,
-            r##"<rect x="{x0}" y="{y1}" width="{}" height="{}" fill="none" stroke="#888"/>"##,
-            x1 - x0,
-            y0 - y1
-        );
-        for &n in &sizes {
-            svg_axes::x_tick(&mut s, px(n), y0, &n.to_string());
-        }
+        let ticks: Vec<(f64, String)> = sizes.iter().map(|&n| (px(n), n.to_string())).collect();
+        svg_axes::panel(&mut s, title, (x0, x1, y0, y1), &ticks);
         let mut v = vmin;
         while v <= vmax + 1e-9 {
             let label = match (panel, v < 0.0) {

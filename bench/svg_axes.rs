@@ -13,6 +13,23 @@ pub fn x_tick(s: &mut String, x: f64, y0: f64, label: &str) {
     );
 }
 
+/// One panel of a two-panel plot: its title centred above (at y = 24), its frame from (`x0`,
+/// `y1`) to (`x1`, `y0`), and a tick at each `(x, label)` of `ticks` on its bottom edge.
+#[allow(dead_code)]
+pub fn panel(s: &mut String, title: &str, (x0, x1, y0, y1): (f64, f64, f64, f64), ticks: &[(f64, String)]) {
+    let _ =
+        writeln!(s, r##"<text x="{}" y="24" text-anchor="middle" font-weight="bold">{title}</text>"##, (x0 + x1) / 2.0);
+    let _ = writeln!(
+        s,
+        r##"<rect x="{x0}" y="{y1}" width="{}" height="{}" fill="none" stroke="#888"/>"##,
+        x1 - x0,
+        y0 - y1
+    );
+    for (x, label) in ticks {
+        x_tick(s, *x, y0, label);
+    }
+}
+
 /// The two axis titles: `xt` centred at (`xm`, `yb`) below the plot, `yt` rotated at (`xl`, `ym`).
 pub fn axis_titles(s: &mut String, (xm, yb): (f64, f64), (xl, ym): (f64, f64), xt: &str, yt: &str) {
     let _ = writeln!(

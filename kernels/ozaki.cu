@@ -308,7 +308,7 @@ __device__ __forceinline__ double oz_ulp_min(double r) {
 // run over the limbs in use only (predicated iterations still issue: with every loop at 12 limbs,
 // instruction issue bound the kernel, measured under Nsight Compute).
 template <int L>
-__device__ __forceinline__ void oz_crt(i64 m, i64 nb, i64 j0, i64 k, const int* ci, i64 cstride, int nmod, int limbs,
+__device__ __forceinline__ void oz_crt(i64 m, i64 nb, i64 j0, i64 k, const int* ci, i64 cstride, int nmod,
                                    const unsigned* table, const double* mods, double mhat, const int* ea, const double* nua,
                                    const int* bada, const int* inxa, const int* eb, const double* nub, const int* badb,
                                    const int* inxb, int beta_bits, double alpha, double beta, double* c, i64 ldc,
@@ -503,7 +503,7 @@ extern "C" __global__ void doz_crt(i64 m, i64 nb, i64 j0, i64 k, const int* ci, 
                                    unsigned long long* count) {
     // M's limbs select the instance (uniform across the grid).
 #define OZ_CRT_CASE(L) \
-    case L: oz_crt<L>(m, nb, j0, k, ci, cstride, nmod, limbs, table, mods, mhat, ea, nua, bada, inxa, eb, nub, badb, inxb, beta_bits, alpha, beta, c, ldc, nearest, status, list, cap, count); break;
+    case L: oz_crt<L>(m, nb, j0, k, ci, cstride, nmod, table, mods, mhat, ea, nua, bada, inxa, eb, nub, badb, inxb, beta_bits, alpha, beta, c, ldc, nearest, status, list, cap, count); break;
     switch (limbs) {
         OZ_CRT_CASE(1) OZ_CRT_CASE(2) OZ_CRT_CASE(3) OZ_CRT_CASE(4) OZ_CRT_CASE(5) OZ_CRT_CASE(6)
         OZ_CRT_CASE(7) OZ_CRT_CASE(8) OZ_CRT_CASE(9) OZ_CRT_CASE(10) OZ_CRT_CASE(11) OZ_CRT_CASE(12)

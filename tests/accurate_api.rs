@@ -9,7 +9,7 @@ mod common;
 #[path = "common/fortran_gemm.rs"]
 mod fortran_gemm;
 
-use common::Rng;
+use common::{cblas_dgemm, Rng};
 use fortran_gemm::dgemm_;
 use hyblas::plan::accurate::{self, Rounding};
 use hyblas::types::Trans;
@@ -34,22 +34,6 @@ extern "C" {
         c: *mut f64,
         ldc: c_int,
     ) -> c_int;
-    fn cblas_dgemm(
-        l: c_int,
-        ta: c_int,
-        tb: c_int,
-        m: c_int,
-        n: c_int,
-        k: c_int,
-        al: f64,
-        a: *const f64,
-        lda: c_int,
-        b: *const f64,
-        ldb: c_int,
-        be: f64,
-        c: *mut f64,
-        ldc: c_int,
-    );
     fn dgemm_64_(
         ta: *const c_char,
         tb: *const c_char,

@@ -11,7 +11,7 @@
 mod common;
 #[path = "common/cublas.rs"]
 mod harness;
-use common::{lognormal, seed_pair, Rng};
+use common::{cblas_dgemm, lognormal, seed_pair, Rng};
 use harness::*;
 use hyblas::abi::cublas::{self as cb, Handle, Status};
 use hyblas::gpu::{DMat, DeviceBuffer, Exec};
@@ -20,22 +20,6 @@ use hyblas::types::Trans;
 use std::ffi::c_int;
 
 extern "C" {
-    fn cblas_dgemm(
-        l: c_int,
-        ta: c_int,
-        tb: c_int,
-        m: c_int,
-        n: c_int,
-        k: c_int,
-        al: f64,
-        a: *const f64,
-        lda: c_int,
-        b: *const f64,
-        ldb: c_int,
-        be: f64,
-        c: *mut f64,
-        ldc: c_int,
-    );
     #[link_name = "cublasDgemm_v2"]
     fn x_dgemm(
         h: Handle,

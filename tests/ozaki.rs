@@ -6,30 +6,11 @@
 //! 2^±300 within a vector, subnormals, values near the largest double, zeros, mixed signs.
 mod common;
 
-use common::{lognormal, seed_pair, Rng};
+use common::{cblas_dgemm, lognormal, seed_pair, Rng};
 use hyblas::cpu::ozaki::{slice_bits, split, Exact, Layout, Slices};
 use hyblas::plan::accurate::Rounding;
 use num_bigint::BigInt;
 use std::os::raw::c_int;
-
-extern "C" {
-    fn cblas_dgemm(
-        l: c_int,
-        ta: c_int,
-        tb: c_int,
-        m: c_int,
-        n: c_int,
-        k: c_int,
-        al: f64,
-        a: *const f64,
-        lda: c_int,
-        b: *const f64,
-        ldb: c_int,
-        be: f64,
-        c: *mut f64,
-        ldc: c_int,
-    );
-}
 
 /// x * 2^1074 as a big integer (exact for every finite double).
 fn units(x: f64) -> BigInt {

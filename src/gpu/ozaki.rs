@@ -429,11 +429,27 @@ fn download_scan(ex: &Exec, info: VecInfo, count: usize) -> Result<Scan> {
 /// hash, as the CPU path's sample).
 pub const SAMPLES: usize = 4096;
 
+/// The GPU scheme's settings (docs/configuration.md), read once.
+struct Settings {
+    /// `HYBLAS_OZAKI_GPU_MB` (24 GiB), in bytes.
+    gpu_bytes: usize,
+    /// `HYBLAS_OZAKI_PROFILE`.
+    profile: bool,
+    /// `HYBLAS_OZAKI_GEMM_BATCHED`: one strided batched GEMM over the moduli.
+    gemm_batched: bool,
+}
+
+static SETTINGS: Lazy<Settings> = Lazy::new(|| Settings {
+    gpu_bytes: crate::config::threshold("HYBLAS_OZAKI_GPU_MB", 24 << 10) << 20,
+    profile: crate::config::threshold("HYBLAS_OZAKI_PROFILE", 0) != 0,
+    gemm_batched: crate::config::threshold("HYBLAS_OZAKI_GEMM_BATCHED", 0) != 0,
+});
+
 /// Bytes of device memory the residues and int32 outputs may take (`HYBLAS_OZAKI_GPU_MB`,
 /// default 24 GiB, and at most half the free memory): C's columns are processed in blocks that
 /// fit, of at least [`MIN_BLOCK`] columns.
 fn budget(ex: &Exec) -> usize {
-    let cap = crate::config::threshold("HYBLAS_OZAKI_GPU_MB", 24 << 10) << 20;
+    let cap = SETTINGS.gpu_bytes;
     let (mut free, mut total) = (0usize, 0usize);
     let _ = ex.rt.bind();
     if unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) } == sys::CUresult::CUDA_SUCCESS {
@@ -473,8 +489,7 @@ pub fn dgemm(
     }
     let kn = Kernels::new(ex)?;
     let t0 = std::time::Instant::now();
-    let on = crate::config::threshold("HYBLAS_OZAKI_PROFILE", 0) != 0;
-    let mut steps = Steps { on, ex, last: t0, list: Vec::new() };
+    let mut steps = Steps { on: SETTINGS.profile, ex, last: t0, list: Vec::new() };
     let mut stats = Stats::default();
     let (va, vb) = (Vecs::rows(a, ta, m), Vecs::cols(b, tb, n));
     let kpad = k.div_ceil(16) * 16;
@@ -598,7 +613,7 @@ pub fn dgemm(
     // One int8 GEMM per modulus: measured faster than one strided batched call over the moduli
     // on an H200 (n = 8192, 26 moduli: 19.5 against 24.3 ms, 25: 18.8 against 22.6 ms);
     // `HYBLAS_OZAKI_GEMM_BATCHED=1` takes the batched call.
-    let looped = crate::config::threshold("HYBLAS_OZAKI_GEMM_BATCHED", 0) == 0;
+    let looped = !SETTINGS.gemm_batched;
     steps.mark("residues");
     let mut j0 = 0;
     while j0 < n {

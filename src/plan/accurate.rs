@@ -182,16 +182,44 @@ impl Phases {
 /// Elements the planner's prediction looks at (spread over C).
 const SAMPLES: usize = 4096;
 
+/// The accurate DGEMM's settings (docs/configuration.md, "Accurate DGEMM"), read once.
+struct Settings {
+    /// `HYBLAS_OZAKI_BATCHED`: Some(on/off) forced, None by size.
+    batched: Option<bool>,
+    /// `HYBLAS_OZAKI_BATCH_MAX_FLOPS` (2·128³).
+    batch_max_flops: f64,
+    /// `HYBLAS_OZAKI_FALLBACK_COST` (450 element-GEMMs).
+    fallback_cost: f64,
+    /// `HYBLAS_OZAKI_INT8_TOPS` (1200).
+    int8_tops: f64,
+    /// `HYBLAS_OZAKI_EXACT_NS` (24).
+    exact_ns: f64,
+    /// `HYBLAS_OZAKI_HOST_FIXED_MS` (3), in seconds.
+    host_fixed: f64,
+    /// `HYBLAS_OZAKI_GPU_MIN_FLOPS` (2·256³).
+    gpu_min_flops: f64,
+}
+
+static SETTINGS: once_cell::sync::Lazy<Settings> = once_cell::sync::Lazy::new(|| Settings {
+    batched: match config::value("HYBLAS_OZAKI_BATCHED").as_deref().map(str::trim) {
+        Some("on" | "1" | "yes") => Some(true),
+        Some("off" | "0" | "no") => Some(false),
+        _ => None,
+    },
+    batch_max_flops: config::float("HYBLAS_OZAKI_BATCH_MAX_FLOPS").unwrap_or(2.0 * 128f64.powi(3)),
+    fallback_cost: config::float("HYBLAS_OZAKI_FALLBACK_COST").unwrap_or(450.0),
+    int8_tops: config::float("HYBLAS_OZAKI_INT8_TOPS").unwrap_or(1200.0),
+    exact_ns: config::float("HYBLAS_OZAKI_EXACT_NS").unwrap_or(24.0),
+    host_fixed: config::float("HYBLAS_OZAKI_HOST_FIXED_MS").unwrap_or(3.0) * 1e-3,
+    gpu_min_flops: config::float("HYBLAS_OZAKI_GPU_MIN_FLOPS").unwrap_or(2.0 * 256f64.powi(3)),
+});
+
 /// How a level's products run.
 fn batched(m: usize, n: usize, k: usize) -> bool {
     let flops = 2.0 * m as f64 * n as f64 * k as f64;
-    match config::value("HYBLAS_OZAKI_BATCHED").as_deref().map(str::trim) {
-        Some("on" | "1" | "yes") => true,
-        Some("off" | "0" | "no") => false,
-        // First measurement (docs/ozaki.md): the two within noise up to n = 192, joined 8-9%
-        // faster from n = 256; small products run side by side.
-        _ => flops <= config::float("HYBLAS_OZAKI_BATCH_MAX_FLOPS").unwrap_or(2.0 * 128f64.powi(3)),
-    }
+    // First measurement (docs/ozaki.md): the two within noise up to n = 192, joined 8-9% faster
+    // from n = 256; small products run side by side.
+    SETTINGS.batched.unwrap_or(flops <= SETTINGS.batch_max_flops)
 }
 
 /// The products of one level (or of the rest): out := sum_p A_p B_p with A_p = `a[p]` (m x k,
@@ -386,7 +414,7 @@ pub unsafe fn dgemm(
     // The exact levels, one output each (units of the element's top unit 2^(g0A_i + g0B_j);
     // level l's values are integers times 2^(-l (bits + 1)), below 2^53 of those).
     let mut levels: Vec<Work> = Vec::new();
-    let fallback_cost = config::float("HYBLAS_OZAKI_FALLBACK_COST").unwrap_or(450.0);
+    let fallback_cost = SETTINGS.fallback_cost;
     let mut l = 0usize;
     loop {
         la.store(&op_a, l + 1);
@@ -550,16 +578,14 @@ pub unsafe fn dgemm(
 /// overheads per modulus (residues, reconstruction) folded in; `HYBLAS_OZAKI_INT8_TOPS`
 /// (default 1200) sets it.
 fn modulus_seconds(m: usize, n: usize, k: usize) -> f64 {
-    let tops = config::float("HYBLAS_OZAKI_INT8_TOPS").unwrap_or(1200.0);
-    2.0 * m as f64 * n as f64 * k.div_ceil(16) as f64 * 16.0 / (tops * 1e12) + 20e-6
+    2.0 * m as f64 * n as f64 * k.div_ceil(16) as f64 * 16.0 / (SETTINGS.int8_tops * 1e12) + 20e-6
 }
 
 /// Host time of one listed element: the exact dot product (about 24 ns per term on one core
 /// of this project's VM, `HYBLAS_OZAKI_EXACT_NS`) over the host's threads, and its row and
 /// column brought over (16 k bytes at about 10 GB/s).
 fn exact_seconds(k: usize) -> f64 {
-    let ns = config::float("HYBLAS_OZAKI_EXACT_NS").unwrap_or(24.0);
-    k as f64 * ns * 1e-9 / threads::nthreads().max(1) as f64 + 16.0 * k as f64 / 10e9
+    k as f64 * SETTINGS.exact_ns * 1e-9 / threads::nthreads().max(1) as f64 + 16.0 * k as f64 / 10e9
 }
 
 /// The bits per entry for the device scheme: the least predicted cost over beta of its moduli
@@ -599,7 +625,7 @@ fn choose_bits(
     let (t_mod, t_exact) = (modulus_seconds(m, n, k), exact_seconds(k));
     // The host round trip's fixed part, measured at 5-11 ms for 63 elements at n = 8192 on an
     // H200 host (`HYBLAS_OZAKI_HOST_FIXED_MS`).
-    let t_fixed = config::float("HYBLAS_OZAKI_HOST_FIXED_MS").unwrap_or(3.0) * 1e-3;
+    let t_fixed = SETTINGS.host_fixed;
     // Sorted, with prefix sums of 2^(ratio - top ratio), each beta's expected refusals take two
     // binary searches: sum_s min(1, 2 r_s) = #{r_s >= 1/2} + 2^(1 - beta) sum_{r_s < 1/2} 2^lr_s.
     ratios.sort_by(f64::total_cmp);
@@ -748,20 +774,15 @@ pub fn device_dgemm(
     Ok(report)
 }
 
-/// `HYBLAS_OZAKI_GPU_MIN_FLOPS` (default 2·256³): host-memory calls from this many flops run the
-/// GPU's scheme (copies included far cheaper than the CPU path: at n = 1024 on an H200 host, 1.4 ms
-/// on the device against about 7 ms on its 16 cores; see docs/ozaki.md).
-fn gpu_min_flops() -> f64 {
-    config::float("HYBLAS_OZAKI_GPU_MIN_FLOPS").unwrap_or(2.0 * 256f64.powi(3))
-}
-
 /// Whether a host-memory accurate DGEMM of this size should run on the GPU: one is usable (not
-/// forced off by `HYBLAS_DEVICE=cpu`, no device error so far, a real cuBLAS), and the call is
-/// at least [`gpu_min_flops`].
+/// forced off by `HYBLAS_DEVICE=cpu`, no device error so far, a real cuBLAS), and the call has
+/// at least `HYBLAS_OZAKI_GPU_MIN_FLOPS` (2·256³) flops. Copies included, the GPU's scheme is far
+/// cheaper than the CPU path: 76.7 against 379 ms at n = 2048 on an H200 host's 16 cores, 269
+/// against 3130 ms at 4096 (docs/ozaki.md).
 pub fn host_call_on_gpu(m: usize, n: usize, k: usize) -> Option<&'static crate::gpu::Runtime> {
     use super::offload::{self as off, Force, Side};
     let flops = 2.0 * m as f64 * n as f64 * k as f64;
-    if flops < gpu_min_flops() || k > crate::gpu::ozaki::MAX_K {
+    if flops < SETTINGS.gpu_min_flops || k > crate::gpu::ozaki::MAX_K {
         return None;
     }
     if matches!(off::forced_gemm(), Some(Force::Side(Side::Cpu, _))) || off::disabled() {

@@ -178,7 +178,27 @@ pub fn assert_padding_kept<T: Scalar>(
     }
 }
 
-// ---- The accurate DGEMM's inputs (tests/ozaki.rs, tests/gpu_ozaki.rs) ----
+// ---- The accurate DGEMM's tests (tests/ozaki.rs, accurate_api.rs, gpu_ozaki.rs) ----
+
+extern "C" {
+    /// hyblas's own CBLAS DGEMM (the test links the library).
+    pub fn cblas_dgemm(
+        l: std::ffi::c_int,
+        ta: std::ffi::c_int,
+        tb: std::ffi::c_int,
+        m: std::ffi::c_int,
+        n: std::ffi::c_int,
+        k: std::ffi::c_int,
+        al: f64,
+        a: *const f64,
+        lda: std::ffi::c_int,
+        b: *const f64,
+        ldb: std::ffi::c_int,
+        be: f64,
+        c: *mut f64,
+        ldc: std::ffi::c_int,
+    );
+}
 
 /// Entries (U - 0.5) * exp(phi * N(0, 1)) (the inputs; phi = 8 spans about 2^±35).
 pub fn lognormal(rng: &mut Rng, len: usize, phi: f64) -> Vec<f64> {
