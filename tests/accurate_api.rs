@@ -183,3 +183,43 @@ fn dgemm_ex_sets_the_mode_for_one_call() {
     assert_eq!(bits(&got), bits(&c0));
     assert_eq!(accurate::mode(), accurate::Mode::Native);
 }
+
+/// `cblas_dgemm` in accurate mode where a level's products run batched (n = 128, phi = 0.5, as
+/// `ozakibench --quick`): the batch's products stay plain FP64 (they once went back through the
+/// accurate path and recursed until the stack overflowed), and the result is the direct call's.
+#[test]
+fn accurate_mode_with_batched_products_does_not_recurse() {
+    let n = 128;
+    let mut rng = Rng::new(4907);
+    let a = common::lognormal(&mut rng, n * n, 0.5);
+    let b = common::lognormal(&mut rng, n * n, 0.5);
+    let mut want = vec![f64::NAN; n * n];
+    unsafe {
+        accurate::dgemm(
+            Rounding::Nearest,
+            Trans::No,
+            Trans::No,
+            n,
+            n,
+            n,
+            1.0,
+            a.as_ptr(),
+            n,
+            b.as_ptr(),
+            n,
+            0.0,
+            want.as_mut_ptr(),
+            n,
+        );
+    }
+    let mut got = vec![f64::NAN; n * n];
+    let ni = n as c_int;
+    accurate::with_mode(accurate::Mode::Accurate(Rounding::Nearest), || unsafe {
+        cblas_dgemm(102, 111, 111, ni, ni, ni, 1.0, a.as_ptr(), ni, b.as_ptr(), ni, 0.0, got.as_mut_ptr(), ni)
+    });
+    assert!(accurate::last_report().products >= 3, "a level of two products ran: {:?}", accurate::last_report());
+    assert!(
+        got.iter().zip(&want).all(|(x, y)| x.to_bits() == y.to_bits()),
+        "cblas_dgemm in accurate mode != the direct call"
+    );
+}

@@ -269,7 +269,10 @@ unsafe fn products(
         ldc: m,
     };
     let ops = super::batch::Ops::Arrays { a: a.as_ptr(), b: b.as_ptr(), c: pc.as_ptr() };
-    super::batch::gemm_batch("dgemm_accurate", &[super::batch::Group { call, ops, count }]);
+    // Native, whatever the caller's mode: the batch's larger products go through the GEMM
+    // planner, which in accurate mode would send them back here (each level's products must be
+    // plain FP64 products; in accurate mode this recursed until the stack overflowed).
+    with_mode(Mode::Native, || super::batch::gemm_batch("dgemm_accurate", &[super::batch::Group { call, ops, count }]));
     out[..mn].copy_from_slice(&parts[..mn]);
     for p in 1..count {
         for (o, x) in out[..mn].iter_mut().zip(&parts[p * mn..(p + 1) * mn]) {
