@@ -10,7 +10,8 @@
 //! largest relative error of an element (|c - exact| / |exact|) and the normwise one
 //! (||C - exact||_F / ||exact||_F); for `faithful`, the largest distance in ulps.
 //!
-//! Inputs: `phiX`, entries (U - 0.5) exp(X N(0, 1)) (the issue's, X = 0.5, 2, 8), and `seed`,
+//! Inputs: `phiX`, entries (U - 0.5) exp(X N(0, 1)) (the issue's, X = 0.5, 2, 8); `zphiX`, ZGEMM
+//! (`cblas_zgemm`) with both parts of each entry drawn so (errors over both parts); and `seed`,
 //! the seed paper's A = identity with 10% of its entries replaced by U(0, 1) and B = inv(A)
 //! (Gauss-Jordan here, O(n^3): `--seed-max` caps its n; the generators are in bench/ozaki_inputs.rs).
 //!
@@ -24,6 +25,10 @@ use std::time::Instant;
 
 #[path = "svg_axes.rs"]
 mod svg_axes;
+
+// `--forms`: the CPU path's forms of the slice products.
+#[path = "ozaki_forms.rs"]
+mod ozaki_forms;
 
 // The inputs, shared with ozakigpubench (bench/ozaki_gpu.rs).
 #[path = "ozaki_inputs.rs"]
@@ -47,17 +52,36 @@ extern "C" {
         c: *mut f64,
         ldc: i32,
     );
+    fn cblas_zgemm(
+        l: i32,
+        ta: i32,
+        tb: i32,
+        m: i32,
+        n: i32,
+        k: i32,
+        al: *const f64,
+        a: *const f64,
+        lda: i32,
+        b: *const f64,
+        ldb: i32,
+        be: *const f64,
+        c: *mut f64,
+        ldc: i32,
+    );
 }
 
 const HELP: &str = "\
 usage: ozakibench [options]
   --sizes LIST     n (m = n = k; default 256,512,1024,2048,4096)
-  --inputs LIST    phi0.5, phi2, phi8, seed (default all four)
+  --inputs LIST    phi0.5, phi2, phi8, seed (default all four); zphiX: ZGEMM, both parts as phiX
   --rounding LIST  nearest, faithful (default both)
   --seed-max N     largest n of the seed's matrices (inv(A) costs O(n^3); default 2048)
   --reps N         rounds (native, then each rounding, back to back; default 5, 3 from n = 2048)
   --machine NAME   the results' name (default from /proc/cpuinfo, e.g. cpu-amd-epyc)
   --out DIR        where the files go (default bench/results)
+  --forms          time the CPU path's forms of the slice products (joined, batched, looped,
+                   the planner's, without sparse slices) instead: sizes 32..1024,
+                   inputs phi0.5 and seed unless given
   --quick          sizes 128,256, inputs phi0.5,seed, one rep (a smoke run)
 ";
 
@@ -69,6 +93,8 @@ struct Opts {
     reps: Option<usize>,
     machine: String,
     out: PathBuf,
+    /// `--forms`: time the forms of the slice products instead (bench/ozaki_forms.rs).
+    forms: bool,
 }
 
 fn machine() -> String {
@@ -94,19 +120,25 @@ fn parse() -> Result<Opts, String> {
         reps: None,
         machine: machine(),
         out: PathBuf::from("bench/results"),
+        forms: false,
     };
+    let (mut sizes_given, mut inputs_given) = (false, false);
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().cloned().ok_or(format!("{a} needs a value"));
         match a.as_str() {
             "--sizes" => {
+                sizes_given = true;
                 o.sizes = value()?
                     .split(',')
                     .map(|s| s.trim().parse().map_err(|_| format!("bad size {s}")))
                     .collect::<Result<_, _>>()?
             }
-            "--inputs" => o.inputs = value()?.split(',').map(|s| s.trim().to_string()).collect(),
+            "--inputs" => {
+                inputs_given = true;
+                o.inputs = value()?.split(',').map(|s| s.trim().to_string()).collect();
+            }
             "--rounding" => {
                 o.roundings = value()?
                     .split(',')
@@ -121,6 +153,7 @@ fn parse() -> Result<Opts, String> {
             "--reps" => o.reps = Some(value()?.parse().map_err(|_| "bad --reps")?),
             "--machine" => o.machine = value()?,
             "--out" => o.out = PathBuf::from(value()?),
+            "--forms" => o.forms = true,
             "--quick" => {
                 o.sizes = vec![128, 256];
                 o.inputs = vec!["phi0.5".into(), "seed".into()];
@@ -134,8 +167,16 @@ fn parse() -> Result<Opts, String> {
         }
     }
     for i in &o.inputs {
-        if i != "seed" && i.strip_prefix("phi").and_then(|p| p.parse::<f64>().ok()).is_none() {
-            return Err(format!("input {i} is not phiX or seed"));
+        if i != "seed" && phi_of(i).is_none() {
+            return Err(format!("input {i} is not phiX, zphiX or seed"));
+        }
+    }
+    if o.forms {
+        if !sizes_given {
+            o.sizes = vec![32, 64, 96, 128, 192, 256, 384, 512, 1024];
+        }
+        if !inputs_given {
+            o.inputs = vec!["phi0.5".into(), "seed".into()];
         }
     }
     Ok(o)
@@ -155,6 +196,11 @@ struct Row {
     native_max_rel: f64,
     native_norm_rel: f64,
     accurate_max_ulps: f64,
+}
+
+/// X of an input `phiX` or `zphiX`.
+fn phi_of(input: &str) -> Option<f64> {
+    input.strip_prefix('z').unwrap_or(input).strip_prefix("phi")?.parse().ok()
 }
 
 fn time(f: impl FnOnce()) -> f64 {
@@ -190,6 +236,13 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if o.forms {
+        if let Err(e) = ozaki_forms::run(&o.sizes, &o.inputs, o.reps.unwrap_or(5), &o.machine, &o.out) {
+            eprintln!("ozakibench: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let threads = hyblas::cpu::threads::nthreads();
     println!(
         "ozakibench: {} threads, machine {}; accurate = cblas_dgemm in accurate mode (the GPU where one is usable: HYBLAS_DEVICE=cpu for the CPU), native = cblas_dgemm",
@@ -204,12 +257,14 @@ fn main() {
             }
             let reps = o.reps.unwrap_or(if n >= 2048 { 3 } else { 5 });
             eprint!("{input} n={n}: inputs...");
-            let (a, b) = match input.strip_prefix("phi").and_then(|p| p.parse::<f64>().ok()) {
-                Some(phi) => (lognormal(&mut rng, n * n, phi), lognormal(&mut rng, n * n, phi)),
+            // ZGEMM (zphiX): complex entries as [re, im] pairs, both parts drawn as phiX.
+            let parts = if input.starts_with('z') { 2 } else { 1 };
+            let (a, b) = match phi_of(input) {
+                Some(phi) => (lognormal(&mut rng, parts * n * n, phi), lognormal(&mut rng, parts * n * n, phi)),
                 None => seed_pair(&mut rng, n),
             };
             let ni = n as i32;
-            let mut native = vec![0.0f64; n * n];
+            let mut native = vec![0.0f64; parts * n * n];
             // Nearest first: its result is the reference.
             let mut order = o.roundings.clone();
             order.sort_by_key(|r| *r != Rounding::Nearest);
@@ -220,10 +275,17 @@ fn main() {
             // calls made moments apart (this VM's speed drifts by tens of percent).
             let mut native_s = Vec::new();
             let mut outs: Vec<(Rounding, Vec<f64>, Report, Vec<f64>)> =
-                order.iter().map(|&r| (r, Vec::new(), Report::default(), vec![f64::NAN; n * n])).collect();
-            // C := A B through hyblas's cblas_dgemm (the mode in force decides native or accurate).
+                order.iter().map(|&r| (r, Vec::new(), Report::default(), vec![f64::NAN; parts * n * n])).collect();
+            // C := A B through hyblas's cblas_dgemm or cblas_zgemm (the mode in force decides
+            // native or accurate).
+            let (one, zero) = ([1.0f64, 0.0], [0.0f64, 0.0]);
             let gemm = |c: &mut [f64]| unsafe {
-                cblas_dgemm(102, 111, 111, ni, ni, ni, 1.0, a.as_ptr(), ni, b.as_ptr(), ni, 0.0, c.as_mut_ptr(), ni)
+                if parts == 2 {
+                    let (al, be) = (one.as_ptr(), zero.as_ptr());
+                    cblas_zgemm(102, 111, 111, ni, ni, ni, al, a.as_ptr(), ni, b.as_ptr(), ni, be, c.as_mut_ptr(), ni)
+                } else {
+                    cblas_dgemm(102, 111, 111, ni, ni, ni, 1.0, a.as_ptr(), ni, b.as_ptr(), ni, 0.0, c.as_mut_ptr(), ni)
+                }
             };
             for round in 0..reps {
                 eprint!(" round {}...", round + 1);
@@ -270,7 +332,7 @@ fn main() {
             }
         }
     }
-    let mut csv = String::from("machine,threads,input,n,rounding,native_ms,native_spread,accurate_ms,ratio,levels,products,batched,exact_elements,native_max_rel_err,native_norm_rel_err,accurate_max_ulps_from_nearest,engine\n");
+    let mut csv = String::from("machine,threads,input,n,rounding,native_ms,native_spread,accurate_ms,ratio,levels,products,form,exact_elements,native_max_rel_err,native_norm_rel_err,accurate_max_ulps_from_nearest,engine\n");
     let mut md = format!(
         "# Accurate DGEMM (Ozaki scheme) against native DGEMM, {} ({threads} threads)\n\nCommand: `./target/release/ozakibench {}`\n\n| input | n | rounding | native ms (median) | native slowest / fastest | accurate ms (median) | accurate / native (median of rounds) | levels | GEMMs | elements computed exactly | native max rel. error | native normwise error | accurate: ulps from nearest | engine |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
         o.machine,
@@ -290,7 +352,7 @@ fn main() {
             r.ratio,
             r.rep.levels,
             r.rep.products,
-            r.rep.batched,
+            format!("{:?}", r.rep.form).to_lowercase(),
             r.rep.exact,
             r.native_max_rel,
             r.native_norm_rel,

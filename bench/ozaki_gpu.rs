@@ -49,6 +49,10 @@ use std::time::Instant;
 #[path = "svg_axes.rs"]
 mod svg_axes;
 
+// `--zgemm`: the accurate ZGEMM against cuBLAS ZGEMM.
+#[path = "ozaki_gpu_z.rs"]
+mod ozaki_gpu_z;
+
 // The inputs, shared with ozakibench (bench/ozaki.rs).
 #[path = "ozaki_inputs.rs"]
 mod ozaki_inputs;
@@ -63,6 +67,8 @@ usage: ozakigpubench [options]
   --seed-max N     largest n of the seed's matrices (inv(A) costs O(n^3) on the host; default 4096)
   --alpha X        alpha (default 1)
   --beta X         beta (default 0; C then starts as random values instead of NaN)
+  --zgemm          the accurate ZGEMM against cublasZgemm_v2 instead (phi = 0.5 in both
+                   parts; sizes 1024,2048,4096,8192 unless given): <machine>-ozaki-zgemm.*
   --quick          sizes 1024,8192, input phi0.5, 2 rounds (options after it still apply)
   --machine NAME   results' file name prefix (default: the GPU's, e.g. nvidia-h200-sm90)
   --out DIR        where the CSV, Markdown and SVG go (default bench/results)
@@ -81,6 +87,8 @@ struct Opts {
     beta: f64,
     machine: Option<String>,
     out: PathBuf,
+    /// `--zgemm` (bench/ozaki_gpu_z.rs).
+    zgemm: bool,
 }
 
 fn parse() -> Result<Opts, String> {
@@ -94,6 +102,7 @@ fn parse() -> Result<Opts, String> {
         beta: 0.0,
         machine: None,
         out: PathBuf::from("bench/results"),
+        zgemm: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     // --quick sets defaults, wherever it stands: the options given with it override them.
@@ -124,6 +133,12 @@ fn parse() -> Result<Opts, String> {
             "--machine" => o.machine = Some(value()?),
             "--out" => o.out = PathBuf::from(value()?),
             "--quick" => {}
+            "--zgemm" => {
+                o.zgemm = true;
+                if !args.iter().any(|a| a == "--sizes") {
+                    o.sizes = vec![1024, 2048, 4096, 8192];
+                }
+            }
             "-h" | "--help" => {
                 print!("{HELP}");
                 std::process::exit(0);
@@ -1029,6 +1044,19 @@ fn main() -> ExitCode {
             None
         }
     };
+    if o.zgemm {
+        let Some(cb) = cublas.as_ref() else {
+            eprintln!("ozakigpubench --zgemm: needs the real cuBLAS");
+            return ExitCode::from(1);
+        };
+        return match ozaki_gpu_z::run(&o.sizes, o.reps, o.samples, cb.native, &machine, &o.out) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("ozakigpubench --zgemm: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
     println!(
         "accurate, faithful: hyblas_dgemm_ex modes 1 and 2 on device memory; alpha = {}, beta = {}; {} timed rounds after a warm-up; errors on {} sampled elements",
         o.alpha, o.beta, o.reps, o.samples

@@ -19,6 +19,7 @@
 //   doz_residues               the int8 residues of the scaled vectors, every modulus
 //   doz_crt                    per element of C: P from its residues, certified, or listed
 //   doz_gather, doz_gather_c, doz_scatter   the host fallback's data in and its results out
+//   doz_zexpand_a, doz_zexpand_b   ZGEMM's operands as real matrices (the real view below)
 //
 // A vector set is addressed generically: vector v, entry l at x[v*sv + l*sl] (a row of op(A)
 // or a column of op(B), transposed or not).
@@ -538,6 +539,34 @@ extern "C" __global__ void doz_scatter(i64 count, const unsigned long long* list
     if (s >= count) return;
     const unsigned long long e = list[s];
     c[(i64)(e & 0xffffffffull) + (i64)(e >> 32) * ldc] = vals[s];
+}
+
+// ---- ZGEMM as a real product (plan::accurate::zgemm's real view) ----
+
+// op(A) (m x k complex, [re, im] pairs; trans 0 N, 1 T, 2 C) into the 2m x 2k real matrix `out`
+// (column-major, ld 2m) whose row 2i is [Re a_i, -Im a_i] and row 2i + 1 is [Im a_i, Re a_i].
+extern "C" __global__ void doz_zexpand_a(i64 m, i64 k, const double* a, i64 lda, int trans, double* out) {
+    const i64 total = 4 * m * k;
+    for (i64 x = (i64)blockIdx.x * blockDim.x + threadIdx.x; x < total; x += (i64)gridDim.x * blockDim.x) {
+        const i64 r = x % (2 * m), l = x / (2 * m);
+        const i64 i = r >> 1, ll = l < k ? l : l - k;
+        const i64 at = trans == 0 ? i + ll * lda : ll + i * lda;
+        const double re = a[2 * at];
+        const double im = trans == 2 ? -a[2 * at + 1] : a[2 * at + 1];
+        out[x] = l < k ? ((r & 1) ? im : re) : ((r & 1) ? re : -im);
+    }
+}
+
+// op(B) (k x n complex) into the 2k x n real matrix `out` (ld 2k) whose column j is
+// [Re b_j; Im b_j].
+extern "C" __global__ void doz_zexpand_b(i64 k, i64 n, const double* b, i64 ldb, int trans, double* out) {
+    const i64 total = 2 * k * n;
+    for (i64 x = (i64)blockIdx.x * blockDim.x + threadIdx.x; x < total; x += (i64)gridDim.x * blockDim.x) {
+        const i64 l = x % (2 * k), j = x / (2 * k);
+        const i64 ll = l < k ? l : l - k;
+        const i64 at = trans == 0 ? ll + j * ldb : j + ll * ldb;
+        out[x] = l < k ? b[2 * at] : (trans == 2 ? -b[2 * at + 1] : b[2 * at + 1]);
+    }
 }
 
 #endif

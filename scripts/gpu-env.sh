@@ -14,10 +14,10 @@ done
 #   - it also unpacks the test executables, which travel xz-compressed (gpu-stage.sh).
 stage_exec() {
     local t
-    for t in "$1"/tests/*.xz; do
+    for t in "$1"/*.xz "$1"/tests/*.xz; do
         [ -e "$t" ] && xz -d -f "$t"
     done
-    chmod +x "$1"/hyblas "$1"/gpubench "$1"/offloadbench "$1"/blasbench "$1"/tests/* "$1"/old/gpubench 2>/dev/null || true
+    chmod +x "$1"/hyblas "$1"/gpubench "$1"/offloadbench "$1"/blasbench "$1"/ozakibench "$1"/ozakigpubench "$1"/tests/* "$1"/old/gpubench 2>/dev/null || true
 }
 
 find_ncu() {

@@ -10,10 +10,30 @@ mod common;
 mod fortran_gemm;
 
 use common::{cblas_dgemm, Rng};
-use fortran_gemm::dgemm_;
+use fortran_gemm::{dgemm_, zgemm_};
 use hyblas::plan::accurate::{self, Rounding};
 use hyblas::types::Trans;
 use std::os::raw::{c_char, c_int};
+
+extern "C" {
+    // hyblas's own CBLAS ZGEMM, complex numbers as [re, im] pairs of doubles.
+    fn cblas_zgemm(
+        l: c_int,
+        ta: c_int,
+        tb: c_int,
+        m: c_int,
+        n: c_int,
+        k: c_int,
+        al: *const f64,
+        a: *const f64,
+        lda: c_int,
+        b: *const f64,
+        ldb: c_int,
+        be: *const f64,
+        c: *mut f64,
+        ldc: c_int,
+    );
+}
 
 extern "C" {
     fn hyblas_set_dgemm_mode(mode: c_int) -> c_int;
@@ -222,4 +242,117 @@ fn accurate_mode_with_batched_products_does_not_recurse() {
         got.iter().zip(&want).all(|(x, y)| x.to_bits() == y.to_bits()),
         "cblas_dgemm in accurate mode != the direct call"
     );
+}
+
+/// ZGEMM follows the same mode: `zgemm_` and `cblas_zgemm` (column-major, and row-major with
+/// conjugate transposes) return the accurate path's bits, which differ from the plain product.
+#[test]
+fn the_mode_routes_zgemm_and_cblas_zgemm() {
+    let mut rng = Rng::new(8);
+    let (m, n, k) = (13usize, 11usize, 120usize);
+    // Complex operands as [re, im] pairs: real and imaginary parts from two cancelling sets.
+    let (a1, b1, c1) = operands(&mut rng, m, n, k);
+    let (a2, b2, c2) = operands(&mut rng, m, n, k);
+    let zip = |x: &[f64], y: &[f64]| x.iter().zip(y).flat_map(|(p, q)| [*p, *q]).collect::<Vec<f64>>();
+    let (a, b, c0) = (zip(&a1, &a2), zip(&b1, &b2), zip(&c1, &c2));
+    let (al, be) = ([0.75f64, -0.25f64], [-0.5f64, 0.125f64]);
+    let mut want = c0.clone();
+    unsafe {
+        accurate::zgemm(
+            Rounding::Nearest,
+            Trans::No,
+            Trans::No,
+            m,
+            n,
+            k,
+            al,
+            a.as_ptr(),
+            m,
+            b.as_ptr(),
+            k,
+            be,
+            want.as_mut_ptr(),
+            m,
+        );
+    }
+    let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+    let nn = b"N".as_ptr() as *const c_char;
+    let zgemm = |c: &mut [f64]| unsafe {
+        zgemm_(
+            nn,
+            nn,
+            &mi,
+            &ni,
+            &ki,
+            al.as_ptr().cast(),
+            a.as_ptr().cast(),
+            &mi,
+            b.as_ptr().cast(),
+            &ki,
+            be.as_ptr().cast(),
+            c.as_mut_ptr().cast(),
+            &mi,
+        )
+    };
+    let mut native = c0.clone();
+    zgemm(&mut native);
+    assert_ne!(bits(&native), bits(&want), "the test's product has no cancellation to show");
+    let mut got = c0.clone();
+    accurate::with_mode(accurate::Mode::Accurate(Rounding::Nearest), || zgemm(&mut got));
+    assert_eq!(bits(&got), bits(&want), "zgemm_");
+    let mut got = c0.clone();
+    accurate::with_mode(accurate::Mode::Accurate(Rounding::Nearest), || unsafe {
+        cblas_zgemm(
+            102,
+            111,
+            111,
+            mi,
+            ni,
+            ki,
+            al.as_ptr(),
+            a.as_ptr(),
+            mi,
+            b.as_ptr(),
+            ki,
+            be.as_ptr(),
+            got.as_mut_ptr(),
+            mi,
+        )
+    });
+    assert_eq!(bits(&got), bits(&want), "cblas_zgemm column-major");
+    // Row-major with conjugate transposes (op(A) = A): A stored as the k x m row-major
+    // matrix S with S^H = A, element (l, i) = conj A(i, l) at l m + i, i.e. column-major A's
+    // array conjugated (and B likewise); C row-major is C's array transposed.
+    let plain_t = |x: &[f64], r: usize, c: usize| {
+        let mut o = vec![0.0; 2 * r * c];
+        for i in 0..r {
+            for j in 0..c {
+                o[2 * (j + i * c)] = x[2 * (i + j * r)];
+                o[2 * (j + i * c) + 1] = x[2 * (i + j * r) + 1];
+            }
+        }
+        o
+    };
+    let ar: Vec<f64> = a.chunks(2).flat_map(|z| [z[0], -z[1]]).collect();
+    let br: Vec<f64> = b.chunks(2).flat_map(|z| [z[0], -z[1]]).collect();
+    let mut cr = plain_t(&c0, m, n);
+    accurate::with_mode(accurate::Mode::Accurate(Rounding::Nearest), || unsafe {
+        cblas_zgemm(
+            101,
+            113,
+            113,
+            mi,
+            ni,
+            ki,
+            al.as_ptr(),
+            ar.as_ptr(),
+            mi,
+            br.as_ptr(),
+            ki,
+            be.as_ptr(),
+            cr.as_mut_ptr(),
+            ni,
+        )
+    });
+    assert_eq!(bits(&cr), bits(&plain_t(&want, m, n)), "cblas_zgemm row-major, conjugate transposes");
 }

@@ -20,6 +20,26 @@ use hyblas::types::Trans;
 use std::ffi::c_int;
 
 extern "C" {
+    // hyblas's own CBLAS ZGEMM, complex numbers as [re, im] pairs of doubles.
+    fn cblas_zgemm(
+        l: c_int,
+        ta: c_int,
+        tb: c_int,
+        m: c_int,
+        n: c_int,
+        k: c_int,
+        al: *const f64,
+        a: *const f64,
+        lda: c_int,
+        b: *const f64,
+        ldb: c_int,
+        be: *const f64,
+        c: *mut f64,
+        ldc: c_int,
+    );
+}
+
+extern "C" {
     #[link_name = "cublasDgemm_v2"]
     fn x_dgemm(
         h: Handle,
@@ -401,5 +421,77 @@ fn host_accurate_dgemm_runs_on_the_gpu() {
         assert!(rep.gpu, "host cblas_dgemm in accurate mode ran on the GPU: {rep:?}");
         // (The padding rows: NaN or the generated values, the same bits as the host's copy.)
         check(&c, &want, Rounding::Nearest, &format!("host memory on the GPU, beta={beta}"));
+    }
+}
+
+/// ZGEMM in accurate mode on device memory, through `cblas_zgemm` on device pointers: with real
+/// alpha and beta the GPU's scheme on the expanded real view (report `gpu`), with a complex
+/// alpha the host's path on copies; both the host's `plan::accurate::zgemm` bits (nearest),
+/// every transpose including conjugates, C poisoned where beta = 0.
+#[test]
+fn device_accurate_zgemm_matches_the_host() {
+    let Some(_s) = session("device_accurate_zgemm_matches_the_host") else { return };
+    let mut rng = Rng::new(4911);
+    let (m, n, k) = (37usize, 29usize, 150usize);
+    let code = |t: Trans| match t {
+        Trans::No => 111,
+        Trans::Trans => 112,
+        Trans::ConjTrans => 113,
+    };
+    let cases = [
+        (Trans::No, Trans::No, [1.0, 0.0], [0.0, 0.0], 2.0, true),
+        (Trans::ConjTrans, Trans::Trans, [-0.75, 0.0], [0.5, 0.0], 0.5, true),
+        (Trans::Trans, Trans::ConjTrans, [1.0, 0.0], [1.0, 0.0], 8.0, true),
+        (Trans::No, Trans::ConjTrans, [0.3, -0.7], [-0.5, 0.25], 2.0, false),
+    ];
+    for (ta, tb, alpha, beta, phi, on_gpu) in cases {
+        let (ra, ca) = if ta == Trans::No { (m, k) } else { (k, m) };
+        let (rb, cb) = if tb == Trans::No { (k, n) } else { (n, k) };
+        let (lda, ldb, ldc) = (ra + 3, rb + 1, m + 2);
+        let a = lognormal(&mut rng, 2 * lda * ca, phi);
+        let b = lognormal(&mut rng, 2 * ldb * cb, phi);
+        let c0 = if beta == [0.0, 0.0] { vec![f64::NAN; 2 * ldc * n] } else { lognormal(&mut rng, 2 * ldc * n, 1.0) };
+        let mut want = c0.clone();
+        unsafe {
+            acc::zgemm(
+                Rounding::Nearest,
+                ta,
+                tb,
+                m,
+                n,
+                k,
+                alpha,
+                a.as_ptr(),
+                lda,
+                b.as_ptr(),
+                ldb,
+                beta,
+                want.as_mut_ptr(),
+                ldc,
+            );
+        }
+        let (da, db, dc) = (up(&a), up(&b), up(&c0));
+        acc::with_mode(Mode::Accurate(Rounding::Nearest), || unsafe {
+            cblas_zgemm(
+                102,
+                code(ta),
+                code(tb),
+                m as c_int,
+                n as c_int,
+                k as c_int,
+                alpha.as_ptr(),
+                dp(&da),
+                lda as c_int,
+                dp(&db),
+                ldb as c_int,
+                beta.as_ptr(),
+                dp(&dc),
+                ldc as c_int,
+            )
+        });
+        let rep = acc::last_report();
+        let what = format!("zgemm {ta:?} {tb:?} alpha={alpha:?} beta={beta:?} phi={phi}");
+        assert_eq!(rep.gpu, on_gpu, "{what}: {rep:?}");
+        check(&down(&dc), &want, Rounding::Nearest, &what);
     }
 }

@@ -571,66 +571,67 @@ fn accurate_dgemm_on_the_seeds_matrices() {
     };
     let c = vec![0.0; (n + 2) * n];
     accurate_case("seed n=64", false, false, (n, n, n), 1.0, &pad(&a, n + 1), &pad(&b, n + 1), 0.0, &c);
-    let n = 500;
-    let (a, b) = seed_pair(&mut rng, n);
-    for rounding in [Rounding::Faithful, Rounding::Nearest] {
-        let mut c = vec![f64::NAN; n * n];
-        let rep = unsafe {
-            hyblas::plan::accurate::dgemm(
-                rounding,
-                hyblas::types::Trans::No,
-                hyblas::types::Trans::No,
-                n,
-                n,
-                n,
-                1.0,
-                a.as_ptr(),
-                n,
-                b.as_ptr(),
-                n,
-                0.0,
-                c.as_mut_ptr(),
-                n,
-            )
-        };
-        // Plain DGEMM's error on the same product, for contrast (the seed's point).
-        let mut plain = vec![0.0; n * n];
-        unsafe {
-            cblas_dgemm(
-                102,
-                111,
-                111,
-                n as c_int,
-                n as c_int,
-                n as c_int,
-                1.0,
-                a.as_ptr(),
-                n as c_int,
-                b.as_ptr(),
-                n as c_int,
-                0.0,
-                plain.as_mut_ptr(),
-                n as c_int,
-            )
-        };
-        let mut differ = 0;
-        for t in 0..1500 {
-            let at = if t < 100 { (t * 5) * (n + 1) } else { (rng.next_u64() % (n * n) as u64) as usize };
-            let (i, j) = (at % n, at / n);
-            let mut exact = BigInt::from(0);
-            for l in 0..n {
-                exact += units(a[i + l * n]) * units(b[l + j * n]);
-            }
-            let got = c[at];
-            let ok = match rounding {
-                Rounding::Nearest => is_nearest(got, &exact, 2148),
-                Rounding::Faithful => is_faithful(got, &exact, 2148),
+    for n in [500, 1000] {
+        let (a, b) = seed_pair(&mut rng, n);
+        for rounding in [Rounding::Faithful, Rounding::Nearest] {
+            let mut c = vec![f64::NAN; n * n];
+            let rep = unsafe {
+                hyblas::plan::accurate::dgemm(
+                    rounding,
+                    hyblas::types::Trans::No,
+                    hyblas::types::Trans::No,
+                    n,
+                    n,
+                    n,
+                    1.0,
+                    a.as_ptr(),
+                    n,
+                    b.as_ptr(),
+                    n,
+                    0.0,
+                    c.as_mut_ptr(),
+                    n,
+                )
             };
-            assert!(ok, "seed n=500 {rounding:?}: ({i},{j}) = {got:e} ({rep:?})");
-            differ += usize::from(plain[at].to_bits() != got.to_bits());
+            // Plain DGEMM's error on the same product, for contrast (the seed's point).
+            let mut plain = vec![0.0; n * n];
+            unsafe {
+                cblas_dgemm(
+                    102,
+                    111,
+                    111,
+                    n as c_int,
+                    n as c_int,
+                    n as c_int,
+                    1.0,
+                    a.as_ptr(),
+                    n as c_int,
+                    b.as_ptr(),
+                    n as c_int,
+                    0.0,
+                    plain.as_mut_ptr(),
+                    n as c_int,
+                )
+            };
+            let mut differ = 0;
+            for t in 0..1500 {
+                let at = if t < 100 { (t * 5) * (n + 1) } else { (rng.next_u64() % (n * n) as u64) as usize };
+                let (i, j) = (at % n, at / n);
+                let mut exact = BigInt::from(0);
+                for l in 0..n {
+                    exact += units(a[i + l * n]) * units(b[l + j * n]);
+                }
+                let got = c[at];
+                let ok = match rounding {
+                    Rounding::Nearest => is_nearest(got, &exact, 2148),
+                    Rounding::Faithful => is_faithful(got, &exact, 2148),
+                };
+                assert!(ok, "seed n={n} {rounding:?}: ({i},{j}) = {got:e} ({rep:?})");
+                differ += usize::from(plain[at].to_bits() != got.to_bits());
+            }
+            assert!(differ > 100, "plain DGEMM agreed with the accurate result on {} of 1500 elements", 1500 - differ);
+            assert!(rep.levels >= 1, "{rep:?}");
         }
-        assert!(differ > 100, "plain DGEMM agreed with the accurate result on {} of 1500 elements", 1500 - differ);
-        assert!(rep.levels >= 1, "{rep:?}");
     }
 }
 
@@ -705,4 +706,285 @@ fn exact_dot_in_a_window_rounds_to_the_nearest() {
     assert_eq!(acc.round(), 0.0);
     acc.set_dot(2, |t| [(3.0, 1.0), (-5.0, 1.0)][t]);
     assert_eq!(acc.round(), -2.0);
+}
+
+/// ZGEMM's alpha*op(A)*op(B) + beta*C exactly, [re, im] per element in units of 2^-3222.
+/// Complex numbers as [re, im] pairs; `t` 0 none, 1 transpose, 2 conjugate transpose.
+#[allow(clippy::too_many_arguments)]
+fn exact_zgemm(
+    (ta, tb): (u8, u8),
+    (m, n, k): (usize, usize, usize),
+    alpha: [f64; 2],
+    (a, lda): (&[f64], usize),
+    (b, ldb): (&[f64], usize),
+    beta: [f64; 2],
+    (c, ldc): (&[f64], usize),
+) -> Vec<[BigInt; 2]> {
+    let get = |v: &[f64], t: u8, ld: usize, r: usize, s: usize| {
+        let at = 2 * if t == 0 { r + s * ld } else { s + r * ld };
+        [units(v[at]), if t == 2 { -units(v[at + 1]) } else { units(v[at + 1]) }]
+    };
+    let (ar, ai) = (units(alpha[0]), units(alpha[1]));
+    let (br, bi) = (units(beta[0]), units(beta[1]));
+    let mut out = Vec::with_capacity(m * n);
+    for j in 0..n {
+        for i in 0..m {
+            let (mut re, mut im) = (BigInt::from(0), BigInt::from(0));
+            for l in 0..k {
+                let [x, y] = get(a, ta, lda, i, l);
+                let [u, v] = get(b, tb, ldb, l, j);
+                re += &x * &u - &y * &v;
+                im += &x * &v + &y * &u;
+            }
+            let mut z = [&re * &ar - &im * &ai, &re * &ai + &im * &ar];
+            if beta != [0.0, 0.0] {
+                let (cr, ci) = (units(c[2 * (i + j * ldc)]), units(c[2 * (i + j * ldc) + 1]));
+                z[0] += (&br * &cr - &bi * &ci) << 1074usize;
+                z[1] += (&bi * &cr + &br * &ci) << 1074usize;
+            }
+            out.push(z);
+        }
+    }
+    out
+}
+
+/// The accurate ZGEMM against the exact oracle: both parts of every element the nearest double
+/// (faithful: one of the two around it), C's padding untouched.
+#[allow(clippy::too_many_arguments)]
+fn accurate_zcase(
+    what: &str,
+    (ta, tb): (u8, u8),
+    (m, n, k): (usize, usize, usize),
+    alpha: [f64; 2],
+    a: &[f64],
+    b: &[f64],
+    beta: [f64; 2],
+    c0: &[f64],
+) {
+    use hyblas::types::Trans;
+    let t = |x: u8| [Trans::No, Trans::Trans, Trans::ConjTrans][x as usize];
+    let lda = if ta > 0 { k } else { m } + 1;
+    let ldb = if tb > 0 { n } else { k } + 1;
+    let ldc = m + 2;
+    let want = exact_zgemm((ta, tb), (m, n, k), alpha, (a, lda), (b, ldb), beta, (c0, ldc));
+    for rounding in [Rounding::Faithful, Rounding::Nearest] {
+        let mut c = c0.to_vec();
+        // SAFETY: buffers sized for the shapes and leading dimensions above.
+        let rep = unsafe {
+            hyblas::plan::accurate::zgemm(
+                rounding,
+                t(ta),
+                t(tb),
+                m,
+                n,
+                k,
+                alpha,
+                a.as_ptr(),
+                lda,
+                b.as_ptr(),
+                ldb,
+                beta,
+                c.as_mut_ptr(),
+                ldc,
+            )
+        };
+        assert_eq!(rep.ieee, 0, "{what}");
+        if std::env::var("OZAKI_SHOW").is_ok() {
+            eprintln!("{what} {rounding:?}: {rep:?}");
+        }
+        for j in 0..n {
+            for i in 0..ldc {
+                for q in 0..2 {
+                    let got = c[2 * (i + j * ldc) + q];
+                    if i >= m {
+                        assert_eq!(
+                            got.to_bits(),
+                            c0[2 * (i + j * ldc) + q].to_bits(),
+                            "{what}: padding ({i},{j}) written"
+                        );
+                        continue;
+                    }
+                    let w = &want[i + j * m][q];
+                    let ok = match rounding {
+                        Rounding::Nearest => is_nearest(got, w, 3222),
+                        Rounding::Faithful => is_faithful(got, w, 3222),
+                    };
+                    assert!(ok, "{what}: part {q} of ({i},{j}) = {got:e} is not {rounding:?} ({rep:?})");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn accurate_zgemm_is_correctly_rounded() {
+    let mut rng = Rng::new(31);
+    let (m, n, k) = (6usize, 5usize, 200usize);
+    // Complex matrices as [re, im] pairs, stored with padding rows.
+    let cpadded = |rng: &mut Rng, rows: usize, cols: usize, ld: usize, phi: f64| {
+        let mut v = padded(rng, 2 * rows, cols, 2 * ld, &mut |r, len| lognormal(r, len, phi));
+        for j in 0..cols {
+            for x in 2 * rows..2 * ld {
+                v[x + j * 2 * ld] = -7.0;
+            }
+        }
+        v
+    };
+    let scalars =
+        [([0.3, -0.7], [-0.5, 0.25]), ([1.0, 0.0], [1.0, 0.0]), ([0.0, 2.0], [0.0, -1.5]), ([-1.0, 0.0], [0.0, 0.0])];
+    for (x, (phi, ta, tb)) in [(0.5, 0, 0), (2.0, 1, 2), (8.0, 2, 0), (0.5, 2, 2), (2.0, 0, 1)].into_iter().enumerate()
+    {
+        let (ar, ac) = if ta > 0 { (k, m) } else { (m, k) };
+        let (br, bc) = if tb > 0 { (n, k) } else { (k, n) };
+        let a = cpadded(&mut rng, ar, ac, ar + 1, phi);
+        let b = cpadded(&mut rng, br, bc, br + 1, phi);
+        let (alpha, beta) = scalars[x % scalars.len()];
+        let mut c = cpadded(&mut rng, m, n, m + 2, 1.0);
+        if beta == [0.0, 0.0] {
+            // beta = 0: C is not read (NaN there must not show).
+            for j in 0..n {
+                for v in &mut c[j * 2 * (m + 2)..j * 2 * (m + 2) + 2 * m] {
+                    *v = f64::NAN;
+                }
+            }
+        }
+        accurate_zcase(
+            &format!("phi={phi} ta={ta} tb={tb} alpha={alpha:?} beta={beta:?}"),
+            (ta, tb),
+            (m, n, k),
+            alpha,
+            &a,
+            &b,
+            beta,
+            &c,
+        );
+    }
+    // Cancellation in the complex sum: a_l = (x, y) and b_l = (x, y(1 + 2^-40)) with huge x, y,
+    // so Re(a b) = x^2 - y^2 (1 + 2^-40) cancels (x = y), and alternating signs over l cancel
+    // the rest; small terms between carry the answer.
+    let k = 60;
+    let mut a = vec![0.0; 2 * (m + 1) * k];
+    let mut b = vec![0.0; 2 * (k + 1) * n];
+    for l in 0..k {
+        for i in 0..m {
+            let big = 2f64.powi(100 + 7 * i as i32) * if l % 2 == 0 { 1.0 } else { -1.0 };
+            let (re, im) = if l % 3 == 2 { (rng.unit() * 1e-9, rng.unit() * 1e-9) } else { (big, big) };
+            a[2 * (i + l * (m + 1))] = re;
+            a[2 * (i + l * (m + 1)) + 1] = im;
+        }
+        for j in 0..n {
+            b[2 * (l + j * (k + 1))] = 1.0 + j as f64 * f64::EPSILON;
+            b[2 * (l + j * (k + 1)) + 1] = 1.0 + 2f64.powi(-40);
+        }
+    }
+    let c = vec![0.5; 2 * (m + 2) * n];
+    accurate_zcase("cancellation", (0, 0), (m, n, k), [1.0, 0.0], &a, &b, [0.0, 0.0], &c);
+    accurate_zcase("cancellation, complex alpha and beta", (0, 0), (m, n, k), [0.75, -1.25], &a, &b, [2.0, 0.5], &c);
+    // (beta = 0: the exact path with a complex alpha, each product's sum times its coefficient.)
+    accurate_zcase("cancellation, complex alpha", (0, 0), (m, n, k), [0.75, -1.25], &a, &b, [0.0, 0.0], &c);
+}
+
+#[test]
+fn accurate_zgemm_inf_nan_and_degenerate_calls() {
+    use hyblas::types::Trans;
+    let mut rng = Rng::new(5);
+    let (m, n, k) = (4usize, 3usize, 9usize);
+    let mut a: Vec<f64> = (0..2 * m * k).map(|_| rng.unit() - 0.5).collect();
+    let b: Vec<f64> = (0..2 * k * n).map(|_| rng.unit() - 0.5).collect();
+    a[2 * (1 + 3 * m) + 1] = f64::INFINITY; // Im of op(A)(1, 3)
+    let c0: Vec<f64> = (0..2 * m * n).map(|_| rng.unit()).collect();
+    let mut c = c0.clone();
+    // SAFETY: buffers sized for the shapes.
+    let rep = unsafe {
+        hyblas::plan::accurate::zgemm(
+            Rounding::Nearest,
+            Trans::No,
+            Trans::No,
+            m,
+            n,
+            k,
+            [1.0, 0.5],
+            a.as_ptr(),
+            m,
+            b.as_ptr(),
+            k,
+            [0.5, 0.0],
+            c.as_mut_ptr(),
+            m,
+        )
+    };
+    assert_eq!(rep.ieee, 2 * n, "row 1's elements take IEEE arithmetic: {rep:?}");
+    for j in 0..n {
+        for i in 0..m {
+            let z = [c[2 * (i + j * m)], c[2 * (i + j * m) + 1]];
+            assert_eq!(i == 1, !z[0].is_finite() || !z[1].is_finite(), "({i},{j}) = {z:?}");
+        }
+    }
+    // alpha = 0: beta*C, each part rounded once; k = 0 the same (A and B not read).
+    for (alpha, kk) in [([0.0, 0.0], k), ([1.0, 1.0], 0)] {
+        let mut c = c0.clone();
+        let beta = [1.0 / 3.0, -0.2];
+        // SAFETY: as above (k = 0: A and B not read).
+        unsafe {
+            hyblas::plan::accurate::zgemm(
+                Rounding::Nearest,
+                Trans::No,
+                Trans::No,
+                m,
+                n,
+                kk,
+                alpha,
+                a.as_ptr(),
+                m,
+                b.as_ptr(),
+                k,
+                beta,
+                c.as_mut_ptr(),
+                m,
+            );
+        }
+        let want = exact_zgemm((0, 0), (m, n, 0), [1.0, 0.0], (&a, m), (&b, k), beta, (&c0, m));
+        for x in 0..m * n {
+            for q in 0..2 {
+                assert!(is_nearest(c[2 * x + q], &want[x][q], 3222), "alpha={alpha:?} k={kk}: element {x} part {q}");
+            }
+        }
+    }
+}
+
+/// The products' forms and sparse slices change only how the exact levels and the rest are
+/// summed, never the result: under every form, and with every slice of A run as sparse x dense
+/// (density limit 1), each element is still the nearest double (the oracle), on dense inputs,
+/// wide exponent ranges (phi = 8: slice 0 mostly zeros) and the seed's mostly-zero matrices.
+#[test]
+fn forms_and_sparse_slices_keep_the_rounding() {
+    use hyblas::plan::accurate::{last_report, with_tuning, Form, Tuning};
+    let mut rng = Rng::new(77);
+    let (m, n, k) = (9usize, 7usize, 150usize);
+    let a8 = padded(&mut rng, m, k, m + 1, &mut |r, len| lognormal(r, len, 8.0));
+    let b8 = padded(&mut rng, k, n, k + 1, &mut |r, len| lognormal(r, len, 8.0));
+    let c = padded(&mut rng, m, n, m + 2, &mut |r, len| lognormal(r, len, 1.0));
+    let (sa, sb) = seed_pair(&mut rng, 40);
+    let pad = |v: &[f64], rows: usize, cols: usize| {
+        let mut o = vec![-7.0; (rows + 1) * cols];
+        for j in 0..cols {
+            o[j * (rows + 1)..j * (rows + 1) + rows].copy_from_slice(&v[j * rows..(j + 1) * rows]);
+        }
+        o
+    };
+    let (sa, sb) = (pad(&sa, 40, 40), pad(&sb, 40, 40));
+    let cs = vec![0.0; 42 * 40];
+    for form in [Form::Joined, Form::Batched, Form::Looped] {
+        for density in [0.0, 1.0] {
+            let t = Tuning { form: Some(form), sparse_density: Some(density) };
+            let what = format!("{form:?} density {density}");
+            with_tuning(t, || {
+                accurate_case(&format!("phi=8 {what}"), false, false, (m, n, k), 0.3, &a8, &b8, -0.5, &c);
+                let rep = last_report();
+                assert_eq!(rep.form, form, "{what}");
+                assert_eq!(rep.sparse > 0, density > 0.0, "{what}: {rep:?}");
+                accurate_case(&format!("seed {what}"), false, false, (40, 40, 40), 1.0, &sa, &sb, 0.0, &cs);
+            });
+        }
+    }
 }

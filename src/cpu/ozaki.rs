@@ -435,6 +435,13 @@ impl Exact {
         self.add(nx != ny, mx as u128 * my as u128, ex + ey);
     }
 
+    /// Add another exact sum (limb by limb: the fallback of a complex element, a few per call).
+    pub fn add_sum(&mut self, other: &Exact) {
+        for (t, &l) in other.limbs.iter().enumerate() {
+            self.add(other.neg, l as u128, other.base + 64 * t as i32);
+        }
+    }
+
     /// Multiply the sum exactly by the finite double x.
     pub fn mul_f64(&mut self, x: f64) {
         let (nx, mx, ex) = parts(x);
@@ -1018,9 +1025,6 @@ fn split_i128(s: i128) -> (f64, f64) {
     (hi, (s - hi as i128) as f64)
 }
 
-/// gamma_5 (rounded up): the bound of a five-addition sum.
-const GAMMA5: f64 = 5.0 * U / (1.0 - 5.0 * U) * (1.0 + 4.0 * U);
-
 /// The smaller of the gaps from the finite, non-zero double r to its two neighbours.
 #[inline]
 pub fn ulp_min(r: f64) -> f64 {
@@ -1048,7 +1052,7 @@ fn two_sum(a: f64, b: f64) -> (f64, f64) {
 /// `nearest`, provably the double nearest to z (below half that gap); None where it cannot be
 /// shown (the caller then computes the element exactly). Every rounding of the steps here is
 /// bounded, and results near the ends of the exponent range are refused, so no input makes the
-/// guarantee fail silently.
+/// guarantee fail silently. (One term of [`certify_sum`].)
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub fn certify(
@@ -1062,12 +1066,36 @@ pub fn certify(
     c: f64,
     nearest: bool,
 ) -> Option<f64> {
+    certify_sum([Term { s, t, t_err, coef: alpha }], unit, e, [(beta, c)], nearest)
+}
+
+/// One product of an element's sum in [`certify_sum`]: coef * (s * 2^unit + t * 2^e), the rest
+/// t within t_err of the true rest (units of 2^e).
+#[derive(Clone, Copy, Debug)]
+pub struct Term {
+    pub s: i128,
+    pub t: f64,
+    pub t_err: f64,
+    pub coef: f64,
+}
+
+/// [`certify`] for a sum of P products and P scaled values of C:
+/// z = sum_p coef_p X_p + sum_p beta_p c_p, with `old` = (beta_p, c_p). P = 1 is DGEMM's
+/// alpha*X + beta*c; P = 2 is one part of a complex element, e.g. Re z = ar Xr - ai Xi +
+/// br cr - bi ci (ZGEMM as real products, `plan::accurate::zgemm`).
+#[inline]
+pub fn certify_sum<const P: usize>(
+    x: [Term; P],
+    unit: i32,
+    e: i32,
+    old: [(f64, f64); P],
+    nearest: bool,
+) -> Option<f64> {
     // Results near the exponent range's ends are refused (the exact path knows about
     // subnormals and overflow): overflow shows as a term past 1e300, underflow in a step costs
     // at most 2^-1074 (the slack below), far under the gap of a result above 2^-600.
     const LOW: f64 = 1.0 / (1u128 << 100) as f64 / (1u128 << 100) as f64 / (1u128 << 100) as f64; // 2^-300
-    let (hi, lo) = split_i128(s);
-    let (x1, x2, x3) = (scale(hi, unit), scale(lo, unit), scale(t, e));
+
     // a * x = p + q exactly (TwoProduct; a = 1, the usual alpha, needs no FMA).
     let two_prod = |a: f64, x: f64| {
         if a == 1.0 {
@@ -1077,33 +1105,48 @@ pub fn certify(
             (p, a.mul_add(x, -p))
         }
     };
-    // The three large terms, alpha*levels, alpha*rest, beta*c, exactly as pairs; alpha*lo (of
-    // the order of an ulp of the levels) rounded.
-    let (p1, q1) = two_prod(alpha, x1);
-    let (p3, q3) = two_prod(alpha, x3);
-    let (p4, q4) = if beta == 0.0 { (0.0, 0.0) } else { two_prod(beta, c) };
-    let p2 = alpha * x2;
-    if !(p1.abs() < 1e300 && p4.abs() < 1e300 && p3.abs() < 1e300) {
-        return None;
+    // Per product: coef*levels' high part, coef*rest and beta*c exactly as pairs (large p, small
+    // q); coef*lo (of the order of an ulp of the levels) rounded.
+    let (mut s, mut w, mut small, mut tail, mut lo_err) = (0.0f64, 0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    let mut p2s = [0.0f64; P];
+    for p in 0..P {
+        let Term { s: levels, t, t_err, coef } = x[p];
+        let (hi, lo) = split_i128(levels);
+        let (x1, x2, x3) = (scale(hi, unit), scale(lo, unit), scale(t, e));
+        let (p1, q1) = two_prod(coef, x1);
+        let (p3, q3) = two_prod(coef, x3);
+        let (p4, q4) = if old[p].0 == 0.0 { (0.0, 0.0) } else { two_prod(old[p].0, old[p].1) };
+        p2s[p] = coef * x2;
+        if !(p1.abs() < 1e300 && p4.abs() < 1e300 && p3.abs() < 1e300) {
+            return None;
+        }
+        // The large terms added by TwoSum (exact), so that only small terms meet a rounding:
+        // where the rest nearly cancels the levels, the error stays a share of the result's ulp.
+        let (s1, e1) = if p == 0 { (p1, 0.0) } else { two_sum(s, p1) };
+        let (s2, e2) = two_sum(s1, p4);
+        let (s3, e3) = two_sum(s2, p3);
+        s = s3;
+        w += q1 + q3 + q4 + e1 + e2 + e3;
+        small += q1.abs() + q3.abs() + q4.abs() + e1.abs() + e2.abs() + e3.abs();
+        tail += coef.abs() * scale(t_err, e);
+        lo_err += if coef == 1.0 { 1.01 } else { 2.01 } * U * p2s[p].abs();
     }
-    // The large terms added by TwoSum (exact), so that only small terms meet a rounding: where
-    // the rest nearly cancels the levels, the error stays a share of the result's ulp.
-    let (s1, e1) = two_sum(p1, p4);
-    let (s2, e3) = two_sum(s1, p3);
-    let w = q1 + q3 + q4 + e1 + e3 + p2;
-    let (r, e2) = two_sum(s2, w);
+    for p2 in p2s {
+        w += p2;
+        small += p2.abs();
+    }
+    let (r, e_last) = two_sum(s, w);
     if !r.is_finite() || r.abs() < LOW * LOW {
         return None;
     }
-    // |z - (r + e2)|: the rest's error, the roundings of lo (and of alpha*lo), and of the
-    // six-term sum w; underflow in any of those steps costs at most 2^-1074 each (the slack,
-    // 2^-1020, a normal number: subnormal operands slow every step down).
-    let tail = alpha.abs() * scale(t_err, e);
-    let err = tail
-        + if alpha == 1.0 { 1.01 } else { 2.01 } * U * p2.abs()
-        + GAMMA5 * (q1.abs() + q3.abs() + q4.abs() + e1.abs() + e3.abs() + p2.abs())
-        + pow2(-1020);
-    let total = (e2.abs() + err) * (1.0 + 16.0 * U);
+    // |z - (r + e_last)|: the rests' errors, the roundings of lo (and of coef*lo), and of the
+    // sum w of 7P - 1 small terms (one of them 0: the first TwoSum is skipped); underflow in any
+    // of those steps costs at most 2^-1074 each (the slack, 2^-1020 per product, a normal
+    // number: subnormal operands slow every step down).
+    let terms = (7 * P - 1) as f64;
+    let gamma_w = (terms - 1.0) * U / (1.0 - (terms - 1.0) * U) * (1.0 + 4.0 * U);
+    let err = tail + lo_err + gamma_w * small + P as f64 * pow2(-1020);
+    let total = (e_last.abs() + err) * (1.0 + 16.0 * U);
     let gap = ulp_min(r);
     let limit = if nearest { gap * 0.5 } else { gap };
     (total < limit).then_some(r)

@@ -307,6 +307,43 @@ fn d2h<T: Copy + Default>(ex: &Exec, dev: u64, len: usize) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// ZGEMM's operands as the real matrices of `plan::accurate::zgemm`'s real view, in fresh
+/// device buffers: op(A) (m x k complex) as the 2m x 2k matrix with rows [Re a, -Im a] and
+/// [Im a, Re a] (ld 2m), op(B) (k x n) as the 2k x n matrix with columns [Re b; Im b] (ld 2k).
+/// The real accurate product of the two, with real alpha and beta, on C's real view (2m x n,
+/// ld 2 ldc), is the accurate ZGEMM. Enqueued on the stream (the buffers must outlive it).
+pub fn zexpand(
+    ex: &Exec,
+    (ta, tb): (Trans, Trans),
+    (m, n, k): (usize, usize, usize),
+    a: DMat,
+    b: DMat,
+) -> Result<(super::DeviceBuffer, super::DeviceBuffer)> {
+    let code = |t: Trans| match t {
+        Trans::No => 0i32,
+        Trans::Trans => 1,
+        Trans::ConjTrans => 2,
+    };
+    let (fa, fb) =
+        (ex.function::<f64>(Family::Ozaki, "oz_zexpand_a")?, ex.function::<f64>(Family::Ozaki, "oz_zexpand_b")?);
+    ex.rt.bind()?;
+    let xa = super::DeviceBuffer::new(4 * m * k * 8)?;
+    let xb = super::DeviceBuffer::new(2 * k * n * 8)?;
+    // Grid-stride loops: at most 2^16 blocks.
+    let grid = |total: usize| Launch {
+        grid: (blocks(total, THREADS as usize).min(1 << 16), 1, 1),
+        block: (THREADS, 1, 1),
+        smem: 0,
+    };
+    let mut x = Args::new();
+    x.arg(m as i64).arg(k as i64).arg(a.ptr).arg(a.ld).arg(code(ta)).arg(xa.ptr);
+    fa.launch(grid(4 * m * k), ex.stream, &mut x)?;
+    let mut x = Args::new();
+    x.arg(k as i64).arg(n as i64).arg(b.ptr).arg(b.ld).arg(code(tb)).arg(xb.ptr);
+    fb.launch(grid(2 * k * n), ex.stream, &mut x)?;
+    Ok((xa, xb))
+}
+
 /// Copy `len` doubles from device memory (waits).
 pub fn download(ex: &Exec, ptr: u64, len: usize) -> Result<Vec<f64>> {
     d2h(ex, ptr, len)

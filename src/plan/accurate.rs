@@ -21,9 +21,10 @@
 //!    result faithful (or nearest) from the bounds, or refuses; a refused element is computed
 //!    exactly (a big-integer dot product, `cpu::ozaki::Exact`) and rounded once.
 //!
-//! The products of a level (and the rest's) run either as one batched GEMM (`plan::batch`,
-//! separate outputs summed after) or joined (one GEMM over the stacked slices), chosen by size
-//! (`HYBLAS_OZAKI_BATCH_MAX_FLOPS`).
+//! The products of a level (and the rest's) run joined (one GEMM over the stacked slices; the
+//! measured choice), or as one batched GEMM (`plan::batch`, separate outputs summed after) or
+//! looped (a GEMM per product) where `HYBLAS_OZAKI_FORM` says; slices of A that are mostly zeros
+//! run as sparse x dense products (`cpu::sparse`, `HYBLAS_OZAKI_SPARSE_DENSITY`).
 //!
 //! On device memory ([`device_dgemm`]) the GPU runs another form of the scheme (`gpu::ozaki`:
 //! integers of `beta` bits per entry, their product exact modulo small moduli by int8 GEMMs, the
@@ -37,7 +38,10 @@
 
 use crate::config;
 use crate::cpu::level3::packed::SendPtr;
-use crate::cpu::ozaki::{certify, gamma, ladder, scale, slice_bits, ulp_min, Exact, Ladder, Layout, Stack, Work, U};
+use crate::cpu::ozaki::{
+    certify_sum, gamma, ladder, scale, slice_bits, ulp_min, Exact, Ladder, Layout, Stack, Term, Work, U,
+};
+use crate::cpu::sparse::Csr;
 use crate::cpu::threads;
 use crate::trace;
 use crate::types::{MatMut, MatRef, Trans};
@@ -119,7 +123,43 @@ pub fn set_thread_mode(m: Option<Mode>) -> Option<Mode> {
     MODE_LOCAL.with(|c| c.replace(m))
 }
 
-/// What one call did, for its trace line and for tests.
+/// How the products of a level (and of the rest) run on the CPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Form {
+    /// One GEMM over the stacked slices (inner dimension p k).
+    #[default]
+    Joined,
+    /// The p products as one batched call (`plan::batch`) into separate outputs, summed after.
+    Batched,
+    /// One GEMM call per product, each adding into the output (the seed's looped form).
+    Looped,
+}
+
+/// This thread's overrides of the planner's choices for its accurate calls (benchmarks compare
+/// the choices in one run with them): None leaves a choice to the settings and the planner.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Tuning {
+    /// The products' form.
+    pub form: Option<Form>,
+    /// The largest density of a slice of A multiplied as sparse x dense (0: none).
+    pub sparse_density: Option<f64>,
+}
+
+thread_local! {
+    static TUNING_LOCAL: std::cell::Cell<Option<Tuning>> = const { std::cell::Cell::new(None) };
+}
+
+/// Run `f` with this thread's accurate calls tuned by `t` (`ozakibench --forms`).
+pub fn with_tuning<R>(t: Tuning, f: impl FnOnce() -> R) -> R {
+    config::with_local(&TUNING_LOCAL, Some(t), f)
+}
+
+fn tuning() -> Tuning {
+    TUNING_LOCAL.with(|c| c.get()).unwrap_or_default()
+}
+
+/// What one call did, for its trace line and for tests (ZGEMM: element counts are of parts,
+/// real and imaginary).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Report {
     /// Bits of a slice entry.
@@ -128,8 +168,10 @@ pub struct Report {
     pub levels: usize,
     /// GEMMs of the call's size run: the exact levels' products and the rest's.
     pub products: usize,
-    /// Whether the products ran as batched calls (else joined: one GEMM per level).
-    pub batched: bool,
+    /// How the products ran (CPU).
+    pub form: Form,
+    /// Products run as sparse x dense (a mostly-zero slice of A).
+    pub sparse: usize,
     /// Elements certified by the fast path.
     pub certified: usize,
     /// Elements computed exactly because the fast path could not certify them.
@@ -144,7 +186,7 @@ pub struct Report {
 
 thread_local! {
     static LAST: std::cell::Cell<Report> = const { std::cell::Cell::new(Report {
-        bits: 0, levels: 0, products: 0, batched: false, certified: 0, exact: 0, ieee: 0, gpu: false, moduli: 0,
+        bits: 0, levels: 0, products: 0, form: Form::Joined, sparse: 0, certified: 0, exact: 0, ieee: 0, gpu: false, moduli: 0,
     }) };
 }
 
@@ -184,10 +226,12 @@ const SAMPLES: usize = 4096;
 
 /// The accurate DGEMM's settings (docs/configuration.md, "Accurate DGEMM"), read once.
 struct Settings {
-    /// `HYBLAS_OZAKI_BATCHED`: Some(on/off) forced, None by size.
-    batched: Option<bool>,
-    /// `HYBLAS_OZAKI_BATCH_MAX_FLOPS` (2·128³).
-    batch_max_flops: f64,
+    /// `HYBLAS_OZAKI_FORM`: Some(form) forced, None joined.
+    form: Option<Form>,
+    /// `HYBLAS_OZAKI_SPARSE_DENSITY` (0.2).
+    sparse_density: f64,
+    /// `HYBLAS_OZAKI_SPARSE_MIN_FLOPS` (2^23 per thread).
+    sparse_min_flops: f64,
     /// `HYBLAS_OZAKI_FALLBACK_COST` (450 element-GEMMs).
     fallback_cost: f64,
     /// `HYBLAS_OZAKI_INT8_TOPS` (1200).
@@ -201,12 +245,16 @@ struct Settings {
 }
 
 static SETTINGS: once_cell::sync::Lazy<Settings> = once_cell::sync::Lazy::new(|| Settings {
-    batched: match config::value("HYBLAS_OZAKI_BATCHED").as_deref().map(str::trim) {
-        Some("on" | "1" | "yes") => Some(true),
-        Some("off" | "0" | "no") => Some(false),
+    form: match config::value("HYBLAS_OZAKI_FORM").as_deref().map(str::trim) {
+        Some("joined") => Some(Form::Joined),
+        Some("batched") => Some(Form::Batched),
+        Some("looped") => Some(Form::Looped),
         _ => None,
     },
-    batch_max_flops: config::float("HYBLAS_OZAKI_BATCH_MAX_FLOPS").unwrap_or(2.0 * 128f64.powi(3)),
+    // Sparse x dense beat one dense product up to 15-20% density at n = 256 and 30% from 512
+    // on this project's VM (`cargo run --release --example sparse_crossover`, docs/ozaki.md).
+    sparse_density: config::float("HYBLAS_OZAKI_SPARSE_DENSITY").unwrap_or(0.2),
+    sparse_min_flops: config::float("HYBLAS_OZAKI_SPARSE_MIN_FLOPS").unwrap_or((1u64 << 23) as f64),
     fallback_cost: config::float("HYBLAS_OZAKI_FALLBACK_COST").unwrap_or(450.0),
     int8_tops: config::float("HYBLAS_OZAKI_INT8_TOPS").unwrap_or(1200.0),
     exact_ns: config::float("HYBLAS_OZAKI_EXACT_NS").unwrap_or(24.0),
@@ -214,19 +262,36 @@ static SETTINGS: once_cell::sync::Lazy<Settings> = once_cell::sync::Lazy::new(||
     gpu_min_flops: config::float("HYBLAS_OZAKI_GPU_MIN_FLOPS").unwrap_or(2.0 * 256f64.powi(3)),
 });
 
-/// How a level's products run.
-fn batched(m: usize, n: usize, k: usize) -> bool {
-    let flops = 2.0 * m as f64 * n as f64 * k as f64;
-    // First measurement (docs/ozaki.md): the two within noise up to n = 192, joined 8-9% faster
-    // from n = 256; small products run side by side.
-    SETTINGS.batched.unwrap_or(flops <= SETTINGS.batch_max_flops)
+/// How a level's products run: the thread's [`Tuning`], else `HYBLAS_OZAKI_FORM`, else joined.
+/// Measured (`ozakibench --forms`, docs/ozaki.md): the three forms within the run-to-run noise
+/// of each other at n = 32..1024 on this project's VM and on a 16-core Xeon; joined was never
+/// more than 9% behind the best form where batched, the earlier choice for small products,
+/// was up to 21% behind, so the size rule went.
+fn form() -> Form {
+    tuning().form.or(SETTINGS.form).unwrap_or(Form::Joined)
 }
 
-/// The products of one level (or of the rest): out := sum_p A_p B_p with A_p = `a[p]` (m x k,
-/// ld `lda`) and B_p = `b[p]` (k x n, ld `ldb`), out m x n (ld m). The operands are placed so
-/// that the A_p side by side and the B_p stacked are themselves matrices (`Stack`): `joined`
-/// runs them as one GEMM of inner dimension p k; otherwise the p products run as one batched
-/// call into separate outputs, summed after.
+/// The largest density of a slice of A that runs as sparse x dense in an m x n x k call: the
+/// thread's [`Tuning`], else `HYBLAS_OZAKI_SPARSE_DENSITY` where each thread's share of one
+/// product has at least `HYBLAS_OZAKI_SPARSE_MIN_FLOPS` (2^23) flops, else none. Why the size
+/// rule (`ozakibench --forms`, seed's matrices, sparse against dense slices): on the H200
+/// host's 16-core Xeon, from 20% faster to 26% slower at n <= 256 (a dense product that small
+/// splits 16 ways well, the sparse one does not), 3-5% faster at 512 and 33-35% at 1024; on
+/// this project's 2-core VM, 10-14% faster at n = 96-128, 24-63% from 192. The rule takes
+/// sparse slices from n = 512 on the Xeon and n = 256 on the VM.
+fn sparse_density(m: usize, n: usize, k: usize, threads: usize) -> f64 {
+    let per_thread = 2.0 * m as f64 * n as f64 * k as f64 / threads.max(1) as f64;
+    match tuning().sparse_density {
+        Some(d) => d,
+        None if per_thread >= SETTINGS.sparse_min_flops => SETTINGS.sparse_density,
+        None => 0.0,
+    }
+}
+
+/// The products of one level (or of the rest), out := sum_p A_p B_p (see [`dense_products`]),
+/// with the products whose A_p is mostly zeros (`sparse[p]`, its nonzeros) run as sparse x
+/// dense (`cpu::sparse`). Exact levels stay exact (any order sums them exactly); the rest's
+/// bound holds for any order of its sums. Returns how many ran sparse.
 #[allow(clippy::too_many_arguments)]
 unsafe fn products(
     a: &[*const f64],
@@ -235,11 +300,59 @@ unsafe fn products(
     lda: usize,
     ldb: usize,
     out: &mut [f64],
-    joined: bool,
+    form: Form,
+    sparse: &[Option<&Csr>],
+) -> usize {
+    let dense: Vec<usize> = (0..a.len()).filter(|&p| sparse[p].is_none()).collect();
+    if dense.is_empty() {
+        out[..m * n].fill(0.0);
+    } else {
+        let (pa, pb): (Vec<_>, Vec<_>) = dense.iter().map(|&p| (a[p], b[p])).unzip();
+        // Joined needs the products' operands side by side: consecutive ones.
+        let consecutive = dense.windows(2).all(|w| w[1] == w[0] + 1);
+        let form = if form == Form::Joined && !consecutive { Form::Looped } else { form };
+        dense_products(&pa, &pb, (m, n, k), lda, ldb, out, form);
+    }
+    for (p, s) in sparse.iter().enumerate() {
+        if let Some(s) = s {
+            crate::cpu::sparse::spmm_add(s, b[p], ldb, n, out.as_mut_ptr(), m);
+        }
+    }
+    a.len() - dense.len()
+}
+
+/// The products of one level (or of the rest): out := sum_p A_p B_p with A_p = `a[p]` (m x k,
+/// ld `lda`) and B_p = `b[p]` (k x n, ld `ldb`), out m x n (ld m). The operands are placed so
+/// that the A_p side by side and the B_p stacked are themselves matrices (`Stack`): `Joined`
+/// runs them as one GEMM of inner dimension p k; `Batched`, the p products as one batched call
+/// into separate outputs, summed after; `Looped`, one GEMM per product adding into `out`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn dense_products(
+    a: &[*const f64],
+    b: &[*const f64],
+    (m, n, k): (usize, usize, usize),
+    lda: usize,
+    ldb: usize,
+    out: &mut [f64],
+    form: Form,
 ) {
     let mn = m * n;
     let count = a.len();
-    if joined || count == 1 {
+    if form == Form::Looped {
+        for p in 0..count {
+            crate::cpu::level3::gemm::gemm(
+                1.0,
+                MatRef::col_major(a[p], m, k, lda),
+                false,
+                MatRef::col_major(b[p], k, n, ldb),
+                false,
+                if p == 0 { 0.0 } else { 1.0 },
+                MatMut::col_major(out.as_mut_ptr(), m, n, m),
+            );
+        }
+        return;
+    }
+    if form == Form::Joined || count == 1 {
         crate::cpu::level3::gemm::gemm(
             1.0,
             MatRef::col_major(a[0], m, count * k, lda),
@@ -323,6 +436,93 @@ fn element(ieee: bool, row: &[f64], col: &[f64], alpha: f64, beta: f64, old: f64
     acc.round()
 }
 
+/// The scalars of a call on C's real view. `Real`: DGEMM's alpha and beta, one row of the view
+/// per element. `Complex`: ZGEMM's alpha and beta ([re, im]); the view's rows come in pairs
+/// (an element's Re and Im, as complex numbers lie in memory), and so do op(A)'s real rows
+/// ([Re a, -Im a] and [Im a, Re a] over an inner dimension 2k, against columns [Re b; Im b]):
+/// their products are X0 = Re(a b) and X1 = Im(a b), and
+/// Re z = ar X0 - ai X1 + br c0 - bi c1, Im z = ai X0 + ar X1 + bi c0 + br c1.
+#[derive(Clone, Copy, Debug)]
+enum Scalars {
+    Real(f64, f64),
+    Complex([f64; 2], [f64; 2]),
+}
+
+impl Scalars {
+    /// Rows of the view computed together.
+    fn group(self) -> usize {
+        match self {
+            Scalars::Real(..) => 1,
+            Scalars::Complex(..) => 2,
+        }
+    }
+    /// Row q of a group: the coefficients of the group's products and of its old values of C.
+    fn coefs(self, q: usize) -> ([f64; 2], [f64; 2]) {
+        match self {
+            Scalars::Real(a, b) => ([a, 0.0], [b, 0.0]),
+            Scalars::Complex([ar, ai], [br, bi]) if q == 0 => ([ar, -ai], [br, -bi]),
+            Scalars::Complex([ar, ai], [br, bi]) => ([ai, ar], [bi, br]),
+        }
+    }
+    /// beta == 0: C is not read (NaN there does not spread).
+    fn beta_zero(self) -> bool {
+        match self {
+            Scalars::Real(_, b) => b == 0.0,
+            Scalars::Complex(_, b) => b == [0.0, 0.0],
+        }
+    }
+    /// A bound on |alpha| over the group's rows' products.
+    fn alpha_abs(self) -> f64 {
+        match self {
+            Scalars::Real(a, _) => a.abs(),
+            Scalars::Complex([ar, ai], _) => ar.abs() + ai.abs(),
+        }
+    }
+}
+
+/// Row q of a group the fast path does not certify: [`element`] for `Real`; for `Complex`,
+/// from the group's two rows and the column (see [`Scalars`]): `ieee`, complex arithmetic in
+/// order (the dot product, then alpha times it plus beta times c); else exactly, each product's
+/// big-integer sum times its coefficient, added together with beta*c, rounded once.
+#[allow(clippy::too_many_arguments)]
+fn element_of(
+    ieee: bool,
+    rows: [&[f64]; 2],
+    col: &[f64],
+    sc: Scalars,
+    q: usize,
+    old: [f64; 2],
+    acc: &mut [Exact; 2],
+) -> f64 {
+    let (cx, cb) = sc.coefs(q);
+    if let Scalars::Real(alpha, beta) = sc {
+        return element(ieee, rows[0], col, alpha, beta, old[0], &mut acc[0]);
+    }
+    let keep_c = !sc.beta_zero();
+    if ieee {
+        let k = col.len() / 2;
+        let (mut re, mut im) = (0.0f64, 0.0f64);
+        for l in 0..k {
+            let (ar, ai, br, bi) = (rows[0][l], rows[1][l], col[l], col[k + l]);
+            re += ar * br - ai * bi;
+            im += ar * bi + ai * br;
+        }
+        let z = cx[0] * re + cx[1] * im;
+        return if keep_c { z + (cb[0] * old[0] + cb[1] * old[1]) } else { z };
+    }
+    let [a0, a1] = acc;
+    a0.set_dot(col.len(), |t| (rows[0][t], col[t]));
+    a0.mul_f64(cx[0]);
+    a1.set_dot(col.len(), |t| (rows[1][t], col[t]));
+    a1.mul_f64(cx[1]);
+    a0.add_sum(a1);
+    if keep_c {
+        a0.add_product(cb[0], old[0]);
+        a0.add_product(cb[1], old[1]);
+    }
+    a0.round()
+}
+
 /// C := alpha*op(A)*op(B) + beta*C, every element faithfully (or, `Nearest`, correctly) rounded
 /// (column-major; arguments checked by the caller as for DGEMM).
 ///
@@ -345,7 +545,6 @@ pub unsafe fn dgemm(
     c: *mut f64,
     ldc: usize,
 ) -> Report {
-    let start = std::time::Instant::now();
     let mut report = Report::default();
     if m == 0 || n == 0 {
         return report;
@@ -392,6 +591,122 @@ pub unsafe fn dgemm(
             *b.add(j + l * ldb)
         }
     };
+    let desc = || format!("ta={ta:?} tb={tb:?} m={m} n={n} k={k}");
+    run(rounding, ("dgemm", &desc), (m, n, k), op_a, op_b, Scalars::Real(alpha, beta), (c, ldc))
+}
+
+/// ZGEMM's C := alpha*op(A)*op(B) + beta*C with the real and imaginary part of every element
+/// faithfully (or, `Nearest`, correctly) rounded: the exact value of each part is a sum of real
+/// products (four real products of the call's size, as native ZGEMM's flops), run as one real
+/// accurate product of C's real view (2m x n) with an inner dimension 2k (see [`Scalars`]); a
+/// complex alpha and beta enter the certificate exactly. `a`, `b`, `c` point at interleaved
+/// (re, im) pairs; `alpha`, `beta` are [re, im]; leading dimensions in complex elements;
+/// `Trans::ConjTrans` conjugates.
+///
+/// # Safety
+/// As [`dgemm`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn zgemm(
+    rounding: Rounding,
+    ta: Trans,
+    tb: Trans,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: [f64; 2],
+    a: *const f64,
+    lda: usize,
+    b: *const f64,
+    ldb: usize,
+    beta: [f64; 2],
+    c: *mut f64,
+    ldc: usize,
+) -> Report {
+    use crate::types::C64;
+    let mut report = Report::default();
+    if m == 0 || n == 0 {
+        return report;
+    }
+    let sc = Scalars::Complex(alpha, beta);
+    if !alpha.iter().chain(&beta).all(|x| x.is_finite()) {
+        // IEEE throughout: the plain product.
+        let z = |x: [f64; 2]| C64::new(x[0], x[1]);
+        let (a, b, c) = (a as *const C64, b as *const C64, c as *mut C64);
+        let (av, ca) = MatRef::op(a, ta, m, k, lda);
+        let (bv, cb) = MatRef::op(b, tb, k, n, ldb);
+        crate::cpu::level3::gemm::gemm(z(alpha), av, ca, bv, cb, z(beta), MatMut::col_major(c, m, n, ldc));
+        report.ieee = m * n;
+        return report;
+    }
+    if k == 0 || alpha == [0.0, 0.0] {
+        // beta*C, each part rounded once (beta == 0: zeros, C not read).
+        let mut acc = Exact::new();
+        for j in 0..n {
+            for i in 0..m {
+                let p = c.add(2 * (i + j * ldc));
+                let old = [*p, *p.add(1)];
+                for q in 0..2 {
+                    let (_, cb) = sc.coefs(q);
+                    acc.clear();
+                    if !sc.beta_zero() {
+                        acc.add_product(cb[0], old[0]);
+                        acc.add_product(cb[1], old[1]);
+                    }
+                    *p.add(q) = acc.round();
+                }
+            }
+        }
+        return report;
+    }
+    let (ap, bp) = (SendPtr(a as *mut f64), SendPtr(b as *mut f64));
+    // op(A)(i, l) and op(B)(l, j) as (re, im).
+    let za = move |i: usize, l: usize| {
+        let p = ap.get().add(2 * if ta == Trans::No { i + l * lda } else { l + i * lda });
+        (*p, if ta == Trans::ConjTrans { -*p.add(1) } else { *p.add(1) })
+    };
+    let zb = move |l: usize, j: usize| {
+        let p = bp.get().add(2 * if tb == Trans::No { l + j * ldb } else { j + l * ldb });
+        (*p, if tb == Trans::ConjTrans { -*p.add(1) } else { *p.add(1) })
+    };
+    // The real view: row 2i = [Re a_i, -Im a_i], row 2i + 1 = [Im a_i, Re a_i]; column j = [Re b_j; Im b_j].
+    let op_a = move |r: usize, l: usize| {
+        let (i, q) = (r / 2, r % 2);
+        if l < k {
+            let (re, im) = za(i, l);
+            if q == 0 {
+                re
+            } else {
+                im
+            }
+        } else {
+            let (re, im) = za(i, l - k);
+            if q == 0 {
+                -im
+            } else {
+                re
+            }
+        }
+    };
+    let op_b = move |l: usize, j: usize| if l < k { zb(l, j).0 } else { zb(l - k, j).1 };
+    let desc = || format!("ta={ta:?} tb={tb:?} m={m} n={n} k={k}");
+    run(rounding, ("zgemm", &desc), (2 * m, n, 2 * k), op_a, op_b, sc, (c, 2 * ldc))
+}
+
+/// The accurate product on C's real view (m x n, leading dimension ldc): op(A)'s rows and
+/// op(B)'s columns read through `op_a(i, l)` and `op_b(l, j)`; past the degenerate cases
+/// (finite scalars, alpha != 0, k > 0), which the callers handle.
+#[allow(clippy::too_many_arguments)]
+unsafe fn run(
+    rounding: Rounding,
+    (name, desc): (&str, &dyn Fn() -> String),
+    (m, n, k): (usize, usize, usize),
+    op_a: impl Fn(usize, usize) -> f64 + Sync + Send + Copy,
+    op_b: impl Fn(usize, usize) -> f64 + Sync + Send + Copy,
+    sc: Scalars,
+    (c, ldc): (*mut f64, usize),
+) -> Report {
+    let start = std::time::Instant::now();
+    let mut report = Report::default();
     let col_b = move |j: usize, l: usize| op_b(l, j);
     // Bits such that the up to 4 products of a level sum exactly in FP64.
     let bits = slice_bits(4 * k);
@@ -401,18 +716,36 @@ pub unsafe fn dgemm(
     let mut la = ladder(&op_a, m, k, bits, (lmax + 1, 2), Stack::Rows);
     let mut lb = ladder(&col_b, n, k, bits, (lmax + 1, 2), Stack::Columns);
     phases.mark("cut");
-    let batch = batched(m, n, k);
+    let form = form();
     let (lda, ldb) = (la.ld(), lb.ld());
+    // Slices of A whose density is at most this run as sparse x dense (their nonzeros found
+    // once per slice, on first use).
+    let max_density = sparse_density(m, n, k, threads::nthreads());
+    let mut csr: Vec<Option<Option<Csr>>> = Vec::new();
+    let sparse_of = |la: &Ladder, s: usize| -> Option<Csr> {
+        if max_density <= 0.0 {
+            return None;
+        }
+        let ptr = la.slice_ptr(s);
+        let nnz = crate::cpu::sparse::count_nonzeros(ptr, m, k, lda);
+        ((nnz as f64) <= max_density * (m * k) as f64).then(|| Csr::from_col_major(ptr, m, k, lda))
+    };
     report.bits = bits;
-    report.batched = batch;
+    report.form = form;
     let mn = m * n;
     let nearest = rounding == Rounding::Nearest;
     let cs = SendPtr(c);
-    let old = |i: usize, j: usize| if beta == 0.0 { 0.0 } else { *cs.get().add(i + j * ldc) };
+    let beta_zero = sc.beta_zero();
+    let old = |i: usize, j: usize| if beta_zero { 0.0 } else { *cs.get().add(i + j * ldc) };
+    let (g, alpha_abs) = (sc.group(), sc.alpha_abs());
     let step = bits as i32 + 1;
     let threads = threads::nthreads();
     let parts = n.min(threads * 4).max(1);
     let cols = |part: usize| (part * n / parts)..((part + 1) * n / parts);
+    // Whether an element of the group at rows i0.. and column j takes IEEE arithmetic.
+    let nonfinite = |la: &Ladder, lb: &Ladder, i0: usize, j: usize, olds: &[f64; 2]| {
+        lb.nonfinite[j] || (0..g).any(|q| la.nonfinite[i0 + q] || !olds[q].is_finite())
+    };
 
     // The exact levels, one output each (units of the element's top unit 2^(g0A_i + g0B_j);
     // level l's values are integers times 2^(-l (bits + 1)), below 2^53 of those).
@@ -425,7 +758,11 @@ pub unsafe fn dgemm(
         let pa: Vec<*const f64> = (0..=l).map(|s| la.slice_ptr(s)).collect();
         let pb: Vec<*const f64> = (0..=l).map(|s| lb.slice_ptr(l - s)).collect();
         let mut out = Work::take(mn);
-        products(&pa, &pb, (m, n, k), lda, ldb, &mut out, !batch);
+        for s in csr.len()..=l {
+            csr.push(Some(sparse_of(&la, s)));
+        }
+        let sp: Vec<Option<&Csr>> = csr[..=l].iter().map(|x| x.as_ref().and_then(|c| c.as_ref())).collect();
+        report.sparse += products(&pa, &pb, (m, n, k), lda, ldb, &mut out, form, &sp);
         levels.push(out);
         phases.mark("level");
         report.products += l + 1;
@@ -444,14 +781,21 @@ pub unsafe fn dgemm(
             // a column-major C would alias onto a few rows).
             let j = t * n / samples;
             let i = ((t as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 33) as usize % m;
-            let at = i + j * m;
-            if la.nonfinite[i] || lb.nonfinite[j] || !old(i, j).is_finite() {
+            let (i0, q) = (i - i % g, i % g);
+            let olds = [old(i0, j), if g == 2 { old(i0 + 1, j) } else { 0.0 }];
+            if nonfinite(&la, &lb, i0, j, &olds) {
                 continue;
             }
-            let e = la.g0[i] + lb.g0[j];
-            let so_far: f64 = levels.iter().map(|lev| lev[at]).sum();
-            let est = alpha * scale(so_far, e) + beta * old(i, j);
-            let omega = alpha.abs() * scale(rest_bound(&la, &lb, l, i, j), e);
+            let e = la.g0[i0] + lb.g0[j];
+            let (cx, cb) = sc.coefs(q);
+            let mut est = 0.0;
+            let mut omega = 0.0;
+            for p in 0..g {
+                let at = i0 + p + j * m;
+                let so_far: f64 = levels.iter().map(|lev| lev[at]).sum();
+                est += cx[p] * scale(so_far, e) + cb[p] * olds[p];
+                omega += cx[p].abs() * scale(rest_bound(&la, &lb, l, i0 + p, j), e);
+            }
             let low = est.abs() - omega - 4.0 * U * est.abs();
             if !(low > 0.0 && low.is_finite()) {
                 unknown += 1.0;
@@ -460,7 +804,7 @@ pub unsafe fn dgemm(
             let gap = ulp_min(low);
             for (x, f) in fails.iter_mut().enumerate() {
                 let d = gamma((l + x + 2) * k) * rest_bound(&la, &lb, l + x, i, j);
-                let r = alpha.abs() * scale(d, e) / gap;
+                let r = alpha_abs * scale(d, e) / gap;
                 // The rounding error |e| of the computed value is about uniform in [0, gap/2]:
                 // nearest fails where |e| > gap/2 - d, faithful where |e| > gap - d.
                 *f += if nearest { (2.0 * r).min(1.0) } else { (2.0 * r - 1.0).clamp(0.0, 1.0) };
@@ -496,58 +840,95 @@ pub unsafe fn dgemm(
     let pa: Vec<*const f64> = (0..=l + 1).map(|s| la.slice_ptr(s)).collect();
     let pb: Vec<*const f64> = (0..=l + 1).map(|x| rest_b[x * k..].as_ptr()).collect();
     let mut rest = Work::take(mn);
+    // Slot L + 1 now holds R^A_L (its nonzeros found afresh).
+    let rest_a = sparse_of(la, l + 1);
+    let mut sp: Vec<Option<&Csr>> = csr[..=l].iter().map(|x| x.as_ref().and_then(|c| c.as_ref())).collect();
+    sp.push(rest_a.as_ref());
     phases.mark("rest cut");
-    products(&pa, &pb, (m, n, k), lda, stacked, &mut rest, !batch);
+    report.sparse += products(&pa, &pb, (m, n, k), lda, stacked, &mut rest, form, &sp);
     phases.mark("rest");
     report.products += l + 2;
     drop(rest_b);
     let terms = (l + 2) * k;
-    let g = gamma(terms);
+    let gm = gamma(terms);
     // Level l' as an integer in units of 2^(-l' (bits + 1)), shifted to units of 2^(-L (bits+1)).
     let ups: Vec<(f64, u32)> = (0..=l).map(|x| (2f64.powi(x as i32 * step), ((l - x) as i32 * step) as u32)).collect();
 
     // Each element certified, or computed exactly; columns of C over the pool's threads.
     let (ieee, exact) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let (levels, rest) = (&levels, &rest);
+    // Row i's product at column j as a certificate's term (coefficient `coef`).
+    let term = |i: usize, j: usize, coef: f64| {
+        let at = i + j * m;
+        let mut s = 0i128;
+        for (lev, &(up, shift)) in levels.iter().zip(&ups) {
+            s += ((lev[at] * up) as i64 as i128) << shift;
+        }
+        let t_err = gm * rest_bound(la, lb, l, i, j) + slack(la, lb, terms, i, j);
+        Term { s, t: rest[at], t_err, coef }
+    };
     threads::for_each_part(threads, parts, |part| {
-        let mut acc = Exact::new();
-        let (mut row, mut col) = (Vec::new(), Vec::new());
-        // The row and column gathered once (op(A)'s row is strided in memory; the exact dot
-        // product reads it twice).
-        let gather = |row: &mut Vec<f64>, col: &mut Vec<f64>, i: usize, j: usize| {
-            row.clear();
-            row.extend((0..k).map(|t| op_a(i, t)));
+        let mut acc = [Exact::new(), Exact::new()];
+        let (mut rows, mut col) = ([Vec::new(), Vec::new()], Vec::new());
+        // The group's rows and the column gathered once (op(A)'s row is strided in memory; the
+        // exact dot product reads it twice).
+        let gather = |rows: &mut [Vec<f64>; 2], col: &mut Vec<f64>, i0: usize, j: usize| {
+            for (q, row) in rows.iter_mut().enumerate().take(g) {
+                row.clear();
+                row.extend((0..k).map(|t| op_a(i0 + q, t)));
+            }
             col.clear();
             col.extend((0..k).map(|t| op_b(t, j)));
         };
         let c = cs.get();
         let (mut n_ieee, mut n_exact) = (0, 0);
         for j in cols(part) {
-            for i in 0..m {
-                let cp = c.add(i + j * ldc);
-                let o = if beta == 0.0 { 0.0 } else { *cp };
-                if la.nonfinite[i] || lb.nonfinite[j] || !o.is_finite() {
-                    gather(&mut row, &mut col, i, j);
-                    *cp = element(true, &row, &col, alpha, beta, o, &mut acc);
-                    n_ieee += 1;
-                    continue;
-                }
-                let e = la.g0[i] + lb.g0[j];
-                let at = i + j * m;
-                let mut s = 0i128;
-                for (lev, &(up, shift)) in levels.iter().zip(&ups) {
-                    s += ((lev[at] * up) as i64 as i128) << shift;
-                }
-                let t_err = g * rest_bound(la, lb, l, i, j) + slack(la, lb, terms, i, j);
-                let sure = certify(s, e - l as i32 * step, rest[at], t_err, e, alpha, beta, o, nearest);
-                *cp = match sure {
-                    Some(r) => r,
-                    None => {
-                        n_exact += 1;
-                        gather(&mut row, &mut col, i, j);
-                        element(false, &row, &col, alpha, beta, o, &mut acc)
+            for i0 in (0..m).step_by(g) {
+                let olds = [old(i0, j), if g == 2 { old(i0 + 1, j) } else { 0.0 }];
+                let mut out = [0.0f64; 2];
+                if nonfinite(la, lb, i0, j, &olds) {
+                    gather(&mut rows, &mut col, i0, j);
+                    for (q, o) in out.iter_mut().enumerate().take(g) {
+                        *o = element_of(true, [&rows[0], &rows[1]], &col, sc, q, olds, &mut acc);
                     }
-                };
+                    n_ieee += g;
+                } else {
+                    let e = la.g0[i0] + lb.g0[j];
+                    let unit = e - l as i32 * step;
+                    let mut gathered = false;
+                    for (q, o) in out.iter_mut().enumerate().take(g) {
+                        let (cx, cb) = sc.coefs(q);
+                        let sure = match sc {
+                            Scalars::Real(..) => {
+                                certify_sum([term(i0, j, cx[0])], unit, e, [(cb[0], olds[0])], nearest)
+                            }
+                            // The pair's rows share their scale (the same entries' magnitudes);
+                            // were it otherwise, the exact path.
+                            Scalars::Complex(..) if la.g0[i0 + 1] == la.g0[i0] => certify_sum(
+                                [term(i0, j, cx[0]), term(i0 + 1, j, cx[1])],
+                                unit,
+                                e,
+                                [(cb[0], olds[0]), (cb[1], olds[1])],
+                                nearest,
+                            ),
+                            Scalars::Complex(..) => None,
+                        };
+                        *o = match sure {
+                            Some(r) => r,
+                            None => {
+                                n_exact += 1;
+                                if !gathered {
+                                    gather(&mut rows, &mut col, i0, j);
+                                    gathered = true;
+                                }
+                                element_of(false, [&rows[0], &rows[1]], &col, sc, q, olds, &mut acc)
+                            }
+                        };
+                    }
+                }
+                for (q, &o) in out.iter().enumerate().take(g) {
+                    *c.add(i0 + q + j * ldc) = o;
+                }
             }
         }
         ieee.fetch_add(n_ieee, Relaxed);
@@ -559,16 +940,18 @@ pub unsafe fn dgemm(
     report.certified = mn - report.ieee - report.exact;
     if trace::enabled() {
         let shape = format!(
-            "ta={ta:?} tb={tb:?} m={m} n={n} k={k} accurate ({}): bits={bits} levels=0..{l} products={} ({}) certified={} exact={} ieee={} ms: {}",
+            "{} accurate ({}): bits={bits} levels=0..{l} products={} ({}, {} sparse) certified={} exact={} ieee={} ms: {}",
+            desc(),
             if nearest { "nearest" } else { "faithful" },
             report.products,
-            if batch { "batched" } else { "joined" },
+            format!("{form:?}").to_lowercase(),
+            report.sparse,
             report.certified,
             report.exact,
             report.ieee,
             phases.list.iter().map(|(w, t)| format!("{w} {:.2}", t * 1e3)).collect::<Vec<_>>().join(", ")
         );
-        trace::line("dgemm", &shape, "cpu", threads, start.elapsed().as_secs_f64());
+        trace::line(name, &shape, "cpu", threads, start.elapsed().as_secs_f64());
     }
     set_last(report);
     report
@@ -703,21 +1086,10 @@ pub fn device_dgemm(
     }
     if k > oz::MAX_K {
         // Past the int32 sums' reach: the host's accurate path on copies of the operands.
-        let len = |rows: usize, cols: usize, ld: i64| ld as usize * (cols - 1) + rows;
-        let (ra, ca) = if ta == Trans::No { (m, k) } else { (k, m) };
-        let (rb, cb) = if tb == Trans::No { (k, n) } else { (n, k) };
-        let ha = oz::download(ex, a.ptr, len(ra, ca, a.ld))?;
-        let hb = oz::download(ex, b.ptr, len(rb, cb, b.ld))?;
-        let mut hc = oz::download(ex, c.ptr, len(m, n, c.ld))?;
-        let (la, lb, lc) = (a.ld as usize, b.ld as usize, c.ld as usize);
-        // SAFETY: the copies hold every element the shapes and leading dimensions address.
-        let mut r = unsafe {
-            dgemm(rounding, ta, tb, m, n, k, alpha, ha.as_ptr(), la, hb.as_ptr(), lb, beta, hc.as_mut_ptr(), lc)
-        };
-        oz::upload(ex, c.ptr, &hc)?;
-        r.gpu = false;
-        set_last(r);
-        return Ok(r);
+        return on_host_copies(ex, (ta, tb), (m, n, k), 1, (a, b, c), |(a, la), (b, lb), (c, lc)| {
+            // SAFETY: the copies hold every element the shapes and leading dimensions address.
+            unsafe { dgemm(rounding, ta, tb, m, n, k, alpha, a, la, b, lb, beta, c, lc) }
+        });
     }
     let nearest = rounding == Rounding::Nearest;
     let call = oz::Call { ta, tb, m, n, k, alpha, a, b, beta, c };
@@ -775,6 +1147,80 @@ pub fn device_dgemm(
         trace::line("dgemm", &shape, "gpu", 0, start.elapsed().as_secs_f64());
     }
     Ok(report)
+}
+
+/// An accurate call on device memory run by the host's path on copies: A, B and C downloaded
+/// (`parts` doubles per element: 1 real, 2 complex), `f` run on them (pointers and leading
+/// dimensions in elements), C uploaded. C is untouched unless the upload runs.
+fn on_host_copies(
+    ex: &crate::gpu::Exec,
+    (ta, tb): (Trans, Trans),
+    (m, n, k): (usize, usize, usize),
+    parts: usize,
+    (a, b, c): (crate::gpu::DMat, crate::gpu::DMat, crate::gpu::DMat),
+    f: impl FnOnce((*const f64, usize), (*const f64, usize), (*mut f64, usize)) -> Report,
+) -> crate::gpu::Result<Report> {
+    use crate::gpu::ozaki as oz;
+    let len = |rows: usize, cols: usize, ld: i64| parts * (ld as usize * (cols - 1) + rows);
+    let (ra, ca) = if ta == Trans::No { (m, k) } else { (k, m) };
+    let (rb, cb) = if tb == Trans::No { (k, n) } else { (n, k) };
+    // A and B are read only when k > 0 (else their pointers may be anything).
+    let (ha, hb) = if k == 0 {
+        (Vec::new(), Vec::new())
+    } else {
+        (oz::download(ex, a.ptr, len(ra, ca, a.ld))?, oz::download(ex, b.ptr, len(rb, cb, b.ld))?)
+    };
+    let mut hc = oz::download(ex, c.ptr, len(m, n, c.ld))?;
+    let (la, lb, lc) = (a.ld as usize, b.ld as usize, c.ld as usize);
+    let mut r = f((ha.as_ptr(), la), (hb.as_ptr(), lb), (hc.as_mut_ptr(), lc));
+    oz::upload(ex, c.ptr, &hc)?;
+    r.gpu = false;
+    set_last(r);
+    Ok(r)
+}
+
+/// ZGEMM in accurate mode on device memory. With real alpha and beta (LAPACK's calls), the GPU's
+/// scheme on the real view of [`zgemm`] ([`Scalars`]): op(A) and op(B) expanded on the device
+/// (`gpu::ozaki::zexpand`: 2m x 2k and 2k x n real matrices, twice A's memory) and multiplied by
+/// [`device_dgemm`] into C's real view (2m x n, ld 2 ldc): four real products' worth of int8
+/// GEMMs, the same certificate, the same bits as the host for `Nearest`. Otherwise (a complex
+/// alpha or beta, non-finite scalars, alpha = 0, k = 0 or 2k past `gpu::ozaki::MAX_K`):
+/// [`zgemm`] on the host on copies (C untouched unless the result is uploaded). `alpha`, `beta`
+/// as [re, im]; leading dimensions in complex elements.
+#[allow(clippy::too_many_arguments)]
+pub fn device_zgemm(
+    ex: &crate::gpu::Exec,
+    rounding: Rounding,
+    ta: Trans,
+    tb: Trans,
+    (m, n, k): (usize, usize, usize),
+    alpha: [f64; 2],
+    a: crate::gpu::DMat,
+    b: crate::gpu::DMat,
+    beta: [f64; 2],
+    c: crate::gpu::DMat,
+) -> crate::gpu::Result<Report> {
+    if m == 0 || n == 0 {
+        return Ok(Report::default());
+    }
+    let real = alpha[1] == 0.0 && beta[1] == 0.0 && alpha[0] != 0.0;
+    let finite = alpha.iter().chain(&beta).all(|x| x.is_finite());
+    if real && finite && k > 0 && 2 * k <= crate::gpu::ozaki::MAX_K {
+        let (xa, xb) = crate::gpu::ozaki::zexpand(ex, (ta, tb), (m, n, k), a, b)?;
+        let dm = |d: &crate::gpu::DeviceBuffer, ld: usize| crate::gpu::DMat { ptr: d.ptr, ld: ld as i64 };
+        let cv = crate::gpu::DMat { ptr: c.ptr, ld: 2 * c.ld };
+        let (no, dims) = (Trans::No, (2 * m, n, 2 * k));
+        let rep = device_dgemm(ex, rounding, no, no, dims, alpha[0], dm(&xa, 2 * m), dm(&xb, 2 * k), beta[0], cv);
+        // The expanded operands are freed only once the stream is done with them.
+        let synced = ex.rt.sync(ex.stream);
+        let rep = rep?;
+        synced?;
+        return Ok(rep);
+    }
+    on_host_copies(ex, (ta, tb), (m, n, k), 2, (a, b, c), |(a, la), (b, lb), (c, lc)| {
+        // SAFETY: the copies hold every element the shapes and leading dimensions address.
+        unsafe { zgemm(rounding, ta, tb, m, n, k, alpha, a, la, b, lb, beta, c, lc) }
+    })
 }
 
 /// Whether a host-memory accurate DGEMM of this size should run on the GPU: one is usable (not

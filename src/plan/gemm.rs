@@ -79,7 +79,7 @@ pub unsafe fn gemm<T: Scalar>(
     // HYBLAS_DGEMM_MODE=accurate: DGEMM by the Ozaki scheme (plan::accurate), on the device for
     // device memory, else on the host below.
     let accurate = match plan::accurate::mode() {
-        plan::accurate::Mode::Accurate(r) if T::PREFIX == 'd' => Some(r),
+        plan::accurate::Mode::Accurate(r) if matches!(T::PREFIX, 'd' | 'z') => Some(r),
         _ => None,
     };
     // What the accurate device path did, for the trace line.
@@ -87,11 +87,18 @@ pub unsafe fn gemm<T: Scalar>(
     let dev = |ex: &Exec| {
         let (a, b, c) = (DMat::of(a, lda), DMat::of(b, ldb), DMat::of(c as *const T, ldc));
         if let Some(r) = accurate {
-            // T is f64 here (prefix 'd'): the casts are identities. The kernels are waited for
-            // (cuBLAS's native answer would break the guarantee asked for).
-            let (al, be): (f64, f64) = (std::mem::transmute_copy(&alpha), std::mem::transmute_copy(&beta));
             let dims = (m as usize, n as usize, k as usize);
-            let rep = gpu::loader::routed(true, || plan::accurate::device_dgemm(ex, r, ta, tb, dims, al, a, b, be, c))?;
+            let rep = if T::PREFIX == 'z' {
+                // T is C64 here: [re, im], as it lies in memory.
+                let (al, be): ([f64; 2], [f64; 2]) =
+                    (std::mem::transmute_copy(&alpha), std::mem::transmute_copy(&beta));
+                gpu::loader::routed(true, || plan::accurate::device_zgemm(ex, r, ta, tb, dims, al, a, b, be, c))?
+            } else {
+                // T is f64 here (prefix 'd'): the casts are identities. The kernels are waited
+                // for (cuBLAS's native answer would break the guarantee asked for).
+                let (al, be): (f64, f64) = (std::mem::transmute_copy(&alpha), std::mem::transmute_copy(&beta));
+                gpu::loader::routed(true, || plan::accurate::device_dgemm(ex, r, ta, tb, dims, al, a, b, be, c))?
+            };
             acc_run.set(Some(rep));
             return Ok(());
         }
@@ -114,7 +121,11 @@ pub unsafe fn gemm<T: Scalar>(
             r.certified,
             r.exact,
             r.ieee,
-            if r.gpu { "" } else { " (on the host: k past the device's int32 sums)" }
+            match (r.gpu, T::PREFIX) {
+                (true, _) => "",
+                (false, 'z') => " (on the host, on copies: a complex alpha or beta)",
+                _ => " (on the host: k past the device's int32 sums)",
+            }
         ),
         None => shape(),
     };
@@ -123,6 +134,27 @@ pub unsafe fn gemm<T: Scalar>(
     }
     let (m, n, k) = (m as usize, n as usize, k as usize);
     let (lda, ldb, ldc) = (lda as usize, ldb as usize, ldc as usize);
+    if let (Some(rounding), 'z') = (accurate, T::PREFIX) {
+        // T is C64 here: [re, im], as it lies in memory.
+        let (al, be): ([f64; 2], [f64; 2]) = (std::mem::transmute_copy(&alpha), std::mem::transmute_copy(&beta));
+        plan::accurate::zgemm(
+            rounding,
+            ta,
+            tb,
+            m,
+            n,
+            k,
+            al,
+            a as *const f64,
+            lda,
+            b as *const f64,
+            ldb,
+            be,
+            c as *mut f64,
+            ldc,
+        );
+        return;
+    }
     if let Some(rounding) = accurate {
         // T is f64 here (prefix 'd'): the casts are identities.
         let (al, be): (f64, f64) = (std::mem::transmute_copy(&alpha), std::mem::transmute_copy(&beta));

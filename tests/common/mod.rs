@@ -178,7 +178,7 @@ pub fn assert_padding_kept<T: Scalar>(
     }
 }
 
-// ---- The accurate DGEMM's tests (tests/ozaki.rs, accurate_api.rs, gpu_ozaki.rs) ----
+// ---- The accurate GEMM's tests (tests/ozaki.rs, accurate_api.rs, gpu_ozaki.rs) ----
 
 extern "C" {
     /// hyblas's own CBLAS DGEMM (the test links the library).
