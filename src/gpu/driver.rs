@@ -22,6 +22,16 @@ pub enum GpuError {
     NotReady { unit: String, state: String },
     /// Anything else (I/O of the cache, a bad recipe file, ...).
     Other(String),
+    /// A failure after the call had written part of its output (the accurate DGEMM's certified
+    /// elements, before the refused ones came back from the host): the output is incomplete.
+    Partial(Box<GpuError>),
+}
+
+impl GpuError {
+    /// Whether the call may have written part of its outputs before failing.
+    pub fn wrote_outputs(&self) -> bool {
+        matches!(self, GpuError::Partial(_))
+    }
 }
 
 impl fmt::Display for GpuError {
@@ -33,6 +43,7 @@ impl fmt::Display for GpuError {
             GpuError::Unsupported(what) => write!(f, "not supported on the GPU path: {what}"),
             GpuError::NotReady { unit, state } => write!(f, "kernel {state}: unit {unit}"),
             GpuError::Other(s) => f.write_str(s),
+            GpuError::Partial(e) => write!(f, "{e} (after part of the output was written)"),
         }
     }
 }

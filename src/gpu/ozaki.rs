@@ -514,6 +514,26 @@ pub fn dgemm(
     choose: impl FnOnce(&Scan, &Scan, &Sample) -> u32,
     host: impl FnOnce(&Scan, &Scan, &[Item]) -> Vec<f64>,
 ) -> Result<Stats> {
+    // Once the reconstruction has written certified elements into C, a failure leaves C
+    // incomplete: the error says so (GpuError::Partial) instead of passing for "untouched".
+    let wrote = std::cell::Cell::new(false);
+    dgemm_into_c(ex, call, nearest, choose, host, &wrote).map_err(|e| {
+        if wrote.get() {
+            GpuError::Partial(Box::new(e))
+        } else {
+            e
+        }
+    })
+}
+
+fn dgemm_into_c(
+    ex: &Exec,
+    call: Call,
+    nearest: bool,
+    choose: impl FnOnce(&Scan, &Scan, &Sample) -> u32,
+    host: impl FnOnce(&Scan, &Scan, &[Item]) -> Vec<f64>,
+    wrote: &std::cell::Cell<bool>,
+) -> Result<Stats> {
     let Call { ta, tb, m, n, k, alpha, a, b, beta, c } = call;
     if k == 0 || k > MAX_K || m == 0 || n == 0 || alpha == 0.0 || !alpha.is_finite() || !beta.is_finite() {
         return Err(GpuError::Unsupported("accurate DGEMM on the GPU: k in 1..=131056, alpha != 0, finite scalars"));
@@ -688,6 +708,7 @@ pub fn dgemm(
         x.arg(ia.e).arg(ia.nu).arg(ia.bad).arg(ia.inexact).arg(ib.e).arg(ib.nu).arg(ib.bad).arg(ib.inexact);
         x.arg(beta_bits as i32).arg(alpha).arg(beta).arg(c.ptr).arg(c.ld).arg(nearest as i32);
         x.arg(status + (j0 * m) as u64).arg(list).arg(LIST_CAP as i64).arg(count);
+        wrote.set(true);
         kn.crt.launch(l, ex.stream, &mut x)?;
         steps.mark("reconstruct");
         stats.blocks += 1;

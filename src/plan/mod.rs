@@ -111,7 +111,11 @@ pub fn on_gpu<R: Default>(
         trace::line(&format!("{prefix}{base}"), &shape, Engine::Gpu.name(), 0, start.elapsed().as_secs_f64());
     }
     Some(r.unwrap_or_else(|e| {
-        eprintln!("hyblas: {prefix}{base} on device memory failed, outputs untouched: {e}");
+        if e.wrote_outputs() {
+            eprintln!("hyblas: {prefix}{base} on device memory failed, outputs incomplete: {e}");
+        } else {
+            eprintln!("hyblas: {prefix}{base} on device memory failed, outputs untouched: {e}");
+        }
         R::default()
     }))
 }
