@@ -10,31 +10,16 @@
 
 use super::ozaki_inputs::lognormal_par;
 use super::svg_axes;
+use super::{ctx_sync, median, ordinal, H};
 use hyblas::cpu::ozaki::Exact;
-use hyblas::gpu::driver::{check, sys};
 use hyblas::gpu::{vendor, DeviceBuffer};
 use hyblas::plan::accurate::{self, Report, Rounding};
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 use std::fmt::Write as _;
 use std::time::Instant;
 
-type H = *mut c_void;
-type ZgemmFn = unsafe extern "C" fn(
-    H,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    c_int,
-    *const f64,
-    *const f64,
-    c_int,
-    *const f64,
-    c_int,
-    *const f64,
-    *mut f64,
-    c_int,
-) -> c_int;
+/// `cublasZgemm_v2`'s prototype (complex numbers as `C64`, i.e. [re, im]).
+type ZgemmFn = vendor::GemmFn<hyblas::types::C64, c_int>;
 
 extern "C" {
     fn cblas_zgemm(
@@ -68,36 +53,13 @@ struct Row {
     samples: usize,
 }
 
-fn sync() -> Result<(), String> {
-    // SAFETY: no arguments; waits for the current context's work.
-    check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize").map_err(|e| e.to_string())
-}
-
+/// Seconds of `f`, between two context synchronizes.
 fn timed(f: impl FnOnce() -> Result<(), String>) -> Result<f64, String> {
-    sync()?;
+    ctx_sync()?;
     let t = Instant::now();
     f()?;
-    sync()?;
+    ctx_sync()?;
     Ok(t.elapsed().as_secs_f64())
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    s[s.len() / 2]
-}
-
-/// Distance in doubles between x and the exact (correctly rounded) e.
-fn ulps(x: f64, e: f64) -> f64 {
-    let ord = |v: f64| {
-        let b = v.to_bits() as i64;
-        if b < 0 {
-            i64::MIN - b
-        } else {
-            b
-        }
-    };
-    (ord(x) as i128 - ord(e) as i128).unsigned_abs() as f64
 }
 
 /// Runs the comparison; `native_handle` a cuBLAS handle in host pointer mode.
@@ -136,13 +98,13 @@ pub fn run(
                     ni,
                     ni,
                     ni,
-                    one.as_ptr(),
-                    pa,
+                    one.as_ptr().cast(),
+                    pa.cast(),
                     ni,
-                    pb,
+                    pb.cast(),
                     ni,
-                    zero.as_ptr(),
-                    dn.ptr as *mut f64,
+                    zero.as_ptr().cast(),
+                    dn.ptr as *mut _,
                     ni,
                 )
             };
@@ -204,7 +166,7 @@ pub fn run(
                 });
                 let exact = acc_e.round();
                 let at = 2 * (i + j * n) + q;
-                let d = ulps(vn[at], exact);
+                let d = (ordinal(vn[at]) - ordinal(exact)).unsigned_abs() as f64;
                 max_ulps = max_ulps.max(d);
                 miss_n += usize::from(d != 0.0);
                 miss_a += usize::from(vz[at].to_bits() != exact.to_bits());

@@ -9,31 +9,11 @@ mod common;
 #[path = "common/fortran_gemm.rs"]
 mod fortran_gemm;
 
-use common::{cblas_dgemm, Rng};
+use common::{cblas_dgemm, cblas_zgemm, Rng};
 use fortran_gemm::{dgemm_, zgemm_};
 use hyblas::plan::accurate::{self, Rounding};
 use hyblas::types::Trans;
 use std::os::raw::{c_char, c_int};
-
-extern "C" {
-    // hyblas's own CBLAS ZGEMM, complex numbers as [re, im] pairs of doubles.
-    fn cblas_zgemm(
-        l: c_int,
-        ta: c_int,
-        tb: c_int,
-        m: c_int,
-        n: c_int,
-        k: c_int,
-        al: *const f64,
-        a: *const f64,
-        lda: c_int,
-        b: *const f64,
-        ldb: c_int,
-        be: *const f64,
-        c: *mut f64,
-        ldc: c_int,
-    );
-}
 
 extern "C" {
     fn hyblas_set_dgemm_mode(mode: c_int) -> c_int;
@@ -309,13 +289,13 @@ fn the_mode_routes_zgemm_and_cblas_zgemm() {
             mi,
             ni,
             ki,
-            al.as_ptr(),
-            a.as_ptr(),
+            al.as_ptr().cast(),
+            a.as_ptr().cast(),
             mi,
-            b.as_ptr(),
+            b.as_ptr().cast(),
             ki,
-            be.as_ptr(),
-            got.as_mut_ptr(),
+            be.as_ptr().cast(),
+            got.as_mut_ptr().cast(),
             mi,
         )
     });
@@ -344,13 +324,13 @@ fn the_mode_routes_zgemm_and_cblas_zgemm() {
             mi,
             ni,
             ki,
-            al.as_ptr(),
-            ar.as_ptr(),
+            al.as_ptr().cast(),
+            ar.as_ptr().cast(),
             mi,
-            br.as_ptr(),
+            br.as_ptr().cast(),
             ki,
-            be.as_ptr(),
-            cr.as_mut_ptr(),
+            be.as_ptr().cast(),
+            cr.as_mut_ptr().cast(),
             ni,
         )
     });

@@ -11,33 +11,13 @@
 mod common;
 #[path = "common/cublas.rs"]
 mod harness;
-use common::{cblas_dgemm, lognormal, seed_pair, Rng};
+use common::{cblas_dgemm, cblas_zgemm, lognormal, seed_pair, Rng};
 use harness::*;
 use hyblas::abi::cublas::{self as cb, Handle, Status};
 use hyblas::gpu::{DMat, DeviceBuffer, Exec};
 use hyblas::plan::accurate::{self as acc, Mode, Report, Rounding};
 use hyblas::types::Trans;
 use std::ffi::c_int;
-
-extern "C" {
-    // hyblas's own CBLAS ZGEMM, complex numbers as [re, im] pairs of doubles.
-    fn cblas_zgemm(
-        l: c_int,
-        ta: c_int,
-        tb: c_int,
-        m: c_int,
-        n: c_int,
-        k: c_int,
-        al: *const f64,
-        a: *const f64,
-        lda: c_int,
-        b: *const f64,
-        ldb: c_int,
-        be: *const f64,
-        c: *mut f64,
-        ldc: c_int,
-    );
-}
 
 extern "C" {
     #[link_name = "cublasDgemm_v2"]
@@ -479,12 +459,12 @@ fn device_accurate_zgemm_matches_the_host() {
                 m as c_int,
                 n as c_int,
                 k as c_int,
-                alpha.as_ptr(),
+                alpha.as_ptr().cast(),
                 dp(&da),
                 lda as c_int,
                 dp(&db),
                 ldb as c_int,
-                beta.as_ptr(),
+                beta.as_ptr().cast(),
                 dp(&dc),
                 ldc as c_int,
             )

@@ -113,17 +113,6 @@ impl Csr {
     pub fn nnz(&self) -> usize {
         self.val.len()
     }
-
-    /// nnz / (rows * cols): the fraction of entries stored (0 for an empty shape), what the
-    /// caller weighs against the sparse/dense crossover.
-    pub fn density(&self) -> f64 {
-        let all = self.rows as f64 * self.cols as f64;
-        if all == 0.0 {
-            0.0
-        } else {
-            self.nnz() as f64 / all
-        }
-    }
 }
 
 /// counts[i] += nonzeros of row i of the len x k block at `a` (counts already hold 0s).
@@ -431,8 +420,6 @@ mod tests {
         }
         assert_eq!(s.nnz(), want_nnz, "{what}");
         assert_eq!(unsafe { count_nonzeros(a.as_ptr(), m, k, lda) }, want_nnz, "{what}");
-        let all = (m * k) as f64;
-        assert_eq!(s.density(), if all == 0.0 { 0.0 } else { want_nnz as f64 / all }, "{what}");
 
         let mut out = out0.clone();
         unsafe { spmm_add(&s, b.as_ptr(), ldb, n, out.as_mut_ptr(), ldo) };

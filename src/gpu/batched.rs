@@ -69,14 +69,6 @@ impl Shape {
     }
 }
 
-fn trans_code(t: Trans) -> i32 {
-    match t {
-        Trans::No => 0,
-        Trans::Trans => 1,
-        Trans::ConjTrans => 2,
-    }
-}
-
 /// Shared-memory elements one product's chunks take (kernels/gemm_batch.cu: A's rows of m | 1,
 /// B's columns of kc | 1).
 fn group_elems(m: i64, n: i64, kc: i64) -> i64 {
@@ -166,7 +158,13 @@ pub fn gemm_shaped<T: Scalar>(
     let (be, bep) = beta.parts();
     let ((pa, sa, aa), (pb, sb, ba), (pc, sc, ca)) = (a.parts(), b.parts(), c.parts());
     let mut args = Args::new();
-    args.arg(trans_code(transa)).arg(trans_code(transb)).arg(m).arg(n).arg(k).arg(al).arg(alp);
+    args.arg(super::kernels::trans_code(transa))
+        .arg(super::kernels::trans_code(transb))
+        .arg(m)
+        .arg(n)
+        .arg(k)
+        .arg(al)
+        .arg(alp);
     args.arg(pa).arg(a.ld).arg(sa).arg(aa).arg(pb).arg(b.ld).arg(sb).arg(ba);
     args.arg(be).arg(bep).arg(pc).arg(c.ld).arg(sc).arg(ca).arg(batch).arg(kc as i32);
     let smem = (groups * group_elems(m, n, kc) * es) as u32;

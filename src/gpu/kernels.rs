@@ -260,6 +260,16 @@ pub struct Launch {
 /// Most parameters a kernel takes (the accurate DGEMM's doz_crt has 29).
 const MAX_ARGS: usize = 32;
 
+/// A transpose as the kernels take it (cuBLAS's `cublasOperation_t` codes): 0 none, 1 transpose,
+/// 2 conjugate transpose.
+pub(crate) fn trans_code(t: crate::types::Trans) -> i32 {
+    match t {
+        crate::types::Trans::No => 0,
+        crate::types::Trans::Trans => 1,
+        crate::types::Trans::ConjTrans => 2,
+    }
+}
+
 /// Kernel arguments, pushed in the order of the kernel's parameter list. Each value is copied
 /// into the builder (inline storage: a launch allocates nothing), so temporaries are fine.
 pub struct Args {

@@ -25,7 +25,7 @@
 //! caller then runs the call another way).
 
 use super::driver::{check, sys};
-use super::kernels::{Args, Family, Function, Launch};
+use super::kernels::{trans_code, Args, Family, Function, Launch};
 use super::{DMat, Exec, GpuError, Result};
 use crate::types::Trans;
 use once_cell::sync::Lazy;
@@ -319,11 +319,6 @@ pub fn zexpand(
     a: DMat,
     b: DMat,
 ) -> Result<(super::DeviceBuffer, super::DeviceBuffer)> {
-    let code = |t: Trans| match t {
-        Trans::No => 0i32,
-        Trans::Trans => 1,
-        Trans::ConjTrans => 2,
-    };
     let (fa, fb) =
         (ex.function::<f64>(Family::Ozaki, "oz_zexpand_a")?, ex.function::<f64>(Family::Ozaki, "oz_zexpand_b")?);
     ex.rt.bind()?;
@@ -336,10 +331,10 @@ pub fn zexpand(
         smem: 0,
     };
     let mut x = Args::new();
-    x.arg(m as i64).arg(k as i64).arg(a.ptr).arg(a.ld).arg(code(ta)).arg(xa.ptr);
+    x.arg(m as i64).arg(k as i64).arg(a.ptr).arg(a.ld).arg(trans_code(ta)).arg(xa.ptr);
     fa.launch(grid(4 * m * k), ex.stream, &mut x)?;
     let mut x = Args::new();
-    x.arg(k as i64).arg(n as i64).arg(b.ptr).arg(b.ld).arg(code(tb)).arg(xb.ptr);
+    x.arg(k as i64).arg(n as i64).arg(b.ptr).arg(b.ld).arg(trans_code(tb)).arg(xb.ptr);
     fb.launch(grid(2 * k * n), ex.stream, &mut x)?;
     Ok((xa, xb))
 }

@@ -721,7 +721,7 @@ unsafe fn run(
     // Slices of A whose density is at most this run as sparse x dense (their nonzeros found
     // once per slice, on first use).
     let max_density = sparse_density(m, n, k, threads::nthreads());
-    let mut csr: Vec<Option<Option<Csr>>> = Vec::new();
+    let mut csr: Vec<Option<Csr>> = Vec::new();
     let sparse_of = |la: &Ladder, s: usize| -> Option<Csr> {
         if max_density <= 0.0 {
             return None;
@@ -736,8 +736,17 @@ unsafe fn run(
     let nearest = rounding == Rounding::Nearest;
     let cs = SendPtr(c);
     let beta_zero = sc.beta_zero();
-    let old = |i: usize, j: usize| if beta_zero { 0.0 } else { *cs.get().add(i + j * ldc) };
     let (g, alpha_abs) = (sc.group(), sc.alpha_abs());
+    // C's values of the group at rows i0.. and column j (0 where beta == 0: C not read).
+    let olds_at = |i0: usize, j: usize| {
+        let mut o = [0.0f64; 2];
+        if !beta_zero {
+            for (q, x) in o.iter_mut().enumerate().take(g) {
+                *x = *cs.get().add(i0 + q + j * ldc);
+            }
+        }
+        o
+    };
     let step = bits as i32 + 1;
     let threads = threads::nthreads();
     let parts = n.min(threads * 4).max(1);
@@ -759,9 +768,9 @@ unsafe fn run(
         let pb: Vec<*const f64> = (0..=l).map(|s| lb.slice_ptr(l - s)).collect();
         let mut out = Work::take(mn);
         for s in csr.len()..=l {
-            csr.push(Some(sparse_of(&la, s)));
+            csr.push(sparse_of(&la, s));
         }
-        let sp: Vec<Option<&Csr>> = csr[..=l].iter().map(|x| x.as_ref().and_then(|c| c.as_ref())).collect();
+        let sp: Vec<Option<&Csr>> = csr[..=l].iter().map(Option::as_ref).collect();
         report.sparse += products(&pa, &pb, (m, n, k), lda, ldb, &mut out, form, &sp);
         levels.push(out);
         phases.mark("level");
@@ -782,7 +791,7 @@ unsafe fn run(
             let j = t * n / samples;
             let i = ((t as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 33) as usize % m;
             let (i0, q) = (i - i % g, i % g);
-            let olds = [old(i0, j), if g == 2 { old(i0 + 1, j) } else { 0.0 }];
+            let olds = olds_at(i0, j);
             if nonfinite(&la, &lb, i0, j, &olds) {
                 continue;
             }
@@ -842,7 +851,7 @@ unsafe fn run(
     let mut rest = Work::take(mn);
     // Slot L + 1 now holds R^A_L (its nonzeros found afresh).
     let rest_a = sparse_of(la, l + 1);
-    let mut sp: Vec<Option<&Csr>> = csr[..=l].iter().map(|x| x.as_ref().and_then(|c| c.as_ref())).collect();
+    let mut sp: Vec<Option<&Csr>> = csr[..=l].iter().map(Option::as_ref).collect();
     sp.push(rest_a.as_ref());
     phases.mark("rest cut");
     report.sparse += products(&pa, &pb, (m, n, k), lda, stacked, &mut rest, form, &sp);
@@ -884,7 +893,7 @@ unsafe fn run(
         let (mut n_ieee, mut n_exact) = (0, 0);
         for j in cols(part) {
             for i0 in (0..m).step_by(g) {
-                let olds = [old(i0, j), if g == 2 { old(i0 + 1, j) } else { 0.0 }];
+                let olds = olds_at(i0, j);
                 let mut out = [0.0f64; 2];
                 if nonfinite(la, lb, i0, j, &olds) {
                     gather(&mut rows, &mut col, i0, j);

@@ -198,6 +198,23 @@ extern "C" {
         c: *mut f64,
         ldc: std::ffi::c_int,
     );
+    /// hyblas's own CBLAS ZGEMM (the signature tests/batch.rs and tests/gpu_offload.rs declare).
+    pub fn cblas_zgemm(
+        l: std::ffi::c_int,
+        ta: std::ffi::c_int,
+        tb: std::ffi::c_int,
+        m: std::ffi::c_int,
+        n: std::ffi::c_int,
+        k: std::ffi::c_int,
+        al: *const C64,
+        a: *const C64,
+        lda: std::ffi::c_int,
+        b: *const C64,
+        ldb: std::ffi::c_int,
+        be: *const C64,
+        c: *mut C64,
+        ldc: std::ffi::c_int,
+    );
 }
 
 /// Entries (U - 0.5) * exp(phi * N(0, 1)) (the inputs; phi = 8 spans about 2^±35).
