@@ -19,7 +19,9 @@
 # ranks). All use the shipped inputs, unchanged but for one line: every input's process grids
 # need at most 4 ranks (larger ones the tester skips itself) and each default program takes
 # seconds, so nothing was reduced; the Cholesky testers (x?llt) run with condition estimation
-# off, which deadlocks upstream (see run_one).
+# off, which deadlocks upstream, and the symmetric eigensolver testers (x?sep) without one
+# process grid of TEST 7, whose orthogonality check passes or fails from run to run with any
+# BLAS (see run_one).
 #   xdlu xdqr xdllt xdinv xdls           LU, QR/QL/LQ/RQ/QP/TZ, Cholesky, inverse, least squares
 #   xddblu xddtlu xdgblu xdpbllt xdptllt banded and tridiagonal LU and Cholesky
 #   xdbrd xdhrd xdtrd xdsep xdgsep xdnep reductions (bidiagonal, Hessenberg, tridiagonal) and
@@ -177,6 +179,22 @@ run_one() {
         # times on an idle machine once small products got faster). The factorization and
         # the solves are still tested.
         sed -i 's/^T\( *(T or F) Test Cond\)/F\1/' "$dir/LLT.dat"
+    fi
+    if [[ "$prog" == x?sep ]]; then
+        # TEST 7 of the symmetric eigensolver testers runs without its 7th process grid
+        # (P = 3, Q = 1, NB = 1): there the orthogonality of PxSYEVX's eigenvectors, ||Q^T Q -
+        # I|| / (N eps), is not repeatable from run to run with the same BLAS and inputs (on
+        # this 2-core machine, 4 ranks, with the reference netlib BLAS: 0.52 to 100 against
+        # the threshold 50, failing 6 of 14 runs; with hyblas 0.47 to 56, failing 1 of 13; with
+        # OpenBLAS 0.55-0.86 in 8 runs), also with address randomization off. The inverse
+        # iteration behind it guarantees no such bound (Reference-LAPACK/lapack#1350, #1346:
+        # the same limit in LAPACK's own SEP tests). The other 12 grids keep the threshold.
+        awk '/^.TEST 7 /{t=1} /^.TEST 8 /{t=0}
+             t && /number of processor configurations/ {sub(/^13/, "12")}
+             t && /values of (P|Q|NB)/ {n=split($0, f, /[ \t]+/); line=""; k=0
+                 for (i = 1; i <= n; i++) if (f[i] != "") { k++; if (k != 7) line = line f[i] " " }
+                 $0 = line}
+             {print}' "$dir/SEP.dat" >"$dir/SEP.dat.new" && mv "$dir/SEP.dat.new" "$dir/SEP.dat"
     fi
     start=$(date +%s.%N)
     # Each rank: LD_DEBUG to its own file and its own HYBLAS_TRACE, named by its rank
