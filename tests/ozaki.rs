@@ -706,6 +706,29 @@ fn exact_dot_in_a_window_rounds_to_the_nearest() {
     assert_eq!(acc.round(), 0.0);
     acc.set_dot(2, |t| [(3.0, 1.0), (-5.0, 1.0)][t]);
     assert_eq!(acc.round(), -2.0);
+    // A sum that crosses zero at every other term (each term a full 106-bit product, 2^±40
+    // apart), ending in a tiny nonzero value: the window's carries in both directions.
+    let len = 4001;
+    let big = |t: usize| (1.0 + (t as f64) * f64::EPSILON * 3.0) * 2f64.powi((t % 81) as i32 - 40);
+    let y = 1.0 - f64::EPSILON / 2.0;
+    let term = |t: usize| {
+        if t == len - 1 {
+            (3.0 * 2f64.powi(-900), y)
+        } else if t.is_multiple_of(2) {
+            (big(t / 2), y)
+        } else {
+            (-big(t / 2), y)
+        }
+    };
+    acc.set_dot(len, term);
+    let mut exact = BigInt::from(0);
+    for t in 0..len {
+        let (a, b) = term(t);
+        exact += units(a) * units(b);
+    }
+    let r = acc.round();
+    assert!(is_nearest(r, &exact, 2148), "set_dot gave {r:e}");
+    assert_eq!(r, 3.0 * 2f64.powi(-900) * y);
 }
 
 /// ZGEMM's alpha*op(A)*op(B) + beta*C exactly, [re, im] per element in units of 2^-3222.

@@ -217,6 +217,51 @@ mod tests {
         assert_eq!(scale(5e-324, 1074), 1.0);
         assert_eq!(scale(1.0, 1023), 2f64.powi(1023));
     }
+
+    /// The window's carries settled after every few terms (here every 1, 2 or 3, against 2^27
+    /// in use) give the same sums as term-by-term `add_product`: full 106-bit products at every
+    /// bit offset, both signs, sums crossing zero, zeros, one term 2^-1000 below the rest.
+    #[test]
+    fn window_settles_its_carries_in_any_batch() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut window, mut general) = (Exact::new(), Exact::new());
+        for case in 0..200 {
+            let len = 1 + (next() % 40) as usize;
+            let terms: Vec<(f64, f64)> = (0..len)
+                .map(|t| {
+                    // 53-bit mantissas, exponents over 0..70 (every offset mod 32), random signs.
+                    let m = |r: u64| (((r >> 11) | (1 << 52)) as f64) * 2f64.powi(-52);
+                    let (x, y) = (m(next()) * 2f64.powi((next() % 70) as i32), m(next()));
+                    let x = if next() % 2 == 0 { -x } else { x };
+                    match (case % 4, t % 7) {
+                        (1, 3) => (0.0, y),
+                        (2, 0) => (x * 2f64.powi(-1000), y),
+                        _ => (x, y),
+                    }
+                })
+                .collect();
+            // Case 3: each term followed by its negative but one, so the sum crosses zero.
+            let terms: Vec<(f64, f64)> = if case % 4 == 3 {
+                terms.iter().enumerate().flat_map(|(t, &(x, y))| [(x, y), (if t == 0 { x } else { -x }, y)]).collect()
+            } else {
+                terms
+            };
+            general.clear();
+            for &(x, y) in &terms {
+                general.add_product(x, y);
+            }
+            for batch in [1, 2, 3, 1 << 27] {
+                window.dot_in_window(terms.len(), |t| terms[t], batch);
+                assert_eq!(window.round().to_bits(), general.round().to_bits(), "case {case}, batch {batch}");
+            }
+        }
+    }
 }
 
 /// An exact sum of terms `integer * 2^e` (a signed big integer in 64-bit limbs, least first,
@@ -346,12 +391,21 @@ impl Exact {
     }
 
     /// Set the sum to the exact dot product sum_t x_t * y_t of `len` pairs of finite doubles
-    /// (`term(t)`), as [`Exact::add_product`] would, but in one fixed window of limbs: the
-    /// products' exponents are found first, then each product is added at its offset in two's
-    /// complement, with no shifting of the sum (the exact elements of a phi = 8 call took 25% less
-    /// time than with `add_product`). Windows wider than 40 limbs (exponents 2000 bits apart)
-    /// take the general path.
+    /// (`term(t)`), as [`Exact::add_product`] would, but in one fixed window: the products'
+    /// exponents are found first, then each product's 106 bits are added at their offset as
+    /// five signed 32-bit digits held in `i64`s, whose carries wait until the end (every
+    /// 2^27 terms at most), the sign applied by a mask rather than a branch. Against 64-bit
+    /// limbs with their carries added at once and a branch on the sign: 7.6 against 10.2 ns
+    /// per term on this project's VM for the benchmarks' phi = 0.5 and 8 inputs, 4.8 against
+    /// 4.9 for the seed's A*inv(A) (rows 90% zeros; `examples/exact_dot`, best of 4).
+    /// Windows wider than 80 digits (exponents 2400 bits apart) take the general path.
     pub fn set_dot(&mut self, len: usize, term: impl Fn(usize) -> (f64, f64)) {
+        // Each term adds below 2^33 to a digit: 2^27 terms keep every digit below 2^61.
+        self.dot_in_window(len, term, 1 << 27);
+    }
+
+    /// [`Exact::set_dot`], the carries settled every `batch` terms.
+    fn dot_in_window(&mut self, len: usize, term: impl Fn(usize) -> (f64, f64), batch: usize) {
         self.clear();
         let (mut lo, mut hi) = (i32::MAX, i32::MIN);
         for t in 0..len {
@@ -366,64 +420,70 @@ impl Exact {
         if lo > hi {
             return;
         }
-        // Room: the span, 106 bits of a product, 64 bits of carries, a sign bit.
-        let w = ((hi - lo) as usize + 106 + 64 + 1) / 64 + 1;
-        const MAX: usize = 40;
-        if w > MAX {
+        // Room: the span, 106 bits of a product, 64 bits for the sum of up to 2^64 of them,
+        // a sign bit; in 32-bit digits, an even number of them (two to a limb), at least 5
+        // above the highest offset.
+        let digits = 2 * (((hi - lo) as usize + 106 + 64 + 1) / 64 + 1);
+        const MAX: usize = 80;
+        if digits > MAX {
             for t in 0..len {
                 let (x, y) = term(t);
                 self.add_product(x, y);
             }
             return;
         }
-        let mut acc = [0u64; MAX];
-        let acc = &mut acc[..w];
-        for t in 0..len {
-            let (x, y) = term(t);
-            let ((nx, mx, ex), (ny, my, ey)) = (parts(x), parts(y));
-            let m = mx as u128 * my as u128;
-            if m == 0 {
-                continue;
-            }
-            let off = (ex + ey - lo) as u32;
-            let (at, b) = ((off / 64) as usize, off % 64);
-            let (l, h) = (m as u64, (m >> 64) as u64);
-            let words = if b == 0 { [l, h, 0] } else { [l << b, (h << b) | (l >> (64 - b)), h >> (64 - b)] };
-            if nx == ny {
-                let mut carry = 0u64;
-                for (i, x) in acc[at..].iter_mut().enumerate() {
-                    let (s1, c1) = x.overflowing_add(if i < 3 { words[i] } else { 0 });
-                    let (s2, c2) = s1.overflowing_add(carry);
-                    *x = s2;
-                    carry = c1 as u64 + c2 as u64;
-                    if carry == 0 && i >= 2 {
-                        break;
-                    }
-                }
-            } else {
-                let mut borrow = 0u64;
-                for (i, x) in acc[at..].iter_mut().enumerate() {
-                    let (d1, b1) = x.overflowing_sub(if i < 3 { words[i] } else { 0 });
-                    let (d2, b2) = d1.overflowing_sub(borrow);
-                    *x = d2;
-                    borrow = b1 as u64 + b2 as u64;
-                    if borrow == 0 && i >= 2 {
-                        break;
-                    }
-                }
+        const MASK: i64 = 0xffff_ffff;
+        // Digits to [0, 2^32) from the bottom up, the carries into the top digit (signed).
+        fn settle(d: &mut [i64]) {
+            let top = d.len() - 1;
+            for i in 0..top {
+                let c = d[i] >> 32;
+                d[i] &= MASK;
+                d[top.min(i + 1)] += c;
             }
         }
+        let mut acc = [0i64; MAX];
+        let acc = &mut acc[..digits];
+        for start in (0..len).step_by(batch) {
+            for t in start..len.min(start + batch) {
+                let (x, y) = term(t);
+                let ((nx, mx, ex), (ny, my, ey)) = (parts(x), parts(y));
+                let m = mx as u128 * my as u128;
+                if m == 0 {
+                    continue;
+                }
+                let off = (ex + ey - lo) as u32;
+                let (at, b) = ((off / 32) as usize, off % 32);
+                // m < 2^106 in two parts, each shifted by b: the low 64 bits over three
+                // digits, the high 42 over three digits from at + 2; negated by the sign mask
+                // (-1 or 0) as (p ^ s) - s.
+                let (l, h) = (((m as u64) as u128) << b, (m >> 64) << b);
+                let digit = |v: u128, at: u32| ((v >> at) as i64) & MASK;
+                let p = [digit(l, 0), digit(l, 32), digit(l, 64) + digit(h, 0), digit(h, 32), digit(h, 64)];
+                let s = -((nx != ny) as i64);
+                for (d, p) in acc[at..at + 5].iter_mut().zip(p) {
+                    *d += (p ^ s) - s;
+                }
+            }
+            settle(acc);
+        }
+        // Two digits to a limb; the top digit's sign makes the window two's complement.
+        let neg = acc[digits - 1] < 0;
+        let mut limbs = [0u64; MAX / 2];
+        let limbs = &mut limbs[..digits / 2];
+        for (w, x) in limbs.iter_mut().enumerate() {
+            *x = (acc[2 * w] as u64 & MASK as u64) | ((acc[2 * w + 1] as u64) << 32);
+        }
         // Two's complement back to sign and magnitude.
-        let neg = acc[w - 1] >> 63 == 1;
         if neg {
             let mut carry = 1u64;
-            for x in acc.iter_mut() {
+            for x in limbs.iter_mut() {
                 let (s, c) = (!*x).overflowing_add(carry);
                 *x = s;
                 carry = c as u64;
             }
         }
-        self.limbs.extend_from_slice(acc);
+        self.limbs.extend_from_slice(limbs);
         self.neg = neg;
         self.base = lo;
     }
