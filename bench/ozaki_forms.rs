@@ -13,26 +13,27 @@
 
 use super::ozaki_inputs::{lognormal, seed_pair, Rng};
 use super::svg_axes;
-use hyblas::plan::accurate::{self, Form, Rounding, Tuning};
+use hyblas::plan::accurate::{self, Form, Rounding, Side, Tuning};
 use hyblas::types::Trans;
 use std::fmt::Write as _;
 use std::time::Instant;
 
 /// The variants timed: the three forms forced (sparse slices as the planner says), the
-/// planner's choice, and the planner's choice with no sparse slices.
-const VARIANTS: [(&str, Tuning); 5] = [
-    ("joined", Tuning { form: Some(Form::Joined), sparse_density: None }),
-    ("batched", Tuning { form: Some(Form::Batched), sparse_density: None }),
-    ("looped", Tuning { form: Some(Form::Looped), sparse_density: None }),
-    ("auto", Tuning { form: None, sparse_density: None }),
-    ("dense", Tuning { form: None, sparse_density: Some(0.0) }),
+/// planner's choice, the planner's choice with no sparse slices, and with A's only.
+const VARIANTS: [(&str, Tuning); 6] = [
+    ("joined", Tuning { form: Some(Form::Joined), sparse_density: None, sparse_side: None }),
+    ("batched", Tuning { form: Some(Form::Batched), sparse_density: None, sparse_side: None }),
+    ("looped", Tuning { form: Some(Form::Looped), sparse_density: None, sparse_side: None }),
+    ("auto", Tuning { form: None, sparse_density: None, sparse_side: None }),
+    ("dense", Tuning { form: None, sparse_density: Some(0.0), sparse_side: None }),
+    ("A only", Tuning { form: None, sparse_density: None, sparse_side: Some(Side::Left) }),
 ];
 
 struct Row {
     input: String,
     n: usize,
     /// Fastest round's ms per call, per variant (VARIANTS' order).
-    ms: [f64; 5],
+    ms: [f64; 6],
     /// The planner's form, the levels the calls ran, and (sparse, all) products of its calls.
     auto: Form,
     levels: usize,
@@ -67,7 +68,7 @@ fn per_call(mut f: impl FnMut()) -> f64 {
     t.elapsed().as_secs_f64() / calls as f64
 }
 
-const HEADER: &str = "| input | n | levels | joined | batched | looped | planner's form | batched / looped | planner's form / best | auto (measured) | dense (no sparse slices) | sparse products | auto / dense | best form's slowest / fastest round |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|";
+const HEADER: &str = "| input | n | levels | joined | batched | looped | planner's form | batched / looped | planner's form / best | auto (measured) | dense (no sparse slices) | sparse products | auto / dense | A only (sparse slices of A only) | auto / A only | best form's slowest / fastest round |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
 
 pub fn run(
     sizes: &[usize],
@@ -88,7 +89,7 @@ pub fn run(
                 None => seed_pair(&mut rng, n),
             };
             let mut c = vec![0.0f64; n * n];
-            let mut times: [Vec<f64>; 5] = Default::default();
+            let mut times: [Vec<f64>; 6] = Default::default();
             let (mut auto, mut levels, mut sparse) = (Form::Joined, 0, (0, 0));
             for _ in 0..reps {
                 for (x, (_, tuning)) in VARIANTS.iter().enumerate() {
@@ -120,7 +121,7 @@ pub fn run(
                 }
             }
             let fastest = |v: &[f64]| v.iter().cloned().fold(f64::MAX, f64::min);
-            let ms = [0, 1, 2, 3, 4].map(|x| fastest(&times[x]) * 1e3);
+            let ms = [0, 1, 2, 3, 4, 5].map(|x| fastest(&times[x]) * 1e3);
             let best_fixed = (0..3).min_by(|&x, &y| ms[x].total_cmp(&ms[y])).unwrap_or(0);
             let spread = times[best_fixed].iter().cloned().fold(0.0, f64::max) / fastest(&times[best_fixed]);
             let row = Row { input: input.clone(), n, ms, auto, levels, sparse, spread };
@@ -128,7 +129,7 @@ pub fn run(
             rows.push(row);
         }
     }
-    let mut csv = String::from("machine,threads,input,n,levels,joined_ms,batched_ms,looped_ms,auto_ms,dense_ms,planner_form,batched_over_looped,planner_over_best,sparse_products,products,auto_over_dense,best_spread\n");
+    let mut csv = String::from("machine,threads,input,n,levels,joined_ms,batched_ms,looped_ms,auto_ms,dense_ms,planner_form,batched_over_looped,planner_over_best,sparse_products,products,auto_over_dense,a_only_ms,auto_over_a_only,best_spread\n");
     let mut md = format!(
         "# Accurate DGEMM: how the slice products run, {machine} ({threads} threads)\n\nCommand: `./target/release/ozakibench {}`\n\nms per call (nearest), fastest of {reps} rounds. The planner's form / best: its form's time from the forced runs over the best of the three; auto: the planner's own calls measured; dense: the planner with no sparse slices.\n\n{HEADER}\n",
         std::env::args().skip(1).collect::<Vec<_>>().join(" ")
@@ -136,7 +137,7 @@ pub fn run(
     for r in &rows {
         let _ = writeln!(
             csv,
-            "{machine},{threads},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{:.3},{:.3},{},{},{:.3},{:.3}",
+            "{machine},{threads},{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{},{:.3},{:.3},{},{},{:.3},{:.4},{:.3},{:.3}",
             r.input,
             r.n,
             r.levels,
@@ -151,6 +152,8 @@ pub fn run(
             r.sparse.0,
             r.sparse.1,
             r.ms[3] / r.ms[4],
+            r.ms[5],
+            r.ms[3] / r.ms[5],
             r.spread
         );
         let _ = writeln!(md, "{}", line(r));
@@ -163,7 +166,7 @@ pub fn run(
 
 fn line(r: &Row) -> String {
     format!(
-        "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {} of {} | {:.3} | {:.3} |",
+        "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {} of {} | {:.3} | {:.3} | {:.3} | {:.3} |",
         r.input,
         r.n,
         r.levels,
@@ -178,6 +181,8 @@ fn line(r: &Row) -> String {
         r.sparse.0,
         r.sparse.1,
         r.ms[3] / r.ms[4],
+        r.ms[5],
+        r.ms[3] / r.ms[5],
         r.spread
     )
 }
@@ -192,7 +197,7 @@ fn svg(rows: &[Row]) -> String {
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">"#
     );
     s.push('\n');
-    let colors = ["#1f77b4", "#d62728", "#2ca02c", "#444444", "#ff7f0e"];
+    let colors = ["#1f77b4", "#d62728", "#2ca02c", "#444444", "#ff7f0e", "#9467bd"];
     for (p, input) in inputs.iter().enumerate() {
         let mine: Vec<&Row> = rows.iter().filter(|r| r.input == *input).collect();
         let (lo, hi) = mine.iter().fold((f64::MAX, f64::MIN), |(lo, hi), r| {
@@ -203,8 +208,8 @@ fn svg(rows: &[Row]) -> String {
         let (x0, x1, y0, y1) = (60.0 + p as f64 * pw, pw - 40.0 + p as f64 * pw, 320.0, 40.0);
         let px = |n: usize| x0 + ((n as f64).log2() - lo) / (hi - lo) * (x1 - x0);
         let ratio = |r: &Row, x: usize| r.ms[x] / r.best();
-        let vmax = mine.iter().flat_map(|r| (0..5).map(move |x| ratio(r, x))).fold(1.2, f64::max) * 1.05;
-        let vmin = mine.iter().flat_map(|r| (0..5).map(move |x| ratio(r, x))).fold(1.0, f64::min) * 0.95;
+        let vmax = mine.iter().flat_map(|r| (0..6).map(move |x| ratio(r, x))).fold(1.2, f64::max) * 1.05;
+        let vmin = mine.iter().flat_map(|r| (0..6).map(move |x| ratio(r, x))).fold(1.0, f64::min) * 0.95;
         let py = |v: f64| y0 - (v - vmin) / (vmax - vmin) * (y0 - y1);
         let ticks: Vec<(f64, String)> = mine.iter().map(|r| (px(r.n), r.n.to_string())).collect();
         svg_axes::panel(&mut s, &format!("{input}: time over the best form"), (x0, x1, y0, y1), &ticks);

@@ -981,7 +981,7 @@ fn accurate_zgemm_inf_nan_and_degenerate_calls() {
 /// wide exponent ranges (phi = 8: slice 0 mostly zeros) and the seed's mostly-zero matrices.
 #[test]
 fn forms_and_sparse_slices_keep_the_rounding() {
-    use hyblas::plan::accurate::{last_report, with_tuning, Form, Tuning};
+    use hyblas::plan::accurate::{last_report, with_tuning, Form, Side, Tuning};
     let mut rng = Rng::new(77);
     let (m, n, k) = (9usize, 7usize, 150usize);
     let a8 = padded(&mut rng, m, k, m + 1, &mut |r, len| lognormal(r, len, 8.0));
@@ -998,9 +998,9 @@ fn forms_and_sparse_slices_keep_the_rounding() {
     let (sa, sb) = (pad(&sa, 40, 40), pad(&sb, 40, 40));
     let cs = vec![0.0; 42 * 40];
     for form in [Form::Joined, Form::Batched, Form::Looped] {
-        for density in [0.0, 1.0] {
-            let t = Tuning { form: Some(form), sparse_density: Some(density) };
-            let what = format!("{form:?} density {density}");
+        for (density, side) in [(0.0, Side::Both), (1.0, Side::Left), (1.0, Side::Right)] {
+            let t = Tuning { form: Some(form), sparse_density: Some(density), sparse_side: Some(side) };
+            let what = format!("{form:?} density {density} {side:?}");
             with_tuning(t, || {
                 accurate_case(&format!("phi=8 {what}"), false, false, (m, n, k), 0.3, &a8, &b8, -0.5, &c);
                 let rep = last_report();

@@ -108,11 +108,71 @@ impl Csr {
         Csr { rows: m, cols: k, ptr, idx, val }
     }
 
+    /// From `rows` rows of `cols` entries each, row r contiguous at `a + r * ld` (so the
+    /// transpose of a column-major cols x rows matrix with leading dimension `ld`: what
+    /// [`dense_spmm_add`] takes for a mostly-zero right operand), its nonzeros only (-0.0
+    /// counts as zero). Rows are counted, then filled, in row blocks over the pool.
+    ///
+    /// # Safety
+    /// `a` valid for `rows` rows of `cols` entries at stride `ld >= cols` (nothing read if
+    /// either is 0), not written while this runs. cols must fit in u32.
+    pub unsafe fn from_rows(a: *const f64, rows: usize, cols: usize, ld: usize) -> Csr {
+        assert!(cols <= u32::MAX as usize, "sparse: {cols} columns do not fit the u32 column indices");
+        let mut ptr = vec![0usize; rows + 1];
+        if rows == 0 || cols == 0 {
+            return Csr { rows, cols, ptr, idx: Vec::new(), val: Vec::new() };
+        }
+        let t = threads::threads_for(rows.saturating_mul(cols), MIN_SCAN_PER_THREAD);
+        let parts = t.min(rows);
+        let ap = SendPtr(a as *mut f64);
+        let row = |r: usize| std::slice::from_raw_parts(ap.get().add(r * ld), cols);
+        let counts = SendPtr(ptr.as_mut_ptr().add(1));
+        threads::for_each_part(t, parts, |p| {
+            for r in rows * p / parts..rows * (p + 1) / parts {
+                *counts.get().add(r) = row(r).iter().fold(0u32, |c, &x| c + (x != 0.0) as u32) as usize;
+            }
+        });
+        for r in 0..rows {
+            ptr[r + 1] += ptr[r];
+        }
+        let nnz = ptr[rows];
+        let mut idx: Vec<u32> = Vec::with_capacity(nnz);
+        let mut val: Vec<f64> = Vec::with_capacity(nnz);
+        let (ip, vp) = (SendPtr(idx.as_mut_ptr()), SendPtr(val.as_mut_ptr()));
+        let offsets = &ptr;
+        threads::for_each_part(t, parts, |p| {
+            let (r0, r1) = (rows * p / parts, rows * (p + 1) / parts);
+            for (r, &start) in offsets[r0..r1].iter().enumerate() {
+                let (r, mut at) = (r0 + r, start);
+                for (c, &x) in row(r).iter().enumerate() {
+                    if x != 0.0 {
+                        *ip.get().add(at) = c as u32;
+                        *vp.get().add(at) = x;
+                        at += 1;
+                    }
+                }
+            }
+        });
+        // SAFETY: the fill wrote every one of the nnz slots (it saw the nonzeros the count saw).
+        idx.set_len(nnz);
+        val.set_len(nnz);
+        Csr { rows, cols, ptr, idx, val }
+    }
+
     /// Stored nonzeros.
     #[inline]
     pub fn nnz(&self) -> usize {
         self.val.len()
     }
+}
+
+/// A strided matrix: entry (r, c) at `ptr + r * rs + c * cs` (column-major: rs = 1, cs = the
+/// leading dimension; its transpose: the same pointer with the strides swapped).
+#[derive(Clone, Copy)]
+struct View {
+    ptr: *mut f64,
+    rs: usize,
+    cs: usize,
 }
 
 /// counts[i] += nonzeros of row i of the len x k block at `a` (counts already hold 0s).
@@ -210,6 +270,27 @@ unsafe fn count_cols(a: *const f64, m: usize, k: usize, lda: usize) -> usize {
 /// `b` valid for k x n with `ldb >= k`, `out` for m x n with `ldo >= m` (m = s.rows,
 /// k = s.cols), `out` not overlapping `b`; nothing is touched where m, n or k is 0.
 pub unsafe fn spmm_add(s: &Csr, b: *const f64, ldb: usize, n: usize, out: *mut f64, ldo: usize) {
+    let view = |ptr: *const f64, ld: usize| View { ptr: ptr as *mut f64, rs: 1, cs: ld };
+    spmm_add_view(s, view(b, ldb), n, view(out, ldo));
+}
+
+/// out (m x n column-major, leading dimension `ldo`) += A * S, for A an m x k column-major
+/// matrix at `a` with leading dimension `lda` and S a mostly-zero k x n matrix given by its
+/// transpose `st` (n x k, row j = column j of S; [`Csr::from_rows`] of S's columns).
+///
+/// The same kernel as [`spmm_add`] on the transposed product, out^T += S^T A^T: its panels
+/// are then 8 consecutive rows of A (one contiguous run of each column of A) and each row of
+/// S^T adds 8 consecutive entries of a column of `out`.
+///
+/// # Safety
+/// `a` valid for m x k with `lda >= m`, `out` for m x n with `ldo >= m` (n = st.rows,
+/// k = st.cols), `out` not overlapping `a`; nothing is touched where m, n or k is 0.
+pub unsafe fn dense_spmm_add(a: *const f64, lda: usize, m: usize, st: &Csr, out: *mut f64, ldo: usize) {
+    spmm_add_view(st, View { ptr: a as *mut f64, rs: lda, cs: 1 }, m, View { ptr: out, rs: ldo, cs: 1 });
+}
+
+/// out (m x n) += S * B for S = `s` (m x k) and B (k x n), both B and out strided views.
+unsafe fn spmm_add_view(s: &Csr, b: View, n: usize, out: View) {
     let (m, k) = (s.rows, s.cols);
     debug_assert_eq!(s.ptr.len(), m + 1);
     if m == 0 || n == 0 || k == 0 || s.nnz() == 0 {
@@ -218,34 +299,36 @@ pub unsafe fn spmm_add(s: &Csr, b: *const f64, ldb: usize, n: usize, out: *mut f
     let panels = n.div_ceil(NB);
     let t = threads::threads_for(s.nnz().saturating_mul(n), MIN_FMAS_PER_THREAD).min(panels);
     let parts = threads::balanced_parts(t).min(panels);
-    let (bp, op) = (SendPtr(b as *mut f64), SendPtr(out));
+    let (bp, op) = (SendPtr(b.ptr), SendPtr(out.ptr));
     threads::for_each_part(t, parts, |p| {
         let (q0, q1) = (panels * p / parts, panels * (p + 1) / parts);
         let mut panel = vec![PanelRow([0.0; NB]); k];
         for q in q0..q1 {
             let j = q * NB;
             let w = NB.min(n - j);
-            pack_panel(bp.get().add(j * ldb), ldb, k, w, &mut panel);
-            crate::dispatch_level!(panel_product::<CHAINS>(s, &panel, w, op.get().add(j * ldo), ldo));
+            let bj = View { ptr: bp.get().add(j * b.cs), ..b };
+            pack_panel(bj, k, w, &mut panel);
+            let oj = View { ptr: op.get().add(j * out.cs), ..out };
+            crate::dispatch_level!(panel_product::<CHAINS>(s, &panel, w, oj));
         }
     });
 }
 
-/// panel[l][c] = B[l, c] for the w (<= NB) columns at `b`; zeros in columns w..NB.
+/// panel[l][c] = B[l, c] for the w (<= NB) columns of the view `b`; zeros in columns w..NB.
 #[inline]
-unsafe fn pack_panel(b: *const f64, ldb: usize, k: usize, w: usize, panel: &mut [PanelRow]) {
+unsafe fn pack_panel(b: View, k: usize, w: usize, panel: &mut [PanelRow]) {
     debug_assert_eq!(panel.len(), k);
     if w == NB {
         for (l, row) in panel.iter_mut().enumerate() {
             for (c, x) in row.0.iter_mut().enumerate() {
-                *x = *b.add(l + c * ldb);
+                *x = *b.ptr.add(l * b.rs + c * b.cs);
             }
         }
     } else {
         for (l, row) in panel.iter_mut().enumerate() {
             row.0 = [0.0; NB];
             for (c, x) in row.0[..w].iter_mut().enumerate() {
-                *x = *b.add(l + c * ldb);
+                *x = *b.ptr.add(l * b.rs + c * b.cs);
             }
         }
     }
@@ -256,13 +339,7 @@ unsafe fn pack_panel(b: *const f64, ldb: usize, k: usize, w: usize, panel: &mut 
 /// FMA ports: one chain would run at an eighth of the rate). Rows without nonzeros are left
 /// alone (a -0.0 in `out` stays).
 #[inline(always)]
-unsafe fn panel_product<const CH: usize, const LV: u8>(
-    s: &Csr,
-    panel: &[PanelRow],
-    w: usize,
-    out: *mut f64,
-    ldo: usize,
-) {
+unsafe fn panel_product<const CH: usize, const LV: u8>(s: &Csr, panel: &[PanelRow], w: usize, out: View) {
     for i in 0..s.rows {
         let (lo, hi) = (*s.ptr.get_unchecked(i), *s.ptr.get_unchecked(i + 1));
         if lo == hi {
@@ -295,7 +372,7 @@ unsafe fn panel_product<const CH: usize, const LV: u8>(
             }
         }
         for (c, &x) in total[..w].iter().enumerate() {
-            *out.add(i + c * ldo) += x;
+            *out.ptr.add(i * out.rs + c * out.cs) += x;
         }
     }
 }
@@ -424,6 +501,12 @@ mod tests {
         let mut out = out0.clone();
         unsafe { spmm_add(&s, b.as_ptr(), ldb, n, out.as_mut_ptr(), ldo) };
         let (want, mag) = naive(&a, lda, &b, ldb, &out0, ldo, m, k, n);
+        same_output(&out, &want, &mag, (m, n, ldo), ints, &what);
+    }
+
+    /// `out` (m x n, ld ldo) against the naive loop's `want`: bit for bit on integers, within
+    /// 1e-12 of the terms' magnitude on reals; the padding rows untouched (NaN).
+    fn same_output(out: &[f64], want: &[f64], mag: &[f64], (m, n, ldo): (usize, usize, usize), ints: bool, what: &str) {
         for j in 0..n {
             for i in 0..ldo {
                 let p = i + j * ldo;
@@ -443,6 +526,29 @@ mod tests {
         }
     }
 
+    /// The same for a mostly-zero right operand: `Csr::from_rows` of S's columns against S,
+    /// then out += A S by `dense_spmm_add` against the naive loop, padding untouched.
+    #[allow(clippy::too_many_arguments)]
+    fn check_right(r: &mut Rng, m: usize, k: usize, n: usize, pads: (usize, usize, usize), density: f64, ints: bool) {
+        let (lda, lds, ldo) = (m + pads.0, k + pads.1, m + pads.2);
+        let a = dense_matrix(r, m, k, lda, ints);
+        let sm = sparse_matrix(r, k, n, lds, density, ints);
+        let out0 = dense_matrix(r, m, n, ldo, ints);
+        let what = format!("right: m {m} k {k} n {n} lds {lda} {lds} {ldo} density {density} ints {ints}");
+        let st = unsafe { Csr::from_rows(sm.as_ptr(), n, k, lds) };
+        assert_eq!((st.rows, st.cols, st.ptr.len(), st.ptr[0]), (n, k, n + 1, 0), "{what}");
+        for j in 0..n {
+            let col: Vec<(u32, f64)> =
+                (0..k).filter(|&l| sm[l + j * lds] != 0.0).map(|l| (l as u32, sm[l + j * lds])).collect();
+            let got: Vec<(u32, f64)> = (st.ptr[j]..st.ptr[j + 1]).map(|p| (st.idx[p], st.val[p])).collect();
+            assert_eq!(got, col, "column {j}: {what}");
+        }
+        let (want, mag) = naive(&a, lda, &sm, lds, &out0, ldo, m, k, n);
+        let mut out = out0.clone();
+        unsafe { dense_spmm_add(a.as_ptr(), lda, m, &st, out.as_mut_ptr(), ldo) };
+        same_output(&out, &want, &mag, (m, n, ldo), ints, &what);
+    }
+
     const DENSITIES: [f64; 5] = [0.0, 0.01, 0.1, 0.6, 1.0];
 
     #[test]
@@ -456,6 +562,7 @@ mod tests {
                     let (m, k, n) = (pick(&mut r), pick(&mut r), pick(&mut r));
                     let pads = ((r.next() % 3) as usize * 5, (r.next() % 3) as usize * 3, (r.next() % 3) as usize * 2);
                     check(&mut r, m, k, n, pads, density, ints);
+                    check_right(&mut r, m, k, n, pads, density, ints);
                 }
             }
         }
@@ -467,9 +574,12 @@ mod tests {
         let mut r = Rng(7);
         for n in 1..=70 {
             check(&mut r, 13, 11, n, (3, 1, 2), 0.3, true);
+            // (The right operand's kernel has its panels along m.)
+            check_right(&mut r, n, 11, 13, (3, 1, 2), 0.3, true);
         }
         for (m, k, n) in [(0, 5, 4), (5, 0, 4), (5, 4, 0), (0, 0, 0)] {
             check(&mut r, m, k, n, (1, 1, 1), 0.5, true);
+            check_right(&mut r, m, k, n, (1, 1, 1), 0.5, true);
         }
     }
 
@@ -480,6 +590,8 @@ mod tests {
         for &density in &[0.02, 0.1, 0.6] {
             check(&mut r, 523, 517, 61, (5, 3, 1), density, true);
             check(&mut r, 300, 450, 37, (0, 0, 0), density, false);
+            check_right(&mut r, 523, 517, 61, (5, 3, 1), density, true);
+            check_right(&mut r, 61, 450, 300, (0, 0, 0), density, false);
         }
     }
 

@@ -23,8 +23,9 @@
 //!
 //! The products of a level (and the rest's) run joined (one GEMM over the stacked slices; the
 //! measured choice), or as one batched GEMM (`plan::batch`, separate outputs summed after) or
-//! looped (a GEMM per product) where `HYBLAS_OZAKI_FORM` says; slices of A that are mostly zeros
-//! run as sparse x dense products (`cpu::sparse`, `HYBLAS_OZAKI_SPARSE_DENSITY`).
+//! looped (a GEMM per product) where `HYBLAS_OZAKI_FORM` says; slices that are mostly zeros run
+//! as sparse products (`cpu::sparse`, `HYBLAS_OZAKI_SPARSE_DENSITY`; A's, or B's where the
+//! partner slice of A is dense).
 //!
 //! On device memory ([`device_dgemm`]) the GPU runs another form of the scheme (`gpu::ozaki`:
 //! integers of `beta` bits per entry, their product exact modulo small moduli by int8 GEMMs, the
@@ -141,8 +142,20 @@ pub enum Form {
 pub struct Tuning {
     /// The products' form.
     pub form: Option<Form>,
-    /// The largest density of a slice of A multiplied as sparse x dense (0: none).
+    /// The largest density of a slice multiplied as sparse x dense (0: none).
     pub sparse_density: Option<f64>,
+    /// Whose slices may run sparse (default both).
+    pub sparse_side: Option<Side>,
+}
+
+/// The operands whose mostly-zero slices run as sparse products: A's (`Left`), B's (`Right`)
+/// or both (a product with both sparse takes A's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Side {
+    Left,
+    Right,
+    #[default]
+    Both,
 }
 
 thread_local! {
@@ -170,7 +183,7 @@ pub struct Report {
     pub products: usize,
     /// How the products ran (CPU).
     pub form: Form,
-    /// Products run as sparse x dense (a mostly-zero slice of A).
+    /// Products run as sparse products (a mostly-zero slice of A, or of B with A's dense).
     pub sparse: usize,
     /// Elements certified by the fast path.
     pub certified: usize,
@@ -271,7 +284,7 @@ fn form() -> Form {
     tuning().form.or(SETTINGS.form).unwrap_or(Form::Joined)
 }
 
-/// The largest density of a slice of A that runs as sparse x dense in an m x n x k call: the
+/// The largest density of a slice that runs as a sparse product in an m x n x k call: the
 /// thread's [`Tuning`], else `HYBLAS_OZAKI_SPARSE_DENSITY` where each thread's share of one
 /// product has at least `HYBLAS_OZAKI_SPARSE_MIN_FLOPS` (2^23) flops, else none. Why the size
 /// rule (`ozakibench --forms`, seed's matrices, sparse against dense slices): on the H200
@@ -290,7 +303,8 @@ fn sparse_density(m: usize, n: usize, k: usize, threads: usize) -> f64 {
 
 /// The products of one level (or of the rest), out := sum_p A_p B_p (see [`dense_products`]),
 /// with the products whose A_p is mostly zeros (`sparse[p]`, its nonzeros) run as sparse x
-/// dense (`cpu::sparse`). Exact levels stay exact (any order sums them exactly); the rest's
+/// dense, and of the others those whose B_p is (`sparse_b[p]`, B_p's columns as rows) as dense
+/// x sparse (`cpu::sparse`). Exact levels stay exact (any order sums them exactly); the rest's
 /// bound holds for any order of its sums. Returns how many ran sparse.
 #[allow(clippy::too_many_arguments)]
 unsafe fn products(
@@ -301,9 +315,10 @@ unsafe fn products(
     ldb: usize,
     out: &mut [f64],
     form: Form,
-    sparse: &[Option<&Csr>],
+    (sparse, sparse_b): (&[Option<&Csr>], &[Option<&Csr>]),
 ) -> usize {
-    let dense: Vec<usize> = (0..a.len()).filter(|&p| sparse[p].is_none()).collect();
+    let right = |p: usize| if sparse[p].is_none() { sparse_b.get(p).copied().flatten() } else { None };
+    let dense: Vec<usize> = (0..a.len()).filter(|&p| sparse[p].is_none() && right(p).is_none()).collect();
     if dense.is_empty() {
         out[..m * n].fill(0.0);
     } else {
@@ -316,6 +331,8 @@ unsafe fn products(
     for (p, s) in sparse.iter().enumerate() {
         if let Some(s) = s {
             crate::cpu::sparse::spmm_add(s, b[p], ldb, n, out.as_mut_ptr(), m);
+        } else if let Some(st) = right(p) {
+            crate::cpu::sparse::dense_spmm_add(a[p], lda, m, st, out.as_mut_ptr(), m);
         }
     }
     a.len() - dense.len()
@@ -718,17 +735,27 @@ unsafe fn run(
     phases.mark("cut");
     let form = form();
     let (lda, ldb) = (la.ld(), lb.ld());
-    // Slices of A whose density is at most this run as sparse x dense (their nonzeros found
-    // once per slice, on first use).
+    // Slices whose density is at most this run as sparse products (their nonzeros found once
+    // per slice, on first use): A's as sparse x dense, B's as dense x sparse.
     let max_density = sparse_density(m, n, k, threads::nthreads());
-    let mut csr: Vec<Option<Csr>> = Vec::new();
+    let side = tuning().sparse_side.unwrap_or_default();
+    let (mut csr, mut csr_b): (Vec<Option<Csr>>, Vec<Option<Csr>>) = (Vec::new(), Vec::new());
+    // The nonzeros of the column-major rows x cols slice at ptr (ld), built by `build`, where
+    // that side may run sparse and the slice is sparse enough.
+    let sparse_slice = |ok: bool, ptr: *const f64, (rows, cols, ld): (usize, usize, usize), build: &dyn Fn() -> Csr| {
+        let dense = !ok || max_density <= 0.0;
+        let few =
+            || crate::cpu::sparse::count_nonzeros(ptr, rows, cols, ld) as f64 <= max_density * (rows * cols) as f64;
+        (!dense && few()).then(build)
+    };
     let sparse_of = |la: &Ladder, s: usize| -> Option<Csr> {
-        if max_density <= 0.0 {
-            return None;
-        }
         let ptr = la.slice_ptr(s);
-        let nnz = crate::cpu::sparse::count_nonzeros(ptr, m, k, lda);
-        ((nnz as f64) <= max_density * (m * k) as f64).then(|| Csr::from_col_major(ptr, m, k, lda))
+        sparse_slice(side != Side::Right, ptr, (m, k, lda), &|| Csr::from_col_major(ptr, m, k, lda))
+    };
+    // B's slice t is k x n (column j at slice_ptr(t) + j ldb); its columns become the rows.
+    let sparse_of_b = |lb: &Ladder, t: usize| -> Option<Csr> {
+        let ptr = lb.slice_ptr(t);
+        sparse_slice(side != Side::Left, ptr, (k, n, ldb), &|| Csr::from_rows(ptr, n, k, ldb))
     };
     report.bits = bits;
     report.form = form;
@@ -769,9 +796,12 @@ unsafe fn run(
         let mut out = Work::take(mn);
         for s in csr.len()..=l {
             csr.push(sparse_of(&la, s));
+            csr_b.push(sparse_of_b(&lb, s));
         }
         let sp: Vec<Option<&Csr>> = csr[..=l].iter().map(Option::as_ref).collect();
-        report.sparse += products(&pa, &pb, (m, n, k), lda, ldb, &mut out, form, &sp);
+        // Product s pairs A_s with B_(l-s).
+        let sp_b: Vec<Option<&Csr>> = (0..=l).map(|s| csr_b[l - s].as_ref()).collect();
+        report.sparse += products(&pa, &pb, (m, n, k), lda, ldb, &mut out, form, (&sp, &sp_b));
         levels.push(out);
         phases.mark("level");
         report.products += l + 1;
@@ -854,7 +884,8 @@ unsafe fn run(
     let mut sp: Vec<Option<&Csr>> = csr[..=l].iter().map(Option::as_ref).collect();
     sp.push(rest_a.as_ref());
     phases.mark("rest cut");
-    report.sparse += products(&pa, &pb, (m, n, k), lda, stacked, &mut rest, form, &sp);
+    // (B's side of the rest is its remainders and B itself, seldom mostly zero.)
+    report.sparse += products(&pa, &pb, (m, n, k), lda, stacked, &mut rest, form, (&sp, &[]));
     phases.mark("rest");
     report.products += l + 2;
     drop(rest_b);
