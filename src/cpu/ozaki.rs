@@ -439,7 +439,7 @@ impl Exact {
             for i in 0..top {
                 let c = d[i] >> 32;
                 d[i] &= MASK;
-                d[top.min(i + 1)] += c;
+                d[i + 1] += c;
             }
         }
         let mut acc = [0i64; MAX];

@@ -71,41 +71,26 @@ impl Csr {
     /// `a` valid for an m x k column-major matrix with `lda >= m` (nothing read if m or k is
     /// 0), not written while this runs. k must fit in u32.
     pub unsafe fn from_col_major(a: *const f64, m: usize, k: usize, lda: usize) -> Csr {
-        assert!(k <= u32::MAX as usize, "sparse: k = {k} does not fit the u32 column indices");
-        let mut ptr = vec![0usize; m + 1];
-        if m == 0 || k == 0 {
-            return Csr { rows: m, cols: k, ptr, idx: Vec::new(), val: Vec::new() };
-        }
         let t = threads::threads_for(m.saturating_mul(k), MIN_SCAN_PER_THREAD);
         let parts = t.min(m.div_ceil(8));
         let ap = SendPtr(a as *mut f64);
-        // Counts go into ptr[1..] (disjoint per block), then become offsets.
-        let counts = SendPtr(ptr.as_mut_ptr().add(1));
-        threads::for_each_part(t, parts, |p| {
-            let (r0, r1) = row_block(m, parts, p);
-            if r0 < r1 {
-                crate::dispatch!(count_rows(ap.get().add(r0), r1 - r0, k, lda, counts.get().add(r0)));
-            }
-        });
-        for i in 0..m {
-            ptr[i + 1] += ptr[i];
-        }
-        let nnz = ptr[m];
-        let mut idx: Vec<u32> = Vec::with_capacity(nnz);
-        let mut val: Vec<f64> = Vec::with_capacity(nnz);
-        let (ip, vp) = (SendPtr(idx.as_mut_ptr()), SendPtr(val.as_mut_ptr()));
-        let offsets = &ptr;
-        threads::for_each_part(t, parts, |p| {
-            let (r0, r1) = row_block(m, parts, p);
-            if r0 < r1 {
-                let mut next = offsets[r0..r1].to_vec();
-                crate::dispatch!(fill_rows(ap.get().add(r0), r1 - r0, k, lda, &mut next, ip.get(), vp.get()));
-            }
-        });
-        // SAFETY: the fill wrote every one of the nnz slots (it saw the nonzeros the count saw).
-        idx.set_len(nnz);
-        val.set_len(nnz);
-        Csr { rows: m, cols: k, ptr, idx, val }
+        Csr::assemble(
+            (m, k),
+            (t, parts),
+            |p, counts| {
+                let (r0, r1) = row_block(m, parts, p);
+                if r0 < r1 {
+                    crate::dispatch!(count_rows(ap.get().add(r0), r1 - r0, k, lda, counts.add(r0)));
+                }
+            },
+            |p, offsets, ip, vp| {
+                let (r0, r1) = row_block(m, parts, p);
+                if r0 < r1 {
+                    let mut next = offsets[r0..r1].to_vec();
+                    crate::dispatch!(fill_rows(ap.get().add(r0), r1 - r0, k, lda, &mut next, ip, vp));
+                }
+            },
+        )
     }
 
     /// From `rows` rows of `cols` entries each, row r contiguous at `a + r * ld` (so the
@@ -117,21 +102,54 @@ impl Csr {
     /// `a` valid for `rows` rows of `cols` entries at stride `ld >= cols` (nothing read if
     /// either is 0), not written while this runs. cols must fit in u32.
     pub unsafe fn from_rows(a: *const f64, rows: usize, cols: usize, ld: usize) -> Csr {
+        let t = threads::threads_for(rows.saturating_mul(cols), MIN_SCAN_PER_THREAD);
+        let parts = t.min(rows);
+        let ap = SendPtr(a as *mut f64);
+        let row = |r: usize| std::slice::from_raw_parts(ap.get().add(r * ld), cols);
+        let block = |p: usize| (rows * p / parts, rows * (p + 1) / parts);
+        Csr::assemble(
+            (rows, cols),
+            (t, parts),
+            |p, counts| {
+                let (r0, r1) = block(p);
+                for r in r0..r1 {
+                    *counts.add(r) = row(r).iter().fold(0u32, |c, &x| c + (x != 0.0) as u32) as usize;
+                }
+            },
+            |p, offsets, ip, vp| {
+                let (r0, r1) = block(p);
+                for (r, &start) in offsets[r0..r1].iter().enumerate() {
+                    let mut at = start;
+                    for (c, &x) in row(r0 + r).iter().enumerate() {
+                        if x != 0.0 {
+                            *ip.add(at) = c as u32;
+                            *vp.add(at) = x;
+                            at += 1;
+                        }
+                    }
+                }
+            },
+        )
+    }
+
+    /// The builders' two passes over the pool's `parts` row blocks (t threads): `count(p,
+    /// counts)` sets counts[r] to row r's nonzeros for part p's rows, the counts become
+    /// offsets, then `fill(p, offsets, idx, val)` writes part p's rows' nonzeros (ascending
+    /// columns) from their offsets on.
+    unsafe fn assemble(
+        (rows, cols): (usize, usize),
+        (t, parts): (usize, usize),
+        count: impl Fn(usize, *mut usize) + Sync,
+        fill: impl Fn(usize, &[usize], *mut u32, *mut f64) + Sync,
+    ) -> Csr {
         assert!(cols <= u32::MAX as usize, "sparse: {cols} columns do not fit the u32 column indices");
         let mut ptr = vec![0usize; rows + 1];
         if rows == 0 || cols == 0 {
             return Csr { rows, cols, ptr, idx: Vec::new(), val: Vec::new() };
         }
-        let t = threads::threads_for(rows.saturating_mul(cols), MIN_SCAN_PER_THREAD);
-        let parts = t.min(rows);
-        let ap = SendPtr(a as *mut f64);
-        let row = |r: usize| std::slice::from_raw_parts(ap.get().add(r * ld), cols);
+        // Counts go into ptr[1..] (disjoint per block), then become offsets.
         let counts = SendPtr(ptr.as_mut_ptr().add(1));
-        threads::for_each_part(t, parts, |p| {
-            for r in rows * p / parts..rows * (p + 1) / parts {
-                *counts.get().add(r) = row(r).iter().fold(0u32, |c, &x| c + (x != 0.0) as u32) as usize;
-            }
-        });
+        threads::for_each_part(t, parts, |p| count(p, counts.get()));
         for r in 0..rows {
             ptr[r + 1] += ptr[r];
         }
@@ -140,19 +158,7 @@ impl Csr {
         let mut val: Vec<f64> = Vec::with_capacity(nnz);
         let (ip, vp) = (SendPtr(idx.as_mut_ptr()), SendPtr(val.as_mut_ptr()));
         let offsets = &ptr;
-        threads::for_each_part(t, parts, |p| {
-            let (r0, r1) = (rows * p / parts, rows * (p + 1) / parts);
-            for (r, &start) in offsets[r0..r1].iter().enumerate() {
-                let (r, mut at) = (r0 + r, start);
-                for (c, &x) in row(r).iter().enumerate() {
-                    if x != 0.0 {
-                        *ip.get().add(at) = c as u32;
-                        *vp.get().add(at) = x;
-                        at += 1;
-                    }
-                }
-            }
-        });
+        threads::for_each_part(t, parts, |p| fill(p, offsets, ip.get(), vp.get()));
         // SAFETY: the fill wrote every one of the nnz slots (it saw the nonzeros the count saw).
         idx.set_len(nnz);
         val.set_len(nnz);

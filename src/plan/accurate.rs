@@ -142,7 +142,7 @@ pub enum Form {
 pub struct Tuning {
     /// The products' form.
     pub form: Option<Form>,
-    /// The largest density of a slice multiplied as sparse x dense (0: none).
+    /// The largest density of a slice multiplied as a sparse product (0: none).
     pub sparse_density: Option<f64>,
     /// Whose slices may run sparse (default both).
     pub sparse_side: Option<Side>,
@@ -317,7 +317,7 @@ unsafe fn products(
     form: Form,
     (sparse, sparse_b): (&[Option<&Csr>], &[Option<&Csr>]),
 ) -> usize {
-    let right = |p: usize| if sparse[p].is_none() { sparse_b.get(p).copied().flatten() } else { None };
+    let right = |p: usize| sparse_b.get(p).copied().flatten();
     let dense: Vec<usize> = (0..a.len()).filter(|&p| sparse[p].is_none() && right(p).is_none()).collect();
     if dense.is_empty() {
         out[..m * n].fill(0.0);
@@ -743,10 +743,9 @@ unsafe fn run(
     // The nonzeros of the column-major rows x cols slice at ptr (ld), built by `build`, where
     // that side may run sparse and the slice is sparse enough.
     let sparse_slice = |ok: bool, ptr: *const f64, (rows, cols, ld): (usize, usize, usize), build: &dyn Fn() -> Csr| {
-        let dense = !ok || max_density <= 0.0;
         let few =
             || crate::cpu::sparse::count_nonzeros(ptr, rows, cols, ld) as f64 <= max_density * (rows * cols) as f64;
-        (!dense && few()).then(build)
+        (ok && max_density > 0.0 && few()).then(build)
     };
     let sparse_of = |la: &Ladder, s: usize| -> Option<Csr> {
         let ptr = la.slice_ptr(s);
